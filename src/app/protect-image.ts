@@ -1,0 +1,47 @@
+import { InvalidOptionError } from '../errors.js';
+import { sha256Hex } from '../core/bytes/digest.js';
+import { writeDataMining } from '../core/metadata.js';
+import { SIGNAL } from '../core/signals.js';
+import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
+import { outputFilename } from './filename.js';
+
+export interface ProtectOptions {
+  /** The DMI-PROHIBITED* code to write; DMI-PROHIBITED-AIMLTRAINING by default. */
+  readonly value?: ProhibitedCode;
+  /** The uploaded file's name, for the suggested output name. */
+  readonly filename?: string;
+}
+
+/** The marked-image result of the spec, with the bytes still raw (the API base64-encodes them). */
+export interface ProtectResult {
+  readonly bytes: Uint8Array;
+  readonly mimeType: string;
+  readonly filename: string;
+  /** SHA-256 of `bytes`, 64 lowercase hex characters. */
+  readonly sha256: string;
+  readonly signals: readonly string[];
+  /** False when the file already carried exactly this opt-out and is returned unchanged. */
+  readonly changed: boolean;
+}
+
+/**
+ * Write the IPTC/PLUS Data Mining opt-out into an image's metadata, losslessly:
+ * the output has the input's format, and every byte outside the XMP blocks
+ * (and the WebP header fields that announce them) is the input's.
+ *
+ * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError,
+ *   InvalidXmpError, AmbiguousXmpError, InvalidOptionError
+ */
+export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
+  const value = options.value ?? DEFAULT_CODE;
+  if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
+  const written = writeDataMining(bytes, uriFor(value));
+  return {
+    bytes: written.bytes,
+    mimeType: written.handler.mimeType,
+    filename: outputFilename(options.filename, written.handler.extension),
+    sha256: sha256Hex(written.bytes),
+    signals: [SIGNAL.iptcDataMining],
+    changed: written.changed,
+  };
+}

@@ -1,0 +1,78 @@
+import { sha256Hex } from '../core/bytes/digest.js';
+import { readMetadata } from '../core/metadata.js';
+import { isOptedOut, signalsOf } from '../core/signals.js';
+import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
+import type { ImageFormat } from '../errors.js';
+
+export interface ProvenanceCheck {
+  readonly present: boolean;
+  readonly valid: boolean;
+  readonly verifiable: boolean;
+}
+
+export interface FingerprintCheck {
+  readonly present: boolean;
+  readonly confidence: number;
+  readonly blocks: number;
+}
+
+/** The verification result of the spec, field for field. */
+export interface VerifyResult {
+  readonly optedOut: boolean;
+  readonly signals: readonly string[];
+  readonly provenance: ProvenanceCheck;
+  readonly fingerprint: FingerprintCheck;
+  /** SHA-256 of the checked bytes, 64 lowercase hex characters. */
+  readonly sha256: string;
+}
+
+/** What verify found beyond the spec's fields, for people (the CLI) rather than the API. */
+export interface VerifyDetails {
+  readonly format: ImageFormat;
+  readonly mimeType: string;
+  readonly dataMining: ReadonlyArray<{ value: string; label: string | undefined; form: string; extended: boolean }>;
+  readonly otherConstraints: string | undefined;
+  readonly tdm: { readonly reservation: string | undefined; readonly policy: string | undefined };
+  readonly warnings: readonly string[];
+}
+
+/** Provenance tags are not written yet: nothing can be present. */
+const NO_PROVENANCE: ProvenanceCheck = { present: false, valid: false, verifiable: false };
+/** The in-pixel detector is not built yet: it examines no blocks. */
+const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks: 0 };
+
+/**
+ * Check an image for the opt-out and the other signals it carries.
+ * A file without metadata is a result (`optedOut: false`), not an error.
+ *
+ * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError, InvalidXmpError
+ */
+export function inspect(bytes: Uint8Array): { result: VerifyResult; details: VerifyDetails } {
+  const metadata = readMetadata(bytes);
+  const { facts } = metadata;
+  const result: VerifyResult = {
+    optedOut: isOptedOut(facts),
+    signals: signalsOf(facts),
+    provenance: NO_PROVENANCE,
+    fingerprint: NO_FINGERPRINT,
+    sha256: sha256Hex(bytes),
+  };
+  const details: VerifyDetails = {
+    format: metadata.format,
+    mimeType: metadata.handler.mimeType,
+    dataMining: facts.dataMining.map((d) => ({
+      value: d.value,
+      label: d.code ? DATA_MINING_LABELS[d.code] : undefined,
+      form: d.form,
+      extended: d.extended,
+    })),
+    otherConstraints: facts.otherConstraints,
+    tdm: { reservation: facts.tdmReservation, policy: facts.tdmPolicy },
+    warnings: metadata.warnings,
+  };
+  return { result, details };
+}
+
+export function verify(bytes: Uint8Array): VerifyResult {
+  return inspect(bytes).result;
+}

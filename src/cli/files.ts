@@ -1,0 +1,61 @@
+/** File I/O and per-file reporting shared by the subcommands. */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isOptmarkError } from '../errors.js';
+import { UsageError } from './usage-error.js';
+
+export function parse<T extends ParseArgsConfig['options']>(args: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** Read a file, turning a file-system failure into a one-line message. */
+export async function readInput(path: string): Promise<Uint8Array> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT' ? 'no such file'
+      : code === 'EISDIR' ? 'it is a directory'
+      : code === 'EACCES' ? 'permission denied'
+      : code === 'ERR_FS_FILE_TOO_LARGE' ? 'the file is too large'
+      : (error as Error).message;
+    throw new FileError(`cannot read the file: ${reason}`, 'unreadable_file');
+  }
+}
+
+/** Write through a temporary file and a rename, so a reader never sees half a file. */
+export async function writeOutput(path: string, bytes: Uint8Array): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, bytes, { flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new FileError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
+  }
+}
+
+export class FileError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The message and stable code of a per-file failure; anything else is a bug and propagates. */
+export function describeFailure(error: unknown): { error: string; code: string } {
+  if (isOptmarkError(error) || error instanceof FileError) return { error: error.message, code: error.code };
+  throw error;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}

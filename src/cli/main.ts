@@ -1,0 +1,54 @@
+/**
+ * The `optmark` command. Each subcommand lives in its own file; this one only
+ * dispatches and prints help. Exit codes: 0 success, 1 some file failed,
+ * 2 bad usage.
+ */
+import { protectCommand } from './protect-command.js';
+import { verifyCommand } from './verify-command.js';
+import { UsageError } from './usage-error.js';
+
+export const HELP = `optmark: mark images with the IPTC/PLUS Data Mining AI-training opt-out, losslessly, and verify it
+
+Usage:
+  optmark protect <file...> [--out DIR] [--value CODE] [--json]
+      Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
+      The marked copy is saved as <name>-optout.<ext> in DIR (default: next to the input).
+      CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
+  optmark verify <file...> [--json]
+      Report whether each file carries the opt-out, and the other opt-out signals found.
+  optmark serve
+      The HTTP API. Not built yet: this release has the local commands only.
+  optmark help
+
+  --json prints one JSON object per file, one per line.
+`;
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'protect':
+        return await protectCommand(rest);
+      case 'verify':
+        return await verifyCommand(rest);
+      case 'serve':
+        process.stdout.write('optmark serve: the HTTP API is not built yet; the local commands below work today.\n\n');
+        process.stdout.write(HELP);
+        return 0;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(HELP);
+        return 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`optmark: ${error.message}\nRun "optmark help" for usage.\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,40 @@
+import { basename, dirname, join, resolve } from 'node:path';
+import { protect } from '../app/protect-image.js';
+import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
+import { describeFailure, parse, printJson, readInput, writeOutput, FileError } from './files.js';
+import { UsageError } from './usage-error.js';
+
+export async function protectCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    out: { type: 'string' },
+    value: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length === 0) throw new UsageError('protect needs at least one file');
+  const value = values.value ?? DEFAULT_CODE;
+  if (!isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
+  let failed = 0;
+  for (const file of positionals) {
+    try {
+      const input = await readInput(file);
+      const result = protect(input, { value, filename: basename(file) });
+      const output = join(values.out ?? dirname(file), result.filename);
+      if (resolve(output) === resolve(file) && result.changed) {
+        throw new FileError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');
+      }
+      if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
+      if (values.json) {
+        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed });
+      } else {
+        const note = result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`;
+        process.stdout.write(`${file} -> ${output} (${note})\n`);
+      }
+    } catch (error) {
+      failed++;
+      const failure = describeFailure(error);
+      if (values.json) printJson({ file, ...failure });
+      else process.stderr.write(`${file}: ${failure.error}\n`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}

@@ -1,0 +1,36 @@
+import { inspect } from '../app/verify-image.js';
+import { describeFailure, parse, printJson, readInput } from './files.js';
+import { UsageError } from './usage-error.js';
+
+export async function verifyCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  if (positionals.length === 0) throw new UsageError('verify needs at least one file');
+  let failed = 0;
+  for (const file of positionals) {
+    try {
+      const { result, details } = inspect(await readInput(file));
+      if (values.json) {
+        printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings });
+        continue;
+      }
+      const lines = [`${file}: ${result.optedOut ? 'OPTED OUT' : 'not opted out'} (${details.format.toUpperCase()})`];
+      if (details.dataMining.length === 0) lines.push('  plus:DataMining: absent');
+      for (const d of details.dataMining) {
+        lines.push(`  plus:DataMining: ${d.value}${d.label ? ` (${d.label})` : ''}${d.extended ? ' [Extended XMP]' : ''}`);
+      }
+      if (details.otherConstraints !== undefined) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
+      if (details.tdm.reservation !== undefined) lines.push(`  tdm:reservation: ${details.tdm.reservation}`);
+      if (details.tdm.policy !== undefined) lines.push(`  tdm:policy: ${details.tdm.policy}`);
+      lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
+      lines.push(`  sha256: ${result.sha256}`);
+      for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    } catch (error) {
+      failed++;
+      const failure = describeFailure(error);
+      if (values.json) printJson({ file, ...failure });
+      else process.stderr.write(`${file}: ${failure.error}\n`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}

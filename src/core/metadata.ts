@@ -1,0 +1,107 @@
+/**
+ * Where containers and XMP meet: read a file's opt-out metadata, or write the
+ * Data Mining value into it. Pure functions over bytes; the container handlers
+ * move bytes, the XMP modules edit text, and this module joins them.
+ */
+import { AmbiguousXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
+import { decodeXmpText, utf8 } from './bytes/assemble.js';
+import { md5HexUpper } from './bytes/digest.js';
+import { assembleExtendedXmp } from './formats/extended-xmp.js';
+import type { ContainerHandler, RawXmp } from './formats/handler.js';
+import { sniff } from './formats/sniff.js';
+import { setDataMining } from './xmp/data-mining.js';
+import { parseXmp, type XmpDocument } from './xmp/document.js';
+import { extendedXmpGuid, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
+import { serialise } from './xmp/packet.js';
+import { fitStandardPacket, setExtendedGuid } from './xmp/split.js';
+
+export interface ImageMetadata {
+  readonly format: ImageFormat;
+  readonly handler: ContainerHandler;
+  readonly facts: XmpFacts;
+  /** Number of standard XMP packets found; only the first is read. */
+  readonly packetCount: number;
+  /** The GUID of the Extended XMP that was read, if any. */
+  readonly extendedGuid: string | undefined;
+  readonly warnings: readonly string[];
+}
+
+interface ParsedXmp {
+  readonly raw: RawXmp;
+  readonly standard: XmpDocument | undefined;
+  readonly extended: XmpDocument | undefined;
+  readonly extendedGuid: string | undefined;
+}
+
+function parseRaw(raw: RawXmp): ParsedXmp {
+  const first = raw.packets[0];
+  if (!first) return { raw, standard: undefined, extended: undefined, extendedGuid: undefined };
+  const standard = parseXmp(first.text);
+  const guid = extendedXmpGuid(standard);
+  if (guid === undefined) return { raw, standard, extended: undefined, extendedGuid: undefined };
+  const text = decodeXmpText(assembleExtendedXmp(raw.extendedChunks, guid));
+  if (text === undefined) throw new InvalidXmpError('the Extended XMP is not valid UTF-8');
+  return { raw, standard, extended: parseXmp(text), extendedGuid: guid };
+}
+
+/** Read what the file's XMP says about opt-out. Throws the container's and the XMP's typed errors. */
+export function readMetadata(bytes: Uint8Array): ImageMetadata {
+  const handler = sniff(bytes);
+  const parsed = parseRaw(handler.readXmp(bytes));
+  const warnings = [...parsed.raw.warnings];
+  const count = parsed.raw.packets.length;
+  if (count > 1) warnings.push(`the file carries ${count} standard XMP packets; only the first was read`);
+  const facts = parsed.standard ? readFacts(parsed.standard, parsed.extended) : NO_FACTS;
+  if (facts.dataMining.length > 1) warnings.push(`plus:DataMining appears ${facts.dataMining.length} times`);
+  for (const fact of facts.dataMining) {
+    if (fact.nonCanonical) warnings.push(`plus:DataMining holds ${JSON.stringify(fact.value)}, not a vocabulary URI; it does not count as an opt-out`);
+  }
+  return { format: handler.format, handler, facts, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
+}
+
+export interface WriteResult {
+  readonly bytes: Uint8Array;
+  readonly format: ImageFormat;
+  readonly handler: ContainerHandler;
+  /** False when the file already said exactly this and was returned unchanged. */
+  readonly changed: boolean;
+}
+
+/**
+ * Make `uri` the file's one plus:DataMining value, losslessly. A file that
+ * already carries exactly this value once, in its standard packet, comes back
+ * byte for byte; so writing twice equals writing once.
+ */
+export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
+  const handler = sniff(bytes);
+  const parsed = parseRaw(handler.readXmp(bytes));
+  if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
+  const plan = setDataMining(parsed.standard, parsed.extended, uri);
+  if (!plan) return { bytes, format: handler.format, handler, changed: false };
+
+  let standard = plan.standard;
+  let extended = plan.extended;
+  if (handler.supportsExtendedXmp) {
+    const current = extended ?? (parsed.extended ? parsed.extended.source : undefined);
+    const fitted = fitStandardPacket(standard, current, handler.maxPacketBytes);
+    standard = fitted.standard;
+    extended = fitted.extended ?? extended;
+  }
+  if (extended === undefined) {
+    const packet = serialise(standard);
+    if (Buffer.byteLength(packet) > handler.maxPacketBytes) {
+      throw new InvalidXmpError(`the merged XMP packet is larger than ${handler.maxPacketBytes} bytes`);
+    }
+    return { bytes: handler.writeXmp(bytes, { packet }), format: handler.format, handler, changed: true };
+  }
+  const data = utf8(extended);
+  const guid = md5HexUpper(data);
+  const packet = serialise(setExtendedGuid(standard, guid));
+  const replaces = parsed.extendedGuid;
+  return {
+    bytes: handler.writeXmp(bytes, { packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
+    format: handler.format,
+    handler,
+    changed: true,
+  };
+}

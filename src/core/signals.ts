@@ -1,0 +1,27 @@
+/**
+ * Opt-out signal identifiers reported in `signals`. Only `iptc.dataMining`
+ * decides `optedOut`; the others are reported for what they are.
+ */
+import type { XmpFacts } from './xmp/facts.js';
+
+export const SIGNAL = {
+  /** plus:DataMining holds one of the seven DMI-PROHIBITED* vocabulary URIs. */
+  iptcDataMining: 'iptc.dataMining',
+  /** W3C TDMRep: tdm:reservation = 1 in the XMP. */
+  tdmrepReservation: 'tdmrep.reservation',
+} as const;
+
+export type Signal = (typeof SIGNAL)[keyof typeof SIGNAL];
+
+/** True when any plus:DataMining occurrence prohibits: the image carries the opt-out. */
+export function isOptedOut(facts: XmpFacts): boolean {
+  return facts.dataMining.some((d) => d.prohibited);
+}
+
+export function signalsOf(facts: XmpFacts): Signal[] {
+  const signals: Signal[] = [];
+  if (isOptedOut(facts)) signals.push(SIGNAL.iptcDataMining);
+  // TDMRep: "1" reserves; any other value is a protocol error read as unset.
+  if (facts.tdmReservation === '1') signals.push(SIGNAL.tdmrepReservation);
+  return signals;
+}

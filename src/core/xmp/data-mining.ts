@@ -1,0 +1,55 @@
+/**
+ * Write plus:DataMining into a packet by merging: every other property and
+ * namespace is kept, an existing value is replaced (never a second one added),
+ * and the value is written in element form with the full http:// URI, the form
+ * ExifTool and IPTC's reference files use.
+ */
+import type { XmpDocument } from './document.js';
+import { applyEdits, appendDescription, removal, simpleProperty, valueReplacement, escapeText, type TextEdit } from './edit.js';
+import { NS } from './namespaces.js';
+import { newPacket, repack, simpleDescription, type PacketParts } from './packet.js';
+import { findProperty } from './properties.js';
+
+export interface PacketPlan {
+  /** The standard packet to write. */
+  readonly standard: PacketParts;
+  /** The Extended XMP text after the edit, when the edit changed it. */
+  readonly extended: string | undefined;
+}
+
+/** Apply edits that all fall inside the root element and return the new root text. */
+export function editBody(doc: XmpDocument, edits: readonly TextEdit[]): string {
+  const delta = edits.reduce((n, e) => n + e.text.length - (e.end - e.start), 0);
+  return applyEdits(doc.source, edits).slice(doc.root.start, doc.root.end + delta);
+}
+
+/**
+ * Plan the packets that carry `uri` as the one plus:DataMining value.
+ * Returns undefined when the packet already says exactly that, once, in the
+ * standard packet: then the file must not change at all.
+ */
+export function setDataMining(standard: XmpDocument | undefined, extended: XmpDocument | undefined, uri: string): PacketPlan | undefined {
+  const inStandard = standard ? findProperty(standard, NS.plus, 'DataMining') : [];
+  const inExtended = extended ? findProperty(extended, NS.plus, 'DataMining') : [];
+  if (inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === uri) return undefined;
+
+  if (!standard) return { standard: newPacket(simpleDescription(NS.plus, 'plus', 'DataMining', uri)), extended: undefined };
+
+  const edits: TextEdit[] = [];
+  const [first, ...rest] = inStandard;
+  if (first && first.form === 'element' && first.value !== undefined && !('valueStart' in first.node) && !first.node.selfClosing) {
+    edits.push(valueReplacement(first.node, uri));
+  } else if (first && first.form !== 'attribute') {
+    // rdf:resource form, an empty element or a struct: rewrite in element form, same place, same prefix.
+    const { qname } = first.node;
+    edits.push({ start: first.node.start, end: first.node.end, text: `<${qname}>${escapeText(uri)}</${qname}>` });
+  } else {
+    if (first) edits.push(removal(standard.source, first.node));
+    edits.push(appendDescription(standard, simpleProperty(NS.plus, 'plus', 'DataMining', uri)));
+  }
+  for (const other of rest) edits.push(removal(standard.source, other.node));
+
+  const extendedText =
+    extended && inExtended.length > 0 ? applyEdits(extended.source, inExtended.map((o) => removal(extended.source, o.node))) : undefined;
+  return { standard: repack(standard, editBody(standard, edits)), extended: extendedText };
+}

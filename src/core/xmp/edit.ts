@@ -1,0 +1,125 @@
+/**
+ * Edit XMP packets as text, guided by the parsed tree: remove a property,
+ * append an rdf:Description, rewrite a value. Every character outside the
+ * spans we change stays as it was, so other properties, namespaces, comments
+ * and formatting survive an edit exactly.
+ */
+import type { XAttr, XElement, XmpDocument } from './document.js';
+import { NS } from './namespaces.js';
+
+export interface TextEdit {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** Apply non-overlapping edits to `source`. */
+export function applyEdits(source: string, edits: readonly TextEdit[]): string {
+  const sorted = [...edits].sort((a, b) => b.start - a.start || b.end - a.end);
+  let out = source;
+  let limit = Infinity;
+  for (const edit of sorted) {
+    if (edit.end > limit) throw new Error('internal: overlapping XMP edits');
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+    limit = edit.start;
+  }
+  return out;
+}
+
+export function escapeText(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function escapeAttr(value: string): string {
+  return escapeText(value).replace(/"/g, '&quot;');
+}
+
+const isBlank = (text: string): boolean => /^[ \t\r\n]*$/.test(text);
+
+/** An edit deleting an element or attribute together with the whitespace before it. */
+export function removal(source: string, node: XElement | XAttr): TextEdit {
+  let start = node.start;
+  while (start > 0 && ' \t\r\n'.includes(source[start - 1]!)) start--;
+  return { start, end: node.end, text: '' };
+}
+
+/** Whitespace that starts the line `index` is on, when only whitespace precedes it there. */
+function lineIndent(source: string, index: number): string | undefined {
+  const lineStart = source.lastIndexOf('\n', index - 1) + 1;
+  const before = source.slice(lineStart, index);
+  return isBlank(before) ? before : undefined;
+}
+
+/** The in-scope prefix for `uri` at `element`, if a non-empty one is bound to it. */
+function prefixFor(element: XElement | undefined, uri: string): string | undefined {
+  if (!element) return undefined;
+  for (const [prefix, bound] of element.bindings) if (bound === uri && prefix !== '') return prefix;
+  return undefined;
+}
+
+export interface NewProperty {
+  readonly uri: string;
+  readonly preferredPrefix: string;
+  /** Markup for the property, given the prefix chosen for its namespace. */
+  readonly markup: (prefix: string) => string;
+}
+
+/**
+ * An edit that appends one rdf:Description holding `property` to the packet,
+ * creating rdf:RDF when the packet has none. The new description declares the
+ * namespaces it uses itself, so it is valid whatever the rest of the packet binds.
+ */
+export function appendDescription(doc: XmpDocument, property: NewProperty): TextEdit {
+  const container = doc.rdf ?? doc.root;
+  // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
+  // on the element we create (the new rdf:RDF, or the description itself).
+  const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
+  const rdfPrefix = boundRdf ?? 'rdf';
+  const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
+  let prefix = property.preferredPrefix;
+  if (prefix === rdfPrefix) prefix = `${prefix}1`;
+  const about = escapeAttr(aboutOf(doc));
+
+  const existing = doc.rdf?.children[0];
+  const closeIndent = container.selfClosing ? undefined : lineIndent(doc.source, container.closeStart);
+  const indent = (existing && lineIndent(doc.source, existing.start)) ?? `${closeIndent ?? ''} `;
+  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''} xmlns:${prefix}="${property.uri}"`;
+  let markup =
+    `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
+    `${indent} ${property.markup(prefix)}\n` +
+    `${indent}</${rdfPrefix}:Description>`;
+  if (!doc.rdf) {
+    markup = `${indent}<${rdfPrefix}:RDF xmlns:${rdfPrefix}="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</${rdfPrefix}:RDF>`;
+  }
+
+  if (container.selfClosing) {
+    const slash = doc.source.lastIndexOf('/', container.openEnd - 1);
+    return { start: slash, end: container.openEnd, text: `>\n${markup}\n</${container.qname}>` };
+  }
+  if (closeIndent !== undefined) {
+    const lineStart = container.closeStart - closeIndent.length;
+    return { start: lineStart, end: lineStart, text: `${markup}\n` };
+  }
+  return { start: container.closeStart, end: container.closeStart, text: `\n${markup}\n` };
+}
+
+/**
+ * The subject every description of the packet must share: the first
+ * description's rdf:about (or the unqualified `about` of pre-2004 packets).
+ */
+export function aboutOf(doc: XmpDocument): string {
+  const about = doc.rdf?.children[0]?.attrs.find((a) => a.local === 'about' && (a.uri === NS.rdf || a.uri === ''));
+  return about?.value ?? '';
+}
+
+/** An edit replacing the simple value of an element or attribute property. */
+export function valueReplacement(node: XElement | XAttr, value: string): TextEdit {
+  if ('valueStart' in node) return { start: node.valueStart, end: node.valueEnd, text: escapeAttr(value) };
+  if (node.selfClosing) throw new Error('internal: cannot set the text of an empty element in place');
+  return { start: node.openEnd, end: node.closeStart, text: escapeText(value) };
+}
+
+/** A simple property in element form, e.g. `<plus:DataMining>URI</plus:DataMining>`. */
+export function simpleProperty(uri: string, preferredPrefix: string, local: string, value: string): NewProperty {
+  return { uri, preferredPrefix, markup: (p) => `<${p}:${local}>${escapeText(value)}</${p}:${local}>` };
+}

@@ -1,0 +1,21 @@
+/** Namespace URIs we read or write. Matching is always on the URI, never the prefix. */
+export const NS = {
+  x: 'adobe:ns:meta/',
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  xml: 'http://www.w3.org/XML/1998/namespace',
+  xmlns: 'http://www.w3.org/2000/xmlns/',
+  /** PLUS LDF XMP namespace (plus:DataMining, plus:OtherConstraints). */
+  plus: 'http://ns.useplus.org/ldf/xmp/1.0/',
+  /** Holds HasExtendedXMP, the GUID of a JPEG's Extended XMP. */
+  xmpNote: 'http://ns.adobe.com/xmp/note/',
+  /** W3C TDMRep, the form its spec gives for XMP. */
+  tdm: 'http://www.w3.org/ns/tdmrep/',
+  /** W3C TDMRep, the EPUB prefix form (with '#'); accepted on read. */
+  tdmHash: 'http://www.w3.org/ns/tdmrep#',
+} as const;
+
+/** Prefixes we use when we write a namespace ourselves. */
+export const PREFERRED_PREFIX = {
+  [NS.plus]: 'plus',
+  [NS.xmpNote]: 'xmpNote',
+} as const;
