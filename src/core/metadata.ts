@@ -77,7 +77,13 @@ export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
   const parsed = parseRaw(handler.readXmp(bytes));
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
   const plan = setDataMining(parsed.standard, parsed.extended, uri);
-  if (!plan) return { bytes, format: handler.format, handler, changed: false };
+  if (!plan) {
+    const first = parsed.raw.packets[0];
+    if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false };
+    // The value is right, but held where some readers miss it (PNG XMP after
+    // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
+    return { bytes: handler.writeXmp(bytes, { packet: first.text }), format: handler.format, handler, changed: true };
+  }
 
   let standard = plan.standard;
   let extended = plan.extended;

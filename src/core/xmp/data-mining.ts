@@ -4,8 +4,8 @@
  * and the value is written in element form with the full http:// URI, the form
  * ExifTool and IPTC's reference files use.
  */
-import type { XmpDocument } from './document.js';
-import { applyEdits, appendDescription, removal, simpleProperty, valueReplacement, escapeText, type TextEdit } from './edit.js';
+import type { XElement, XmpDocument } from './document.js';
+import { applyEdits, appendDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
 import { NS } from './namespaces.js';
 import { newPacket, repack, simpleDescription, type PacketParts } from './packet.js';
 import { findProperty } from './properties.js';
@@ -41,8 +41,7 @@ export function setDataMining(standard: XmpDocument | undefined, extended: XmpDo
     edits.push(valueReplacement(first.node, uri));
   } else if (first && first.form !== 'attribute') {
     // rdf:resource form, an empty element or a struct: rewrite in element form, same place, same prefix.
-    const { qname } = first.node;
-    edits.push({ start: first.node.start, end: first.node.end, text: `<${qname}>${escapeText(uri)}</${qname}>` });
+    edits.push(rewriteAsElement(standard.source, first.node as XElement, uri));
   } else {
     if (first) edits.push(removal(standard.source, first.node));
     edits.push(appendDescription(standard, simpleProperty(NS.plus, 'plus', 'DataMining', uri)));

@@ -119,6 +119,19 @@ export function valueReplacement(node: XElement | XAttr, value: string): TextEdi
   return { start: node.openEnd, end: node.closeStart, text: escapeText(value) };
 }
 
+/**
+ * An edit rewriting a property element (rdf:resource form, empty, or a struct)
+ * as `<qname>value</qname>` in the same place, keeping the namespace
+ * declarations its start tag made.
+ */
+export function rewriteAsElement(source: string, element: XElement, value: string): TextEdit {
+  const decls = element.attrs
+    .filter((a) => a.uri === NS.xmlns || a.qname === 'xmlns')
+    .map((a) => ` ${source.slice(a.start, a.end).trim()}`)
+    .join('');
+  return { start: element.start, end: element.end, text: `<${element.qname}${decls}>${escapeText(value)}</${element.qname}>` };
+}
+
 /** A simple property in element form, e.g. `<plus:DataMining>URI</plus:DataMining>`. */
 export function simpleProperty(uri: string, preferredPrefix: string, local: string, value: string): NewProperty {
   return { uri, preferredPrefix, markup: (p) => `<${p}:${local}>${escapeText(value)}</${p}:${local}>` };

@@ -7,7 +7,7 @@
  */
 import { InvalidXmpError } from '../../errors.js';
 import { parseXmp, type XAttr, type XElement, type XmpDocument } from './document.js';
-import { aboutOf, appendDescription, escapeAttr, escapeText, removal, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
+import { aboutOf, appendDescription, escapeAttr, escapeText, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
 import { editBody } from './data-mining.js';
 import { NS } from './namespaces.js';
 import { byteLength, serialise, DEFAULT_PADDING, type PacketParts } from './packet.js';
@@ -70,10 +70,10 @@ export function setExtendedGuid(parts: PacketParts, guid: string): PacketParts {
   const doc = parseXmp(serialise({ ...parts, padding: 0 }));
   const existing = findProperty(doc, NS.xmpNote, 'HasExtendedXMP')[0];
   let edit: TextEdit;
-  if (existing && existing.value !== undefined && (existing.form === 'attribute' || !(existing.node as XElement).selfClosing)) {
-    edit = existing.form === 'resource'
-      ? { start: existing.node.start, end: existing.node.end, text: `<${existing.node.qname}>${guid}</${existing.node.qname}>` }
-      : valueReplacement(existing.node, guid);
+  if (existing?.form === 'attribute' || (existing?.form === 'element' && existing.value !== undefined && !(existing.node as XElement).selfClosing)) {
+    edit = valueReplacement(existing.node, guid);
+  } else if (existing) {
+    edit = rewriteAsElement(doc.source, existing.node as XElement, guid);
   } else {
     edit = appendDescription(doc, simpleProperty(NS.xmpNote, 'xmpNote', 'HasExtendedXMP', guid));
   }

@@ -1,0 +1,107 @@
+/** The `optmark` command as a user runs it: the built bin, in a child process. */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { corpusFile } from '../support/corpus.js';
+
+const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
+let dir: string;
+
+function optmark(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const jsonLines = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'optmark-cli-'));
+  await copyFile(corpusFile('exiftool/XMP.jpg').path, join(dir, 'photo.jpg'));
+  await copyFile(corpusFile('pillow/hopper.webp').path, join(dir, 'hopper.webp'));
+  await copyFile(corpusFile('pngsuite/xcsn0g01.png').path, join(dir, 'broken.png'));
+  await writeFile(join(dir, 'notes.txt'), 'hello');
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('optmark protect', () => {
+  it('writes <name>-optout.<ext> next to the input and says so', async () => {
+    const run = await optmark('protect', 'photo.jpg');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('photo.jpg -> photo-optout.jpg (marked DMI-PROHIBITED-AIMLTRAINING)\n');
+    const verified = await optmark('verify', '--json', 'photo-optout.jpg');
+    expect(jsonLines(verified.stdout)[0]).toMatchObject({ file: 'photo-optout.jpg', optedOut: true, signals: ['iptc.dataMining'], format: 'jpeg' });
+  });
+
+  it('writes into --out with --value, one JSON object per file', async () => {
+    const run = await optmark('protect', '--out', '.', '--value', 'DMI-PROHIBITED-GENAIMLTRAINING', '--json', 'photo.jpg', 'hopper.webp');
+    expect(run.code).toBe(0);
+    const [jpeg, webp] = jsonLines(run.stdout);
+    expect(webp).toMatchObject({ file: 'hopper.webp', output: 'hopper-optout.webp', mimeType: 'image/webp', filename: 'hopper-optout.webp', signals: ['iptc.dataMining'], changed: true });
+    expect(jpeg!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const written = await readFile(join(dir, 'hopper-optout.webp'));
+    const { createHash } = await import('node:crypto');
+    expect(createHash('sha256').update(written).digest('hex')).toBe(webp!.sha256);
+    const verified = jsonLines((await optmark('verify', '--json', 'hopper-optout.webp')).stdout)[0]!;
+    expect(verified.dataMining).toEqual(['http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING']);
+  });
+
+  it('exits 1 and names the problem for unreadable and corrupt files, still doing the others', async () => {
+    const run = await optmark('protect', 'missing.jpg', 'broken.png', 'notes.txt', 'hopper.webp');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('missing.jpg: cannot read the file: no such file');
+    expect(run.stderr).toContain('broken.png: Corrupt PNG: CRC error in chunk IDAT');
+    expect(run.stderr).toContain('notes.txt: The file is not a JPEG, PNG or WebP image');
+    expect(run.stdout).toContain('hopper.webp -> hopper-optout.webp');
+    const json = jsonLines((await optmark('protect', '--json', 'missing.jpg', '.')).stdout);
+    expect(json).toEqual([
+      { file: 'missing.jpg', error: 'cannot read the file: no such file', code: 'unreadable_file' },
+      { file: '.', error: 'cannot read the file: it is a directory', code: 'unreadable_file' },
+    ]);
+  });
+
+  it('refuses a value outside the seven prohibiting codes, and unknown options', async () => {
+    expect((await optmark('protect', '--value', 'DMI-ALLOWED', 'photo.jpg')).code).toBe(2);
+    expect((await optmark('protect', '--frobnicate', 'photo.jpg')).code).toBe(2);
+    expect((await optmark('protect')).code).toBe(2);
+  });
+
+  it('leaves an already-marked copy byte for byte as it was', async () => {
+    await optmark('protect', 'photo.jpg');
+    const before = await readFile(join(dir, 'photo-optout.jpg'));
+    const run = await optmark('protect', 'photo-optout.jpg');
+    expect(run.stdout).toContain('already marked');
+    expect((await readFile(join(dir, 'photo-optout.jpg'))).equals(before)).toBe(true);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('optmark verify', () => {
+  it('reports an unmarked file in words', async () => {
+    const run = await optmark('verify', 'photo.jpg');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}sha256: [0-9a-f]{64}\n$/);
+  });
+
+  it('exits 1 for a file it cannot read', async () => {
+    const run = await optmark('verify', 'missing.jpg');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('missing.jpg: cannot read the file: no such file\n');
+  });
+});
+
+describe('optmark', () => {
+  it('prints help, and says the server is not built yet', async () => {
+    const help = await optmark('help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('optmark protect <file...>');
+    const serve = await optmark('serve');
+    expect(serve.stdout).toContain('the HTTP API is not built yet');
+    expect((await optmark('frob')).code).toBe(2);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * Hostile and broken inputs built byte by byte. Each must end in a typed
+ * OptmarkError with a clear message, quickly: never a RangeError, a hang or a
+ * huge allocation. The time bound is loose on purpose (it catches hangs and
+ * blow-ups, not slowness; speed is measured by `npm run bench`).
+ */
+import { deflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { inspect, protect } from '../../src/index.js';
+import { OptmarkError, type ErrorCode } from '../../src/errors.js';
+import { corpusFile } from '../support/corpus.js';
+import { generatedImages } from '../support/generated.js';
+import {
+  afterIhdr,
+  chunk,
+  enc,
+  extensionSegments,
+  latin1,
+  md5Guid,
+  PNG_SIGNATURE,
+  riff,
+  riffChunk,
+  segment,
+  u32be,
+  withSegments,
+  xmpPacket,
+  xmpSegment,
+} from '../support/build.js';
+
+const images = Object.fromEntries((await generatedImages()).map((g) => [g.name, g.bytes]));
+const jpg = images['baseline.jpg']!;
+const png = images['rgb8.png']!;
+const webpSimple = corpusFile('pillow/hopper.webp').bytes;
+const PLUS = 'http://ns.useplus.org/ldf/xmp/1.0/';
+const HANG_GUARD_MS = 250;
+
+function expectTypedError(input: Uint8Array, code: ErrorCode, message?: RegExp): void {
+  for (const operation of [protect, inspect]) {
+    const started = performance.now();
+    let caught: unknown;
+    try {
+      operation(input);
+    } catch (error) {
+      caught = error;
+    }
+    const elapsed = performance.now() - started;
+    expect(caught, `${operation.name} should fail`).toBeInstanceOf(OptmarkError);
+    expect((caught as OptmarkError).code).toBe(code);
+    if (message) expect((caught as Error).message).toMatch(message);
+    expect(elapsed).toBeLessThan(HANG_GUARD_MS);
+  }
+}
+
+const ecsStart = (bytes: Uint8Array) => Buffer.from(bytes).indexOf(Buffer.from([0xff, 0xda])) + 20;
+
+describe('hostile JPEG', () => {
+  it.each([
+    ['only SOI', Buffer.from([0xff, 0xd8, 0xff]), /marker runs past the end/],
+    ['truncated at 50%', jpg.subarray(0, jpg.length >> 1), /truncated/],
+    ['missing EOI', jpg.subarray(0, jpg.length - 2), /before the EOI marker/],
+    ['an APP1 length past the end', withSegments(jpg.subarray(0, 2), segment(0xe1, Buffer.alloc(10), 60000)), /runs past the end/],
+    ['a length below 2', withSegments(jpg, Buffer.from([0xff, 0xe1, 0x00, 0x01])), /declares length 1/],
+    ['a second SOI', withSegments(jpg, Buffer.from([0xff, 0xd8])), /second SOI/],
+    ['garbage where a marker belongs', Buffer.concat([jpg.subarray(0, 2), segment(0xe0, Buffer.alloc(4)), Buffer.from([0x12, 0x34]), jpg.subarray(2)]), /expected a marker/],
+    ['a 0x0 frame', Buffer.from(jpg).fill(0, Buffer.from(jpg).indexOf(Buffer.from([0xff, 0xc0])) + 5, Buffer.from(jpg).indexOf(Buffer.from([0xff, 0xc0])) + 9), /frame size 0x0/],
+    ['EOI right after the headers', Buffer.concat([jpg.subarray(0, ecsStart(jpg) - 20), Buffer.from([0xff, 0xd9])]), /no image data/],
+    ['SOS before any frame', Buffer.concat([Buffer.from([0xff, 0xd8]), segment(0xda, Buffer.alloc(10)), Buffer.from([0xff, 0xd9])]), /SOS before any SOF/],
+  ])('%s', (_, input, message) => expectTypedError(input, 'corrupt_image', message));
+
+  it('a huge run of tiny segments is bounded', () => {
+    const many = Buffer.concat(Array.from({ length: 70000 }, () => Buffer.from([0xff, 0xfe, 0x00, 0x02])));
+    expectTypedError(withSegments(jpg, many), 'corrupt_image', /more than 65536 marker segments/);
+  });
+
+  it('Extended XMP with a wrong MD5', () => {
+    const body = enc('<x:xmpmeta xmlns:x="adobe:ns:meta/"/>');
+    const wrong = md5Guid(enc('something else'));
+    const standard = xmpPacket(`<rdf:Description xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="${wrong}"/>`);
+    expectTypedError(withSegments(jpg, xmpSegment(standard), ...extensionSegments(body, wrong)), 'invalid_xmp', /MD5/);
+  });
+
+  it('Extended XMP declaring a 4 GB whole', () => {
+    const guid = md5Guid(enc('x'));
+    const standard = xmpPacket(`<rdf:Description xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="${guid}"/>`);
+    const huge = extensionSegments(enc('x'), guid, 65458, 0xffffffff);
+    expectTypedError(withSegments(jpg, xmpSegment(standard), ...huge), 'invalid_xmp', /over the/);
+  });
+});
+
+describe('hostile PNG', () => {
+  const [head, tail] = afterIhdr(png);
+  it.each([
+    ['a chunk length of 0x7FFFFFFF', Buffer.concat([head, u32be(0x7fffffff), latin1('tEXt'), Buffer.alloc(8)]), /runs past the end/],
+    ['a chunk length over 2^31', Buffer.concat([head, u32be(0x80000000), latin1('tEXt'), Buffer.alloc(8)]), /declares/],
+    ['truncated inside IDAT', png.subarray(0, png.length - 30), /past the end|ends before/],
+    ['no IEND', png.subarray(0, png.length - 12), /ends before the IEND/],
+    ['a bad CRC', Buffer.concat([head, chunk('tEXt', latin1('a\0b'), 0x12345678), tail]), /CRC error in chunk tEXt/],
+    ['a second IHDR', Buffer.concat([head, head.subarray(8), tail]), /second IHDR/],
+    ['IHDR not first', Buffer.concat([PNG_SIGNATURE, chunk('tEXt', latin1('a\0b')), head.subarray(8), tail]), /not IHDR/],
+    ['width 0', Buffer.concat([PNG_SIGNATURE, chunk('IHDR', Buffer.from([0, 0, 0, 0, 0, 0, 0, 1, 8, 2, 0, 0, 0])), tail]), /invalid image size/],
+    ['a chunk type with a digit', Buffer.concat([head, chunk('tE5t', latin1('a\0b')), tail]), /invalid chunk type/],
+  ])('%s', (_, input, message) => expectTypedError(input, 'corrupt_image', message));
+
+  it('a compressed XMP that inflates past the cap (zip bomb) is stopped', () => {
+    const bomb = deflateSync(Buffer.alloc(9 * 1024 * 1024, 0x20));
+    expect(bomb.length).toBeLessThan(20_000);
+    const xmp = chunk('zTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0'), Buffer.from([0]), bomb]));
+    expectTypedError(Buffer.concat([head, xmp, tail]), 'invalid_xmp', /inflates to more than/);
+  });
+
+  it('a compressed XMP that is not zlib data', () => {
+    const xmp = chunk('iTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0'), Buffer.from([1, 0, 0, 0]), Buffer.from('not zlib')]));
+    expectTypedError(Buffer.concat([head, xmp, tail]), 'invalid_xmp', /does not inflate/);
+  });
+
+  it('two hundred thousand empty chunks are bounded', () => {
+    const empty = chunk('abCd', Buffer.alloc(0));
+    expectTypedError(Buffer.concat([head, ...Array.from({ length: 200_001 }, () => empty), tail]), 'corrupt_image', /more than 200000 chunks/);
+  });
+});
+
+describe('hostile WebP', () => {
+  const image = webpSimple.subarray(12);
+  it.each([
+    ['a RIFF size larger than the file', riff([image], image.length + 100), /declares/],
+    ['a RIFF size smaller than the file', riff([image], image.length - 4), /declares/],
+    ['an odd RIFF size', Buffer.concat([riff([image], image.length + 5), Buffer.alloc(1)]), /odd RIFF size/],
+    ['a chunk size past the end', riff([Buffer.concat([latin1('VP8 '), Buffer.from([0xff, 0xff, 0xff, 0x7f]), Buffer.alloc(20)])]), /runs past the end/],
+    ['no chunk at all', riff([]), /no chunks/],
+    ['an unknown first chunk', riff([riffChunk('JUNK', Buffer.alloc(4))]), /not VP8/],
+    ['a VP8X canvas that differs from the bitstream', riff([riffChunk('VP8X', Buffer.from([0, 0, 0, 0, 99, 0, 0, 99, 0, 0])), image]), /canvas is 100x100 but the image is 128x128/],
+    ['a VP8 bitstream without its start code', riff([riffChunk('VP8 ', Buffer.alloc(20))]), /start code/],
+    ['an animation flag without ANIM', riff([riffChunk('VP8X', Buffer.from([2, 0, 0, 0, 9, 0, 0, 9, 0, 0]))]), /no ANIM chunk/],
+  ])('%s', (_, input, message) => expectTypedError(input, 'corrupt_image', message));
+});
+
+describe('hostile XMP in a valid container', () => {
+  const inJpeg = (packet: string) => withSegments(jpg, xmpSegment(packet));
+  it.each([
+    ['a DOCTYPE (XXE)', `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><x:xmpmeta xmlns:x="adobe:ns:meta/">&xxe;</x:xmpmeta>`, /DOCTYPE/],
+    ['billion laughs', `<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><x:xmpmeta xmlns:x="adobe:ns:meta/">&lol2;</x:xmpmeta>`, /DOCTYPE/],
+    ['9,000 nested elements', `<x:xmpmeta xmlns:x="adobe:ns:meta/">${'<a>'.repeat(9000)}${'</a>'.repeat(9000)}</x:xmpmeta>`, /deeper than 64/],
+    ['not XML at all', 'just some text', /well-formed|root/],
+    ['invalid UTF-8', '\uFFFD', undefined],
+  ])('%s', (name, packet, message) => {
+    const input = name === 'invalid UTF-8' ? withSegments(jpg, segment(0xe1, Buffer.concat([latin1('http://ns.adobe.com/xap/1.0/\0'), Buffer.from([0x3c, 0xc3, 0x28])]))) : inJpeg(packet);
+    expectTypedError(input, 'invalid_xmp', message);
+  });
+
+  it('10,000 nested elements (in a PNG, which has room for them)', () => {
+    const [head, tail] = afterIhdr(png);
+    const packet = `<x:xmpmeta xmlns:x="adobe:ns:meta/">${'<a>'.repeat(10000)}${'</a>'.repeat(10000)}</x:xmpmeta>`;
+    const xmp = chunk('iTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0\0\0\0\0'), enc(packet)]));
+    expectTypedError(Buffer.concat([head, xmp, tail]), 'invalid_xmp', /deeper than 64/);
+  });
+
+  it('a plus:DataMining buried in a struct does not count and does not break writing', () => {
+    const packet = xmpPacket(`<rdf:Description xmlns:plus="${PLUS}"><plus:DataMining><rdf:Bag><rdf:li>x</rdf:li></rdf:Bag></plus:DataMining></rdf:Description>`);
+    expect(inspect(inJpeg(packet)).result.optedOut).toBe(false);
+    expect(inspect(protect(inJpeg(packet)).bytes).result.optedOut).toBe(true);
+  });
+});
+
+describe('empty and foreign input', () => {
+  it('0 bytes', () => expectTypedError(new Uint8Array(0), 'empty_image'));
+  it.each([
+    ['GIF', latin1('GIF89a\x01\x00\x01\x00\x00\x00\x00;'), /GIF is not supported/],
+    ['TIFF', Buffer.from('49492a000800000000000000', 'hex'), /TIFF/],
+    ['a RIFF/WAVE file', Buffer.concat([latin1('RIFF'), Buffer.from([36, 0, 0, 0]), latin1('WAVEfmt ')]), /RIFF \(not WebP\)/],
+    ['SVG', latin1('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>'), /SVG/],
+    ['HEIC', Buffer.concat([Buffer.from([0, 0, 0, 24]), latin1('ftypheic'), Buffer.alloc(12)]), /HEIF/],
+    ['AVIF', Buffer.concat([Buffer.from([0, 0, 0, 24]), latin1('ftypavif'), Buffer.alloc(12)]), /HEIF/],
+    ['random bytes', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 0xff)), /not a JPEG, PNG or WebP/],
+  ])('%s', (_, input, message) => expectTypedError(input, 'unsupported_image_format', message));
+});
+
+describe('every damaged variant of real files fails cleanly', () => {
+  // Cheap structural damage over a sample of real files: cut at many points,
+  // flip bytes in headers. Any failure must be a typed error.
+  const samples = ['exiftool/ExifTool.jpg', 'exiftool/ExtendedXMP.jpg', 'exiv2/ReaganSmallPng.png', 'pillow/flower2.webp', 'pillow/iss634-animated.webp', 'exiftool/PNG.png', 'libwebp-test-data/test.webp'];
+  it.each(samples)('%s', (name) => {
+    const bytes = corpusFile(name).bytes;
+    const variants: Uint8Array[] = [];
+    for (let i = 1; i < 64; i++) variants.push(bytes.subarray(0, Math.floor((bytes.length * i) / 64)));
+    for (let at = 0; at < Math.min(bytes.length, 400); at += 3) {
+      const damaged = Buffer.from(bytes);
+      damaged[at] = damaged[at]! ^ 0xff;
+      variants.push(damaged);
+    }
+    for (const variant of variants) {
+      for (const operation of [protect, inspect]) {
+        try {
+          operation(variant);
+        } catch (error) {
+          if (!(error instanceof OptmarkError)) throw error;
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { setDataMining } from '../../../src/core/xmp/data-mining.js';
+import { parseXmp } from '../../../src/core/xmp/document.js';
+import { readFacts } from '../../../src/core/xmp/facts.js';
+import { serialise, XPACKET_HEADER, XPACKET_TRAILER } from '../../../src/core/xmp/packet.js';
+import { findProperty } from '../../../src/core/xmp/properties.js';
+
+const PLUS = 'http://ns.useplus.org/ldf/xmp/1.0/';
+const URI = 'http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-AIMLTRAINING';
+const ALLOWED = 'http://ns.useplus.org/ldf/vocab/DMI-ALLOWED';
+const RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
+
+function write(standard: string | undefined, uri = URI, extended?: string) {
+  const plan = setDataMining(standard === undefined ? undefined : parseXmp(standard), extended === undefined ? undefined : parseXmp(extended), uri);
+  return plan && { standard: serialise(plan.standard), extended: plan.extended };
+}
+
+/** The one DataMining of a written packet, after checking it parses and holds exactly one. */
+function theValue(text: string) {
+  const facts = readFacts(parseXmp(text));
+  expect(facts.dataMining).toHaveLength(1);
+  return facts.dataMining[0]!;
+}
+
+const DC_PACKET = `<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="Some Tool 1.0">
+  <rdf:RDF xmlns:rdf="${RDF}">
+    <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:my="urn:example:my#"
+        my:rating="5">
+      <dc:title><rdf:Alt><rdf:li xml:lang="x-default">Sunset &amp; sea</rdf:li></rdf:Alt></dc:title>
+      <!-- a comment that must survive -->
+      <dc:subject><rdf:Bag><rdf:li>sea</rdf:li><rdf:li>sun</rdf:li></rdf:Bag></dc:subject>
+    </rdf:Description>
+  </rdf:RDF>
+</x:xmpmeta>
+${' '.repeat(2000)}
+<?xpacket end="w"?>`;
+
+describe('writing plus:DataMining', () => {
+  it('creates a minimal packet with a valid wrapper when there is no XMP', () => {
+    const { standard } = write(undefined)!;
+    expect(standard.startsWith(XPACKET_HEADER)).toBe(true);
+    expect(standard.endsWith(XPACKET_TRAILER)).toBe(true);
+    expect(standard).toMatch(/\n {99}\n/); // padding
+    expect(standard).toContain(`<plus:DataMining>${URI}</plus:DataMining>`);
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+  });
+
+  it('merges: every other property, namespace, comment and byte of formatting is kept', () => {
+    const { standard } = write(DC_PACKET)!;
+    const insertedAt = standard.indexOf('<rdf:Description rdf:about="" xmlns:plus=');
+    expect(insertedAt).toBeGreaterThan(0);
+    // Up to the inserted description, the packet is the original text, unchanged.
+    expect(DC_PACKET.startsWith(standard.slice(0, insertedAt).trimEnd())).toBe(true);
+    expect(standard).toContain('<!-- a comment that must survive -->');
+    expect(standard).toContain('my:rating="5"');
+    expect(standard).toContain('Sunset &amp; sea');
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+  });
+
+  it('keeps the packet size by shrinking the padding', () => {
+    const { standard } = write(DC_PACKET)!;
+    expect(Buffer.byteLength(standard)).toBe(Buffer.byteLength(DC_PACKET));
+  });
+
+  it('replaces an element-form value in place rather than adding a second', () => {
+    const before = DC_PACKET.replace('<dc:subject>', `<plus:DataMining xmlns:plus="${PLUS}">${ALLOWED}</plus:DataMining><dc:subject>`);
+    const { standard } = write(before)!;
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    expect(standard).toContain(`<plus:DataMining xmlns:plus="${PLUS}">${URI}</plus:DataMining><dc:subject>`);
+  });
+
+  it('rewrites an attribute-form value in element form', () => {
+    const before = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:plus="${PLUS}" plus:DataMining="${ALLOWED}"`);
+    const { standard } = write(before)!;
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    expect(standard).not.toContain('plus:DataMining=');
+    expect(standard).toContain('my:rating="5"');
+  });
+
+  it('rewrites an rdf:resource value in element form, in place, keeping its prefix', () => {
+    const before = DC_PACKET.replace('<dc:subject>', `<p:DataMining xmlns:p="${PLUS}" rdf:resource="${ALLOWED}"/><dc:subject>`);
+    const { standard } = write(before)!;
+    expect(standard).toContain(`<p:DataMining xmlns:p="${PLUS}">${URI}</p:DataMining><dc:subject>`);
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+  });
+
+  it('leaves one value where there were several', () => {
+    const before = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:plus="${PLUS}" plus:DataMining="${ALLOWED}"`).replace(
+      '<dc:subject>',
+      `<plus:DataMining>${URI}</plus:DataMining><dc:subject>`,
+    );
+    expect(theValue(write(before)!.standard)).toMatchObject({ value: URI });
+  });
+
+  it('removes a value that sits in Extended XMP and writes it in the standard packet', () => {
+    const extended = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="${RDF}"><rdf:Description rdf:about="" xmlns:plus="${PLUS}"><plus:DataMining>${ALLOWED}</plus:DataMining><plus:Other>kept</plus:Other></rdf:Description></rdf:RDF></x:xmpmeta>`;
+    const result = write(DC_PACKET, URI, extended)!;
+    expect(theValue(result.standard)).toMatchObject({ value: URI });
+    expect(result.extended).toBeDefined();
+    expect(findProperty(parseXmp(result.extended!), PLUS, 'DataMining')).toEqual([]);
+    expect(result.extended).toContain('<plus:Other>kept</plus:Other>');
+  });
+
+  it('changes nothing when the packet already carries exactly this value', () => {
+    const once = write(DC_PACKET)!.standard;
+    expect(write(once)).toBeUndefined();
+    // A different prohibited value is a change.
+    expect(write(once, 'http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED')).toBeDefined();
+  });
+
+  it('adds a wrapper to a packet that has none', () => {
+    const bare = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="${RDF}"/></x:xmpmeta>`;
+    const { standard } = write(bare)!;
+    expect(standard.startsWith(XPACKET_HEADER)).toBe(true);
+    expect(standard.endsWith(XPACKET_TRAILER)).toBe(true);
+    expect(theValue(standard)).toMatchObject({ value: URI });
+  });
+
+  it('handles a self-closing rdf:RDF, a missing rdf:RDF and a default-namespace rdf:RDF', () => {
+    for (const body of [
+      `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="${RDF}"/></x:xmpmeta>`,
+      `<x:xmpmeta xmlns:x="adobe:ns:meta/" key="value"/>`,
+      `<x:xmpmeta xmlns:x="adobe:ns:meta/"></x:xmpmeta>`,
+      `<x:xmpmeta xmlns:x="adobe:ns:meta/"><RDF xmlns="${RDF}"><Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:format>x</dc:format></Description></RDF></x:xmpmeta>`,
+      `<rdf:RDF xmlns:rdf="${RDF}"></rdf:RDF>`,
+    ]) {
+      const { standard } = write(`<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>${body}<?xpacket end="w"?>`)!;
+      expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    }
+  });
+
+  it('gives the new description the subject the others have, escaped', () => {
+    const before = DC_PACKET.replace('rdf:about=""', 'rdf:about="uuid:a&amp;b&quot;c"');
+    const { standard } = write(before)!;
+    expect(standard).toContain('<rdf:Description rdf:about="uuid:a&amp;b&quot;c" xmlns:plus=');
+    expect(theValue(standard)).toMatchObject({ value: URI });
+  });
+
+  it('does not clash with a packet that binds the plus prefix to something else', () => {
+    const before = DC_PACKET.replace('xmlns:my="urn:example:my#"', 'xmlns:my="urn:example:my#" xmlns:plus="urn:other"');
+    expect(theValue(write(before)!.standard)).toMatchObject({ value: URI });
+  });
+});

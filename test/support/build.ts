@@ -1,0 +1,97 @@
+/**
+ * Byte builders for hand-made container files: hostile inputs and layouts
+ * no encoder produces. Each test says what its bytes guard against.
+ */
+import { createHash } from 'node:crypto';
+import { crc32 } from '../../src/core/bytes/digest.js';
+
+export const enc = (text: string): Buffer => Buffer.from(text, 'utf8');
+export const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
+
+export function u16be(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+}
+
+export function u32be(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+}
+
+export function u32le(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0);
+  return b;
+}
+
+/** A JPEG marker segment: FF marker, u16 length (counting itself), payload. */
+export function segment(marker: number, payload: Uint8Array, declaredLength = payload.length + 2): Buffer {
+  return Buffer.concat([Buffer.from([0xff, marker]), u16be(declaredLength), payload]);
+}
+
+export const XMP_SIGNATURE = 'http://ns.adobe.com/xap/1.0/\0';
+export const EXTENSION_SIGNATURE = 'http://ns.adobe.com/xmp/extension/\0';
+
+export function xmpSegment(packet: string): Buffer {
+  return segment(0xe1, Buffer.concat([latin1(XMP_SIGNATURE), enc(packet)]));
+}
+
+export function md5Guid(data: Uint8Array): string {
+  return createHash('md5').update(data).digest('hex').toUpperCase();
+}
+
+/** Extended XMP segments for `data`, split every `chunk` bytes; `order` permutes them. */
+export function extensionSegments(data: Buffer, guid = md5Guid(data), chunk = 65458, fullLength = data.length): Buffer[] {
+  const out: Buffer[] = [];
+  for (let offset = 0; offset < data.length; offset += chunk) {
+    out.push(extensionSegment(guid, fullLength, offset, data.subarray(offset, offset + chunk)));
+  }
+  return out;
+}
+
+export function extensionSegment(guid: string, fullLength: number, offset: number, data: Uint8Array): Buffer {
+  return segment(0xe1, Buffer.concat([latin1(EXTENSION_SIGNATURE), latin1(guid), u32be(fullLength), u32be(offset), data]));
+}
+
+/** Insert segments into a JPEG right after SOI. */
+export function withSegments(jpeg: Uint8Array, ...segments: Uint8Array[]): Buffer {
+  return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
+}
+
+/** A PNG chunk with a correct CRC (or the given one). */
+export function chunk(type: string, data: Uint8Array, crc?: number, declaredLength = data.length): Buffer {
+  const body = Buffer.concat([latin1(type), data]);
+  return Buffer.concat([u32be(declaredLength), body, u32be(crc ?? crc32(body))]);
+}
+
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Split a PNG into [signature+IHDR, rest] so chunks can be placed after IHDR. */
+export function afterIhdr(png: Uint8Array): [Buffer, Buffer] {
+  const cut = 8 + 8 + 13 + 4;
+  return [Buffer.from(png.subarray(0, cut)), Buffer.from(png.subarray(cut))];
+}
+
+/** A RIFF/WEBP file from chunks; `size` overrides the RIFF size field. */
+export function riff(chunks: Buffer[], size?: number): Buffer {
+  const body = Buffer.concat(chunks);
+  return Buffer.concat([latin1('RIFF'), u32le(size ?? body.length + 4), latin1('WEBP'), body]);
+}
+
+export function riffChunk(fourcc: string, payload: Uint8Array, declared = payload.length): Buffer {
+  const pad = payload.length % 2 ? Buffer.alloc(1) : Buffer.alloc(0);
+  return Buffer.concat([latin1(fourcc), u32le(declared), payload, pad]);
+}
+
+export function xmpPacket(descriptions: string): string {
+  return (
+    `<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">` +
+    `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">${descriptions}</rdf:RDF></x:xmpmeta><?xpacket end="w"?>`
+  );
+}
+
+export function bareXmp(descriptions: string): string {
+  return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">${descriptions}</rdf:RDF></x:xmpmeta>`;
+}
