@@ -9,12 +9,36 @@
 export type ImageFormat = 'jpeg' | 'png' | 'webp';
 
 export type ErrorCode =
+  // the image
   | 'empty_image'
   | 'unsupported_image_format'
   | 'corrupt_image'
   | 'invalid_xmp'
   | 'ambiguous_xmp'
-  | 'invalid_option';
+  | 'invalid_option'
+  // the request
+  | 'malformed_request'
+  | 'missing_image_part'
+  | 'multiple_parts'
+  | 'image_too_large'
+  | 'unsupported_content_type'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'request_timeout'
+  | 'header_too_large'
+  // the caller
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'plan_not_allowed'
+  | 'quota_exceeded'
+  // administration
+  | 'account_exists'
+  | 'account_not_found'
+  | 'key_not_found'
+  | 'too_many_keys'
+  // the service
+  | 'service_unavailable'
+  | 'internal_error';
 
 export abstract class OptmarkError extends Error {
   abstract readonly code: ErrorCode;
@@ -90,6 +114,98 @@ export class InvalidOptionError extends OptmarkError {
     readonly actual: unknown,
   ) {
     super(`Expected ${expected} for ${option} but received ${describe(actual)}`);
+  }
+}
+
+/** The HTTP request itself is not what the endpoint takes (see `code` for which way). */
+export class RequestError extends OptmarkError {
+  constructor(
+    readonly code: 'malformed_request' | 'missing_image_part' | 'multiple_parts' | 'unsupported_content_type' | 'not_found' | 'request_timeout' | 'header_too_large',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The path exists, the method does not; `allow` lists the methods it takes. */
+export class MethodNotAllowedError extends OptmarkError {
+  readonly code = 'method_not_allowed';
+  constructor(
+    method: string,
+    readonly allow: string,
+  ) {
+    super(`${method} is not allowed here; use ${allow}`);
+  }
+}
+
+/** The upload is over the size limit. */
+export class ImageTooLargeError extends OptmarkError {
+  readonly code = 'image_too_large';
+  constructor(readonly limit: number) {
+    super(`The image is larger than the ${limit}-byte limit`);
+  }
+}
+
+/** No bearer key was sent. */
+export class MissingApiKeyError extends OptmarkError {
+  readonly code = 'missing_api_key';
+  constructor() {
+    super('Send your API key as "Authorization: Bearer <key>"');
+  }
+}
+
+/**
+ * The key is malformed, unknown, revoked or expired. One message for all
+ * four, on purpose: a caller learns nothing about which keys exist.
+ */
+export class InvalidApiKeyError extends OptmarkError {
+  readonly code = 'invalid_api_key';
+  constructor() {
+    super('The API key is not valid');
+  }
+}
+
+/** The account's plan does not include API access. */
+export class PlanNotAllowedError extends OptmarkError {
+  readonly code = 'plan_not_allowed';
+  constructor(readonly plan: string) {
+    super(`The ${plan} plan does not include API access; the API is available on the Pro and Lifetime plans`);
+  }
+}
+
+export type Operation = 'protect' | 'verify';
+
+/** The account has used its monthly allowance for this operation. */
+export class QuotaExceededError extends OptmarkError {
+  readonly code = 'quota_exceeded';
+  constructor(
+    readonly operation: Operation,
+    readonly limit: number,
+    readonly resetsAt: Date,
+  ) {
+    super(`The monthly ${operation} limit of ${limit} calls is reached; it resets at ${resetsAt.toISOString()}`);
+  }
+}
+
+/** Administration: the named thing does not exist, or already does. */
+export class AdminError extends OptmarkError {
+  constructor(
+    readonly code: 'account_exists' | 'account_not_found' | 'key_not_found' | 'too_many_keys',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The database cannot be reached or written, or the server is over capacity. Try again later. */
+export class ServiceUnavailableError extends OptmarkError {
+  readonly code = 'service_unavailable';
+  constructor(
+    message = 'The service is temporarily unavailable; try again shortly',
+    readonly retryAfterSeconds = 5,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
 }
 

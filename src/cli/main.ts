@@ -3,7 +3,9 @@
  * dispatches and prints help. Exit codes: 0 success, 1 some file failed,
  * 2 bad usage.
  */
+import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
+import { serveCommand } from './serve-command.js';
 import { verifyCommand } from './verify-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -17,7 +19,14 @@ Usage:
   optmark verify <file...> [--json]
       Report whether each file carries the opt-out, and the other opt-out signals found.
   optmark serve
-      The HTTP API. Not built yet: this release has the local commands only.
+      Run the HTTP API (configuration: environment variables, see README).
+  optmark accounts create --name NAME --plan free|pro|lifetime [--json]
+  optmark keys issue --account NAME [--expires-in-days N] [--json]
+      Prints the new key once; it is stored only as a digest.
+  optmark keys list --account NAME [--json]
+  optmark keys revoke ID
+  optmark usage --account NAME [--json]
+      Administration; works while "optmark serve" runs.
   optmark help
 
   --json prints one JSON object per file, one per line.
@@ -32,9 +41,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'verify':
         return await verifyCommand(rest);
       case 'serve':
-        process.stdout.write('optmark serve: the HTTP API is not built yet; the local commands below work today.\n\n');
-        process.stdout.write(HELP);
-        return 0;
+        return await serveCommand(rest);
+      case 'accounts':
+      case 'keys':
+      case 'usage':
+        return await adminCommand(command, rest);
       case undefined:
       case 'help':
       case '--help':

@@ -74,7 +74,8 @@ export interface WriteResult {
  */
 export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
   const handler = sniff(bytes);
-  const parsed = parseRaw(handler.readXmp(bytes));
+  const container = handler.open(bytes);
+  const parsed = parseRaw(container.xmp);
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
   const plan = setDataMining(parsed.standard, parsed.extended, uri);
   if (!plan) {
@@ -82,7 +83,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
     if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false };
     // The value is right, but held where some readers miss it (PNG XMP after
     // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
-    return { bytes: handler.writeXmp(bytes, { packet: first.text }), format: handler.format, handler, changed: true };
+    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, changed: true };
   }
 
   let standard = plan.standard;
@@ -98,14 +99,14 @@ export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
     if (Buffer.byteLength(packet) > handler.maxPacketBytes) {
       throw new InvalidXmpError(`the merged XMP packet is larger than ${handler.maxPacketBytes} bytes`);
     }
-    return { bytes: handler.writeXmp(bytes, { packet }), format: handler.format, handler, changed: true };
+    return { bytes: container.write({ packet }), format: handler.format, handler, changed: true };
   }
   const data = utf8(extended);
   const guid = md5HexUpper(data);
   const packet = serialise(setExtendedGuid(standard, guid));
   const replaces = parsed.extendedGuid;
   return {
-    bytes: handler.writeXmp(bytes, { packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
+    bytes: container.write({ packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
     format: handler.format,
     handler,
     changed: true,

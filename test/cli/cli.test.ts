@@ -96,12 +96,12 @@ describe('optmark verify', () => {
 });
 
 describe('optmark', () => {
-  it('prints help, and says the server is not built yet', async () => {
+  it('prints help, and refuses unknown commands', async () => {
     const help = await optmark('help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('optmark protect <file...>');
-    const serve = await optmark('serve');
-    expect(serve.stdout).toContain('the HTTP API is not built yet');
+    expect(help.stdout).toContain('optmark keys issue --account NAME');
     expect((await optmark('frob')).code).toBe(2);
+    expect((await optmark('serve', 'extra')).code).toBe(2);
   });
 });

@@ -87,6 +87,54 @@ export interface ContainerHandler {
   writeXmp(bytes: Uint8Array, xmp: XmpToWrite): Uint8Array;
   /** Drop every XMP block (standard and extended). */
   removeXmp(bytes: Uint8Array): Uint8Array;
+  /** Parse once, then read and write without parsing again (the protect path). */
+  open(bytes: Uint8Array): OpenContainer;
+}
+
+export interface OpenContainer {
+  readonly blocks: readonly Block[];
+  readonly xmp: RawXmp;
+  write(xmp: XmpToWrite): Uint8Array;
+}
+
+/** What a format supplies; `defineHandler` builds the ContainerHandler from it. */
+export interface ContainerFormat<Layout extends { readonly blocks: Block[] }> {
+  readonly format: ImageFormat;
+  readonly mimeType: string;
+  readonly extension: string;
+  readonly maxPacketBytes: number;
+  readonly supportsExtendedXmp: boolean;
+  canHandle(bytes: Uint8Array): boolean;
+  /** Validate the whole container and locate its blocks. */
+  scan(bytes: Uint8Array): Layout;
+  /**
+   * A cheaper scan that is enough to read and write the metadata (it may
+   * leave image data as one opaque block). Defaults to `scan`.
+   */
+  scanMetadata?(bytes: Uint8Array): Layout;
+  read(bytes: Uint8Array, layout: Layout): RawXmp;
+  write(bytes: Uint8Array, layout: Layout, xmp: XmpToWrite): Uint8Array;
+  remove(bytes: Uint8Array, layout: Layout): Uint8Array;
+}
+
+export function defineHandler<Layout extends { readonly blocks: Block[] }>(f: ContainerFormat<Layout>): ContainerHandler {
+  const metadataScan = (bytes: Uint8Array) => (f.scanMetadata ?? f.scan)(bytes);
+  return {
+    format: f.format,
+    mimeType: f.mimeType,
+    extension: f.extension,
+    maxPacketBytes: f.maxPacketBytes,
+    supportsExtendedXmp: f.supportsExtendedXmp,
+    canHandle: (bytes) => f.canHandle(bytes),
+    blocks: (bytes) => f.scan(bytes).blocks,
+    readXmp: (bytes) => f.read(bytes, metadataScan(bytes)),
+    writeXmp: (bytes, xmp) => f.write(bytes, metadataScan(bytes), xmp),
+    removeXmp: (bytes) => f.remove(bytes, metadataScan(bytes)),
+    open(bytes) {
+      const layout = metadataScan(bytes);
+      return { blocks: layout.blocks, xmp: f.read(bytes, layout), write: (xmp) => f.write(bytes, layout, xmp) };
+    },
+  };
 }
 
 /** Hard limit on one XMP packet's size, for every container (see docs/formats.md). */

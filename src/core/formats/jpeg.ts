@@ -18,6 +18,7 @@ import { ByteView, latin1, startsWithAt } from '../bytes/view.js';
 import {
   MAX_XMP_BYTES,
   type Block,
+  defineHandler,
   type ContainerHandler,
   type ExtendedXmpChunk,
   type RawXmp,
@@ -103,8 +104,18 @@ function isExtendedXmp(bytes: Uint8Array, segment: Segment): boolean {
 /**
  * Walk the whole file: every marker segment, every entropy-coded run, up to EOI.
  * Throws CorruptImageError for anything a decoder would refuse at container level.
+ *
+ * Metadata lives before the first SOS: segments after it are never XMP
+ * (ExifTool and exiv2 stop reading metadata there too).
+ *
+ * With `headersOnly` (reading and writing metadata), the walk stops after
+ * the first SOS header when the file ends with the EOI marker: everything
+ * from there on is one opaque block, copied as is, and the scan data is not
+ * walked (it is the bulk of the file, and metadata is never in it). A file
+ * that does not end so (a trailer, a truncation) gets the full walk, which
+ * finds its trailer or says where it is cut. `blocks()` always walks it all.
  */
-function scan(bytes: Uint8Array): JpegLayout {
+function scan(bytes: Uint8Array, headersOnly = false): JpegLayout {
   const view = new ByteView(bytes, 'jpeg');
   const blocks: Block[] = [];
   const segments: Segment[] = [];
@@ -149,7 +160,7 @@ function scan(bytes: Uint8Array): JpegLayout {
     const end = at + 1 + declared;
     view.need(at + 1, declared, `${type} segment at offset ${pos}`);
     const segment: Segment = { kind: 'other', type, offset: pos, length: end - pos, marker, payloadStart, payloadEnd: end };
-    const kind = isStandardXmp(bytes, segment) || isExtendedXmp(bytes, segment) ? 'xmp' : 'other';
+    const kind = scans === 0 && (isStandardXmp(bytes, segment) || isExtendedXmp(bytes, segment)) ? 'xmp' : 'other';
     const block: Segment = kind === 'xmp' ? { ...segment, kind } : segment;
     segments.push(block);
     blocks.push(block);
@@ -166,6 +177,10 @@ function scan(bytes: Uint8Array): JpegLayout {
     } else if (marker === SOS) {
       if (!frame) throw view.corrupt('SOS before any SOF frame header');
       scans++;
+      if (headersOnly && scans === 1 && endsWithEoi(bytes, pos)) {
+        blocks.push({ kind: 'other', type: 'image data', offset: pos, length: bytes.length - pos });
+        return { blocks, segments };
+      }
       // Entropy-coded data runs to the next marker that is not FF00 or RSTn.
       let cursor = pos;
       for (;;) {
@@ -184,6 +199,12 @@ function scan(bytes: Uint8Array): JpegLayout {
   }
   if (pos < bytes.length) blocks.push({ kind: 'other', type: 'trailer', offset: pos, length: bytes.length - pos });
   return { blocks, segments };
+}
+
+/** The file ends with the EOI marker (after the first SOS header at `from`). */
+function endsWithEoi(bytes: Uint8Array, from: number): boolean {
+  const n = bytes.length;
+  return n - from >= 2 && bytes[n - 2] === 0xff && bytes[n - 1] === EOI;
 }
 
 function readExtendedChunk(bytes: Uint8Array, segment: Segment): ExtendedXmpChunk {
@@ -257,7 +278,7 @@ function insertionOffset(bytes: Uint8Array, layout: JpegLayout): number {
   return offset;
 }
 
-export const jpeg: ContainerHandler = {
+export const jpeg: ContainerHandler = defineHandler({
   format: 'jpeg',
   mimeType: 'image/jpeg',
   extension: 'jpg',
@@ -268,12 +289,10 @@ export const jpeg: ContainerHandler = {
     return bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
   },
 
-  blocks(bytes) {
-    return scan(bytes).blocks;
-  },
+  scan: (bytes) => scan(bytes),
+  scanMetadata: (bytes) => scan(bytes, true),
 
-  readXmp(bytes): RawXmp {
-    const layout = scan(bytes);
+  read(bytes, layout): RawXmp {
     const packets: RawXmpPacket[] = [];
     const extendedChunks: ExtendedXmpChunk[] = [];
     let total = 0;
@@ -287,8 +306,7 @@ export const jpeg: ContainerHandler = {
     return { packets, extendedChunks, warnings: [] };
   },
 
-  writeXmp(bytes, xmp: XmpToWrite) {
-    const layout = scan(bytes);
+  write(bytes, layout, xmp) {
     const standard = standardSegment(xmp.packet);
     const replaced = xmp.extended?.replaces;
     const extension = xmp.extended ? extensionSegments(xmp.extended.guid, xmp.extended.data) : [];
@@ -308,12 +326,11 @@ export const jpeg: ContainerHandler = {
     return splice(bytes, layout, drop, anchor, [standard, ...extension]);
   },
 
-  removeXmp(bytes) {
-    const layout = scan(bytes);
+  remove(bytes, layout) {
     const drop = new Set(layout.segments.filter((s) => s.kind === 'xmp').map((s) => s.offset));
     return splice(bytes, layout, drop, -1, []);
   },
-};
+});
 
 /** Copy the file, leaving out the blocks at `drop` and putting `insert` at `anchor`. */
 function splice(bytes: Uint8Array, layout: JpegLayout, drop: Set<number>, anchor: number, insert: Uint8Array[]): Uint8Array {

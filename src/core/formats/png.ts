@@ -17,7 +17,7 @@ import { InvalidXmpError } from '../../errors.js';
 import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
 import { crc32 } from '../bytes/digest.js';
 import { ByteView, startsWithAt } from '../bytes/view.js';
-import { MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
+import { defineHandler, MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
 
 export const PNG_SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 export const PNG_XMP_KEYWORD = 'XML:com.adobe.xmp';
@@ -49,8 +49,8 @@ interface PngLayout {
   readonly firstIdat: number;
 }
 
-function isChunkType(type: string): boolean {
-  return /^[A-Za-z]{4}$/.test(type);
+function isLetter(byte: number): boolean {
+  return (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 }
 
 /** True when the chunk is a text chunk whose keyword is the XMP keyword. */
@@ -80,7 +80,9 @@ function scan(bytes: Uint8Array): PngLayout {
     if (pos >= bytes.length) throw view.corrupt('the file ends before the IEND chunk (truncated?)');
     const dataLength = view.u32be(pos, 'chunk length');
     const type = view.ascii(pos + 4, 4, 'chunk type');
-    if (!isChunkType(type)) throw view.corrupt(`invalid chunk type ${JSON.stringify(type)} at offset ${pos}`);
+    if (!(isLetter(bytes[pos + 4]!) && isLetter(bytes[pos + 5]!) && isLetter(bytes[pos + 6]!) && isLetter(bytes[pos + 7]!))) {
+      throw view.corrupt(`invalid chunk type ${JSON.stringify(type)} at offset ${pos}`);
+    }
     if (dataLength > MAX_CHUNK_LENGTH) throw view.corrupt(`chunk ${type} at offset ${pos} declares ${dataLength} bytes`);
     view.need(pos + 8, dataLength + 4, `chunk ${type} at offset ${pos}`);
     const dataStart = pos + 8;
@@ -184,7 +186,7 @@ export function xmpChunk(packet: string): Uint8Array {
   return chunkBytes('iTXt', assemble(new Uint8Array(0), [utf8(ITXT_XMP_HEADER), utf8(packet)]));
 }
 
-export const png: ContainerHandler = {
+export const png: ContainerHandler = defineHandler({
   format: 'png',
   mimeType: 'image/png',
   extension: 'png',
@@ -195,12 +197,9 @@ export const png: ContainerHandler = {
     return PNG_SIGNATURE.every((b, i) => bytes[i] === b);
   },
 
-  blocks(bytes) {
-    return scan(bytes).blocks;
-  },
+  scan,
 
-  readXmp(bytes): RawXmp {
-    const layout = scan(bytes);
+  read(bytes, layout): RawXmp {
     const packets: RawXmpPacket[] = [];
     const warnings: string[] = [];
     layout.chunks.forEach((chunk, index) => {
@@ -212,8 +211,7 @@ export const png: ContainerHandler = {
     return { packets, extendedChunks: [], warnings };
   },
 
-  writeXmp(bytes, xmp) {
-    const layout = scan(bytes);
+  write(bytes, layout, xmp) {
     const chunk = xmpChunk(xmp.packet);
     const existing = layout.chunks.filter((c) => c.kind === 'xmp');
     const only = existing.length === 1 ? existing[0]! : undefined;
@@ -229,12 +227,11 @@ export const png: ContainerHandler = {
     return splice(bytes, layout, new Set(existing.map((c) => c.offset)), anchor, chunk);
   },
 
-  removeXmp(bytes) {
-    const layout = scan(bytes);
+  remove(bytes, layout) {
     const xmp = layout.chunks.filter((c) => c.kind === 'xmp').map((c) => c.offset);
     return splice(bytes, layout, new Set(xmp), -1, new Uint8Array(0));
   },
-};
+});
 
 function splice(bytes: Uint8Array, layout: PngLayout, drop: Set<number>, anchor: number, insert: Uint8Array): Uint8Array {
   const pieces: Piece[] = [];

@@ -16,7 +16,7 @@
 import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
 import { ByteView } from '../bytes/view.js';
 import { InvalidXmpError } from '../../errors.js';
-import { MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
+import { defineHandler, MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
 
 const FLAG_ICC = 0x20;
 const FLAG_ALPHA = 0x10;
@@ -138,7 +138,8 @@ function chunkBytes(fourcc: string, payload: Uint8Array): Uint8Array {
 /** The VP8X chunk of the output: the existing one with its XMP flag set or cleared, or a new one. */
 function vp8xFor(bytes: Uint8Array, layout: WebpLayout, xmp: boolean): Uint8Array {
   if (layout.vp8x) {
-    const copy = bytes.slice(layout.vp8x.offset, layout.vp8x.offset + layout.vp8x.length);
+    // A real copy: Buffer#slice would share the caller's memory.
+    const copy = Uint8Array.from(bytes.subarray(layout.vp8x.offset, layout.vp8x.offset + layout.vp8x.length));
     copy[8] = xmp ? copy[8]! | FLAG_XMP : copy[8]! & ~FLAG_XMP;
     return copy;
   }
@@ -178,7 +179,7 @@ function rebuild(bytes: Uint8Array, layout: WebpLayout, vp8x: Uint8Array, drop: 
   return out;
 }
 
-export const webp: ContainerHandler = {
+export const webp: ContainerHandler = defineHandler({
   format: 'webp',
   mimeType: 'image/webp',
   extension: 'webp',
@@ -193,12 +194,9 @@ export const webp: ContainerHandler = {
     );
   },
 
-  blocks(bytes) {
-    return scan(bytes).blocks;
-  },
+  scan,
 
-  readXmp(bytes): RawXmp {
-    const layout = scan(bytes);
+  read(bytes, layout): RawXmp {
     const packets: RawXmpPacket[] = [];
     const warnings: string[] = [];
     for (const chunk of layout.chunks) {
@@ -216,8 +214,7 @@ export const webp: ContainerHandler = {
     return { packets, extendedChunks: [], warnings };
   },
 
-  writeXmp(bytes, xmp) {
-    const layout = scan(bytes);
+  write(bytes, layout, xmp) {
     const insert = chunkBytes('XMP ', utf8(xmp.packet));
     const existing = layout.chunks.filter((c) => c.kind === 'xmp');
     let anchor: number;
@@ -232,13 +229,12 @@ export const webp: ContainerHandler = {
     return rebuild(bytes, layout, vp8xFor(bytes, layout, true), new Set(existing.map((c) => c.offset)), anchor, insert);
   },
 
-  removeXmp(bytes) {
-    const layout = scan(bytes);
+  remove(bytes, layout) {
     const existing = layout.chunks.filter((c) => c.kind === 'xmp');
-    if (existing.length === 0 && (!layout.vp8x || (bytes[layout.vp8x.payloadStart]! & FLAG_XMP) === 0)) return bytes.slice();
+    if (existing.length === 0 && (!layout.vp8x || (bytes[layout.vp8x.payloadStart]! & FLAG_XMP) === 0)) return Uint8Array.from(bytes);
     const vp8x = layout.vp8x ? vp8xFor(bytes, layout, false) : new Uint8Array(0);
     return rebuild(bytes, layout, vp8x, new Set(existing.map((c) => c.offset)), -1, new Uint8Array(0));
   },
-};
+});
 
 export const WEBP_FLAGS = { ICC: FLAG_ICC, ALPHA: FLAG_ALPHA, EXIF: FLAG_EXIF, XMP: FLAG_XMP, ANIMATION: FLAG_ANIMATION } as const;

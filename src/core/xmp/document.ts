@@ -152,14 +152,20 @@ export function parseXmp(text: string): XmpDocument {
 class StopParsing extends Error {}
 
 function makeElement(source: string, tag: SaxesTagNS, start: number, openEnd: number, parent: XElement | undefined): XElement {
-  const bindings = new Map(parent?.bindings ?? []);
-  const spans = attributeSpans(source, start + 1 + tag.name.length, openEnd);
+  const declared = Object.values(tag.attributes).filter((a) => a.prefix === 'xmlns' || a.name === 'xmlns');
+  // Share the parent's bindings unless this element declares namespaces.
+  let bindings: ReadonlyMap<string, string> = parent?.bindings ?? new Map();
+  if (declared.length > 0) {
+    const own = new Map(bindings);
+    for (const attr of declared) own.set(attr.prefix === 'xmlns' ? attr.local : '', attr.value);
+    bindings = own;
+  }
+  const names = Object.keys(tag.attributes);
+  const spans = names.length > 0 ? attributeSpans(source, start + 1 + tag.name.length, openEnd) : undefined;
   const attrs: XAttr[] = [];
-  for (const attr of Object.values(tag.attributes)) {
-    if (attr.prefix === 'xmlns') bindings.set(attr.local, attr.value);
-    else if (attr.name === 'xmlns') bindings.set('', attr.value);
-    const span = spans.get(attr.name)!;
-    attrs.push({ uri: attr.uri, local: attr.local, prefix: attr.prefix, qname: attr.name, value: attr.value, ...span });
+  for (const name of names) {
+    const attr = tag.attributes[name]!;
+    attrs.push({ uri: attr.uri, local: attr.local, prefix: attr.prefix, qname: attr.name, value: attr.value, ...spans!.get(name)! });
   }
   return {
     uri: tag.uri,

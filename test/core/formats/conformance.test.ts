@@ -75,7 +75,10 @@ describe('conformance over the corpus and generated images', () => {
 
   it.each(valid)('$name: marks losslessly, idempotently, readably', async ({ bytes }) => {
     const handler = sniff(bytes);
+    const pristine = Buffer.from(bytes);
     const marked = protect(bytes).bytes;
+    // The caller's bytes are never touched (a Buffer's slice shares memory).
+    expect(same(bytes, pristine)).toBe(true);
 
     // Write-then-read gives the value, once, in element form in the standard packet.
     const read = inspect(marked);
@@ -104,6 +107,7 @@ describe('conformance over the corpus and generated images', () => {
     expect(raw.packets.map((p) => p.text)).toEqual([PACKET]);
     expectOnlyXmpChanged(handler, bytes, written);
     const removed = handler.removeXmp(written);
+    expect(same(bytes, pristine)).toBe(true);
     expect(handler.readXmp(removed).packets).toEqual([]);
     expect(handler.readXmp(removed).extendedChunks).toEqual([]);
     expectOnlyXmpChanged(handler, handler.removeXmp(bytes), removed);

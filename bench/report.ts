@@ -1,0 +1,57 @@
+/** Formatting for the benchmark: the results table and the PASS/FAIL lines. */
+import type { Format } from './images.js';
+
+export interface FileResult {
+  readonly name: string;
+  readonly format: Format;
+  readonly bytes: number;
+  readonly width: number;
+  readonly height: number;
+  readonly sha256Ms: number;
+  readonly protectMs: number;
+  readonly verifyMs: number;
+  /** readFileSync + protect + writeFileSync: file to file, as ExifTool works. */
+  readonly protectIoMs: number;
+  /** readFileSync + writeFileSync alone (no protect): the I/O share of protectIoMs. */
+  readonly ioMs: number;
+  readonly exiftoolMs: number;
+  readonly runs: { readonly sha256: number; readonly protect: number; readonly verify: number; readonly protectIo: number; readonly exiftool: number };
+}
+
+export interface Target {
+  readonly name: string;
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
+const MB = 1024 * 1024;
+const ms = (v: number) => v.toFixed(v < 10 ? 3 : 1);
+const ratio = (v: number) => `${v.toFixed(2)}x`;
+
+export function table(results: readonly FileResult[]): string {
+  const header = ['format', 'size MB', 'sha256 ms', 'protect ms', 'prot/sha', 'verify ms', 'ver/sha', 'prot+io ms', 'exiftool ms', 'faster (mem)', 'faster (file)'];
+  const rows = results.map((r) => [
+    r.format,
+    (r.bytes / MB).toFixed(2),
+    ms(r.sha256Ms),
+    ms(r.protectMs),
+    ratio(r.protectMs / r.sha256Ms),
+    ms(r.verifyMs),
+    ratio(r.verifyMs / r.sha256Ms),
+    ms(r.protectIoMs),
+    ms(r.exiftoolMs),
+    ratio(r.exiftoolMs / r.protectMs),
+    ratio(r.exiftoolMs / r.protectIoMs),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  // Text left-aligned, numbers right-aligned, so the columns read at a glance.
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** PASS plain, FAIL loud (and red on a terminal): the run still exits 0, so a failure must not be missed. */
+export function targetLine(t: Target, colour: boolean): string {
+  if (t.pass) return `PASS  ${t.name}: ${t.detail}`;
+  const text = `FAIL  ${t.name}: ${t.detail}  <<<<<<<<<< TARGET MISSED`;
+  return colour ? `\x1b[1;31m${text}\x1b[0m` : text;
+}

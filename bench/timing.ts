@@ -1,0 +1,66 @@
+/**
+ * Small timing helpers. Each measurement warms up first (JIT, allocator,
+ * page cache), then repeats until it has both a minimum run count and a
+ * minimum wall time, and reports the median: robust against GC pauses and
+ * the odd scheduler hiccup on a shared two-core machine.
+ */
+
+export interface Sample {
+  /** Median of the timed runs, in milliseconds. */
+  readonly medianMs: number;
+  readonly minMs: number;
+  readonly runs: number;
+}
+
+export interface Budget {
+  readonly warmupRuns: number;
+  readonly minRuns: number;
+  readonly minTimeMs: number;
+  /** Upper bound so a very fast operation does not spin for ages. */
+  readonly maxRuns: number;
+}
+
+export const DEFAULT_BUDGET: Budget = { warmupRuns: 3, minRuns: 15, minTimeMs: 1000, maxRuns: 500 };
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function summarise(times: readonly number[]): Sample {
+  return { medianMs: median(times), minMs: Math.min(...times), runs: times.length };
+}
+
+/**
+ * Time several synchronous operations round-robin: one run of each per round,
+ * so they share the same conditions (CPU frequency, other load on the box)
+ * and their ratios stay meaningful even when the absolute times drift.
+ * Runs until every operation has `minRuns` runs and the rounds have taken
+ * `minTimeMs` per operation.
+ */
+export function measureInterleaved<K extends string>(fns: Record<K, () => unknown>, budget: Budget = DEFAULT_BUDGET): Record<K, Sample> {
+  const keys = Object.keys(fns) as K[];
+  const times = new Map<K, number[]>(keys.map((k) => [k, []]));
+  let sink: unknown;
+  for (let i = 0; i < budget.warmupRuns; i++) for (const k of keys) sink = fns[k]();
+  const started = performance.now();
+  for (let round = 0; round < budget.maxRuns; round++) {
+    if (round >= budget.minRuns && performance.now() - started >= budget.minTimeMs * keys.length) break;
+    for (const k of keys) {
+      const t0 = performance.now();
+      sink = fns[k]();
+      times.get(k)!.push(performance.now() - t0);
+    }
+  }
+  if (sink === Symbol.for('never')) console.log(sink);
+  return Object.fromEntries(keys.map((k) => [k, summarise(times.get(k)!)])) as Record<K, Sample>;
+}
+
+/** Time one call of an async operation (used per ExifTool command). */
+export async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}

@@ -1,0 +1,76 @@
+/**
+ * Open the database: PostgreSQL through `pg` when DATABASE_URL is set, else
+ * the embedded PGlite in the data directory (locked against a second process).
+ * One Kysely dialect, one set of migrations, run here at every open.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { lockDataDir } from '../data-dir-lock.js';
+import { migrationProvider } from './migrations.js';
+import { PGlitePool } from './pglite-pool.js';
+import type { Database } from './schema.js';
+
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Where pool and connection errors are reported (they must never go unhandled). */
+  readonly onError?: (error: Error) => void;
+}
+
+// `timestamptz` and friends come back as Date; `int8` (count(*)) as a number.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+
+export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
+  const onError = options.onError ?? (() => {});
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 10,
+      connectionTimeoutMillis: 3000,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle or checked-out client that loses its connection emits 'error';
+    // without a listener that would crash the process.
+    pool.on('error', onError);
+    pool.on('connect', (client) => client.on('error', onError));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    await migrate(db);
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const lock = lockDataDir(options.dataDir);
+  try {
+    const pglite = await PGlite.create(join(options.dataDir, 'pgdata'));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });
+    await migrate(db);
+    return {
+      db,
+      kind: 'pglite',
+      async close() {
+        try {
+          await db.destroy();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const { error } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

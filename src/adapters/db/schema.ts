@@ -1,0 +1,45 @@
+/** Table types for Kysely, matching migrations.ts. */
+import type { ColumnType } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date, Date>;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  prefix: string;
+  digest: Uint8Array;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
+export interface UsageTable {
+  account_id: string;
+  /** `YYYY-MM` (UTC calendar month). */
+  period: string;
+  operation: string;
+  used: number;
+}
+
+export interface ReservationsTable {
+  id: string;
+  account_id: string;
+  period: string;
+  operation: string;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  usage: UsageTable;
+  reservations: ReservationsTable;
+}

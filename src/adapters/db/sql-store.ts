@@ -1,0 +1,204 @@
+/**
+ * The Store over SQL (Kysely; the same statements on PGlite and PostgreSQL).
+ * The request path is two statements per call: one that authenticates the key
+ * and reserves a unit atomically, and one that settles the reservation.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Operation } from '../../errors.js';
+import type { Account, KeyRecord, Plan, Principal, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
+import type { Database } from './schema.js';
+import { guarded } from './unavailable.js';
+
+interface PrincipalRow {
+  key_id: string;
+  account_id: string;
+  account_name: string;
+  plan: string;
+}
+
+const toPrincipal = (row: PrincipalRow): Principal => ({
+  keyId: row.key_id,
+  accountId: row.account_id,
+  accountName: row.account_name,
+  plan: row.plan as Plan,
+});
+
+/** Keys used in the last minute are not touched again: last_used_at is a hint, not a log. */
+const TOUCH_INTERVAL = sql`interval '60 seconds'`;
+
+export class SqlStore implements Store {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  authenticateAndReserve(r: ReserveRequest): Promise<ReserveOutcome> {
+    return guarded(async () => {
+      // One statement, so the whole decision is atomic: find the key, and if
+      // its plan has API access, increment this month's counter unless it is
+      // at the limit (INSERT .. ON CONFLICT DO UPDATE .. WHERE re-checks the
+      // locked row), and record the reservation.
+      const { rows } = await sql<PrincipalRow & { used: number | null }>`
+        with k as (
+          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan
+          from api_keys k join accounts a on a.id = k.account_id
+          where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
+        ),
+        u as (
+          insert into usage (account_id, period, operation, used)
+          select account_id, ${r.period}, ${r.operation}, 1 from k
+          where plan = any (string_to_array(${r.plans.join(',')}, ',')) and ${r.limit}::int > 0
+          on conflict (account_id, period, operation)
+            do update set used = usage.used + 1 where usage.used < ${r.limit}::int
+          returning used
+        ),
+        reserved as (
+          insert into reservations (id, account_id, period, operation, created_at)
+          select ${r.reservationId}::uuid, k.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz from k, u
+          returning id
+        ),
+        touched as (
+          update api_keys set last_used_at = ${r.now}
+          where id = (select key_id from k) and (last_used_at is null or last_used_at < ${r.now}::timestamptz - ${TOUCH_INTERVAL})
+        )
+        select k.*, (select used from u) as used, (select count(*) from reserved) as reservations from k
+      `.execute(this.db);
+      const row = rows[0];
+      if (!row) return { kind: 'invalid' };
+      const principal = toPrincipal(row);
+      if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', principal };
+      if (row.used === null) return { kind: 'exhausted', principal };
+      return { kind: 'reserved', principal, used: Number(row.used) };
+    });
+  }
+
+  authenticate(digest: Uint8Array, now: Date): Promise<Principal | undefined> {
+    return guarded(async () => {
+      const row = await this.db
+        .selectFrom('api_keys as k')
+        .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .select(['k.id as key_id', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
+        .where('k.digest', '=', digest)
+        .where('k.revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
+        .executeTakeFirst();
+      return row && toPrincipal(row);
+    });
+  }
+
+  commit(reservationId: string): Promise<void> {
+    return guarded(async () => {
+      await this.db.deleteFrom('reservations').where('id', '=', reservationId).execute();
+    });
+  }
+
+  refund(reservationId: string): Promise<void> {
+    return guarded(async () => {
+      // Deleting the reservation and decrementing happen together, and only
+      // if the reservation was still open: a second refund finds nothing.
+      await sql`
+        with r as (delete from reservations where id = ${reservationId}::uuid returning account_id, period, operation)
+        update usage set used = usage.used - 1 from r
+        where usage.account_id = r.account_id and usage.period = r.period and usage.operation = r.operation
+      `.execute(this.db);
+    });
+  }
+
+  sweepReservations(cutoff: Date): Promise<number> {
+    return guarded(async () => {
+      const { rows } = await sql<{ n: number }>`
+        with r as (delete from reservations where created_at < ${cutoff} returning account_id, period, operation),
+        c as (select account_id, period, operation, count(*)::int as n from r group by account_id, period, operation),
+        u as (
+          update usage set used = usage.used - c.n from c
+          where usage.account_id = c.account_id and usage.period = c.period and usage.operation = c.operation
+          returning c.n
+        )
+        select coalesce(sum(n), 0)::int as n from u
+      `.execute(this.db);
+      return Number(rows[0]?.n ?? 0);
+    });
+  }
+
+  usage(accountId: string, period: string): Promise<Record<Operation, number>> {
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('usage').select(['operation', 'used']).where('account_id', '=', accountId).where('period', '=', period).execute();
+      const used: Record<Operation, number> = { protect: 0, verify: 0 };
+      for (const row of rows) used[row.operation as Operation] = row.used;
+      return used;
+    });
+  }
+
+  createAccount(account: Account): Promise<void> {
+    return guarded(async () => {
+      await this.db.insertInto('accounts').values({ id: account.id, name: account.name, plan: account.plan, created_at: account.createdAt }).execute();
+    });
+  }
+
+  findAccount(name: string): Promise<Account | undefined> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
+      return row && { id: row.id, name: row.name, plan: row.plan as Plan, createdAt: row.created_at };
+    });
+  }
+
+  countAccounts(): Promise<number> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    });
+  }
+
+  insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .insertInto('api_keys')
+        .values({
+          id: key.id,
+          account_id: key.accountId,
+          prefix: key.prefix,
+          digest: key.digest,
+          created_at: key.createdAt,
+          expires_at: key.expiresAt,
+          revoked_at: key.revokedAt,
+          last_used_at: key.lastUsedAt,
+        })
+        .execute();
+    });
+  }
+
+  listKeys(accountId: string): Promise<KeyRecord[]> {
+    return guarded(async () => {
+      const rows = await this.db
+        .selectFrom('api_keys')
+        .select(['id', 'account_id', 'prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+        .where('account_id', '=', accountId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        accountId: r.account_id,
+        prefix: r.prefix,
+        createdAt: r.created_at,
+        expiresAt: r.expires_at,
+        revokedAt: r.revoked_at,
+        lastUsedAt: r.last_used_at,
+      }));
+    });
+  }
+
+  revokeKey(id: string, now: Date): Promise<boolean> {
+    return guarded(async () => {
+      const result = await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    });
+  }
+
+  ping(): Promise<void> {
+    return guarded(async () => {
+      await sql`select 1`.execute(this.db);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.db.destroy();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Accounts and API keys, for operators (the CLI, the admin socket). Keys are
+ * shown once, at issue, and stored only as their SHA-256 digest.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { apiKeyDigest, generateApiKey, randomBase62, visiblePrefix } from '../core/keys/api-key.js';
+import { periodOf } from '../core/quota/period.js';
+import { AdminError, InvalidOptionError } from '../errors.js';
+import { PLANS, type Account, type Clock, type KeyRecord, type Plan, type Store } from './ports.js';
+import { usageReport, type Limits, type UsageReport } from './usage.js';
+
+/** Enough for a key per environment plus one being rolled in. */
+export const MAX_ACTIVE_KEYS = 5;
+/** The account a fresh installation creates, so a newcomer can call the API at once. */
+export const LOCAL_ACCOUNT = 'local';
+
+export interface IssuedKey {
+  readonly id: string;
+  /** The key itself: shown this once, never stored. */
+  readonly key: string;
+  readonly prefix: string;
+  readonly account: string;
+  readonly expiresAt: Date | null;
+}
+
+export interface KeyView extends Omit<KeyRecord, 'accountId'> {
+  readonly active: boolean;
+}
+
+export interface Admin {
+  createAccount(name: string, plan: string): Promise<Account>;
+  issueKey(accountName: string, options?: { expiresInDays?: number }): Promise<IssuedKey>;
+  listKeys(accountName: string): Promise<KeyView[]>;
+  revokeKey(id: string): Promise<void>;
+  usage(accountName: string): Promise<UsageReport & { account: string; plan: Plan }>;
+  /** On an empty database: create the `local` Lifetime account and one key. */
+  bootstrap(): Promise<IssuedKey | undefined>;
+}
+
+const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }): Admin {
+  const { store, clock } = deps;
+
+  async function account(name: string): Promise<Account> {
+    const found = await store.findAccount(name);
+    if (!found) throw new AdminError('account_not_found', `There is no account named ${JSON.stringify(name)}`);
+    return found;
+  }
+
+  const isActive = (key: KeyRecord, now: Date) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
+
+  const admin: Admin = {
+    async createAccount(name, plan) {
+      if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name);
+      if (!(PLANS as readonly string[]).includes(plan)) throw new InvalidOptionError('plan', `one of: ${PLANS.join(', ')}`, plan);
+      if (await store.findAccount(name)) throw new AdminError('account_exists', `An account named ${JSON.stringify(name)} already exists`);
+      const created: Account = { id: randomUUID(), name, plan: plan as Plan, createdAt: clock.now() };
+      await store.createAccount(created);
+      return created;
+    },
+
+    async issueKey(accountName, options = {}) {
+      const owner = await account(accountName);
+      const now = clock.now();
+      const active = (await store.listKeys(owner.id)).filter((k) => isActive(k, now));
+      if (active.length >= MAX_ACTIVE_KEYS) {
+        throw new AdminError('too_many_keys', `The account already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
+      }
+      const days = options.expiresInDays;
+      if (days !== undefined && !(Number.isInteger(days) && days > 0 && days <= 3650)) {
+        throw new InvalidOptionError('expiresInDays', 'a whole number of days from 1 to 3650', days);
+      }
+      const key = generateApiKey(randomBytes);
+      const record = {
+        id: `key_${randomBase62(12, randomBytes)}`,
+        accountId: owner.id,
+        prefix: visiblePrefix(key),
+        createdAt: now,
+        expiresAt: days ? new Date(now.getTime() + days * 86_400_000) : null,
+        revokedAt: null,
+        lastUsedAt: null,
+      };
+      await store.insertKey({ ...record, digest: apiKeyDigest(key) });
+      return { id: record.id, key, prefix: record.prefix, account: owner.name, expiresAt: record.expiresAt };
+    },
+
+    async listKeys(accountName) {
+      const owner = await account(accountName);
+      const now = clock.now();
+      return (await store.listKeys(owner.id)).map(({ accountId: _, ...key }) => ({ ...key, active: isActive(key as KeyRecord, now) }));
+    },
+
+    async revokeKey(id) {
+      if (!(await store.revokeKey(id, clock.now()))) throw new AdminError('key_not_found', `There is no active key with id ${JSON.stringify(id)}`);
+    },
+
+    async usage(accountName) {
+      const owner = await account(accountName);
+      const now = clock.now();
+      const report = usageReport(await store.usage(owner.id, periodOf(now).key), deps.limits, now);
+      return { account: owner.name, plan: owner.plan, ...report };
+    },
+
+    async bootstrap() {
+      if ((await store.countAccounts()) > 0) return undefined;
+      await admin.createAccount(LOCAL_ACCOUNT, 'lifetime');
+      return admin.issueKey(LOCAL_ACCOUNT);
+    },
+  };
+  return admin;
+}

@@ -1,0 +1,102 @@
+/**
+ * The request path's bookkeeping: who is calling, and one unit of their
+ * monthly allowance reserved before the work and settled after it. A call
+ * that does not return 200 gives its unit back, so it never counts.
+ */
+import { randomUUID } from 'node:crypto';
+import { apiKeyDigest, isWellFormedApiKey } from '../core/keys/api-key.js';
+import { periodOf } from '../core/quota/period.js';
+import {
+  InvalidApiKeyError,
+  MissingApiKeyError,
+  PlanNotAllowedError,
+  QuotaExceededError,
+  type Operation,
+} from '../errors.js';
+import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
+import { usageReport, type Limits, type UsageReport } from './usage.js';
+
+/** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
+export interface Ticket {
+  readonly principal: Principal;
+  readonly operation: Operation;
+  /** Usage of this operation this month, this call included. */
+  readonly used: number;
+  readonly limit: number;
+  readonly resetsAt: Date;
+  settle(succeeded: boolean): Promise<void>;
+}
+
+export interface ApiAccess {
+  /** Authenticate and reserve one unit. Throws Missing/InvalidApiKey, PlanNotAllowed or QuotaExceeded. */
+  open(authorization: string | undefined, operation: Operation): Promise<Ticket>;
+  /** Authenticate only (free endpoints such as usage). */
+  authenticate(authorization: string | undefined): Promise<Principal>;
+  usage(principal: Principal): Promise<UsageReport>;
+  /** Give back units of calls that never settled (a crash); returns how many. */
+  sweep(olderThanSeconds: number): Promise<number>;
+  readonly limits: Limits;
+}
+
+/** The key from an `Authorization: Bearer <key>` header (scheme case-insensitive). */
+function bearer(authorization: string | undefined): string {
+  if (authorization === undefined || authorization.trim() === '') throw new MissingApiKeyError();
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  if (!match) throw new InvalidApiKeyError();
+  // Malformed keys and bad checksums never reach the database.
+  if (!isWellFormedApiKey(match[1]!)) throw new InvalidApiKeyError();
+  return match[1]!;
+}
+
+export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limits; onSettleError?: (error: unknown) => void }): ApiAccess {
+  const { store, clock, limits } = deps;
+  return {
+    limits,
+
+    async open(authorization, operation) {
+      const digest = apiKeyDigest(bearer(authorization));
+      const now = clock.now();
+      const period = periodOf(now);
+      const limit = limits[operation];
+      const reservationId = randomUUID();
+      const outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
+      if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
+      if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
+      if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
+      let settled = false;
+      return {
+        principal: outcome.principal,
+        operation,
+        used: outcome.used,
+        limit,
+        resetsAt: period.end,
+        async settle(succeeded) {
+          if (settled) return;
+          settled = true;
+          try {
+            await (succeeded ? store.commit(reservationId) : store.refund(reservationId));
+          } catch (error) {
+            // The response is already decided; an unsettled reservation is
+            // given back by the sweep after its TTL.
+            deps.onSettleError?.(error);
+          }
+        },
+      };
+    },
+
+    async authenticate(authorization) {
+      const principal = await store.authenticate(apiKeyDigest(bearer(authorization)), clock.now());
+      if (!principal) throw new InvalidApiKeyError();
+      return principal;
+    },
+
+    async usage(principal) {
+      const now = clock.now();
+      return usageReport(await store.usage(principal.accountId, periodOf(now).key), limits, now);
+    },
+
+    sweep(olderThanSeconds) {
+      return store.sweepReservations(new Date(clock.now().getTime() - olderThanSeconds * 1000));
+    },
+  };
+}

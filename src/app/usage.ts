@@ -1,0 +1,32 @@
+import type { Operation } from '../errors.js';
+import { periodOf } from '../core/quota/period.js';
+
+export interface Limits {
+  readonly protect: number;
+  readonly verify: number;
+}
+
+export interface Allowance {
+  readonly used: number;
+  readonly limit: number;
+  readonly remaining: number;
+}
+
+/** The shape of GET /api/v1/usage. */
+export interface UsageReport {
+  readonly protect: Allowance;
+  readonly verify: Allowance;
+  readonly resetsAt: string;
+}
+
+export function allowance(used: number, limit: number): Allowance {
+  return { used, limit, remaining: Math.max(0, limit - used) };
+}
+
+export function usageReport(used: Record<Operation, number>, limits: Limits, now: Date): UsageReport {
+  return {
+    protect: allowance(used.protect, limits.protect),
+    verify: allowance(used.verify, limits.verify),
+    resetsAt: periodOf(now).end.toISOString(),
+  };
+}

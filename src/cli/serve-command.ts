@@ -1,0 +1,43 @@
+/**
+ * `optmark serve` (and `npm start`): run the HTTP API until SIGTERM or
+ * SIGINT, then stop in order: no new connections, in-flight requests
+ * finish, the database closes.
+ */
+import { loadConfig } from '../config.js';
+import { startServer } from '../server/start.js';
+import { parse } from './files.js';
+import { UsageError } from './usage-error.js';
+
+export async function serveCommand(args: readonly string[]): Promise<number> {
+  const { positionals } = parse(args, {});
+  if (positionals.length > 0) throw new UsageError('serve takes no arguments; configure it with environment variables (see README)');
+  const config = loadConfig();
+  const server = await startServer(config);
+  if (server.bootstrapKey) {
+    // Shown once, on the first start of an empty database, and never logged.
+    process.stderr.write(
+      `\nCreated the account "${server.bootstrapKey.account}" (Lifetime plan) and its first API key:\n\n` +
+        `    ${server.bootstrapKey.key}\n\n` +
+        'Store it now: it is not shown again (issue more with "optmark keys issue --account local"). Try:\n\n' +
+        `    curl -H "Authorization: Bearer ${server.bootstrapKey.key}" -F image=@photo.jpg ${server.url}/api/v1/protect\n\n`,
+    );
+  }
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        server.app.log.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      server.app.log.info({ signal }, 'stopping: finishing in-flight requests');
+      server.close().then(resolve, (error: unknown) => {
+        server.app.log.error({ err: error }, 'error while stopping');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  return 0;
+}

@@ -1,0 +1,68 @@
+/**
+ * The only reader of process.env. Parses and checks every setting once, at
+ * start, and returns a frozen, typed object; a bad value stops the start with
+ * a message naming the variable.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** TCP port of the HTTP server (PORT, default 8080; 0 picks a free one). */
+  readonly port: number;
+  /** Interface to listen on (HOST, default 127.0.0.1). */
+  readonly host: string;
+  /** Embedded database, lock file, admin socket (OPTMARK_DATA_DIR, default ./data). */
+  readonly dataDir: string;
+  /** A postgres:// URL switches from the embedded database to PostgreSQL (DATABASE_URL). */
+  readonly databaseUrl: string | undefined;
+  /** Monthly protect calls per account (OPTMARK_PROTECT_LIMIT, default 10000). */
+  readonly protectLimit: number;
+  /** Monthly verify calls per account (OPTMARK_VERIFY_LIMIT, default 50000). */
+  readonly verifyLimit: number;
+  /** Largest accepted image, in bytes (OPTMARK_MAX_UPLOAD_BYTES, default 25 MB = 26214400). */
+  readonly maxUploadBytes: number;
+  /** pino level (OPTMARK_LOG_LEVEL, default info; 'silent' turns logging off). */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Seconds a client may take to send its headers (OPTMARK_HEADERS_TIMEOUT, default 10). */
+  readonly headersTimeoutSeconds: number;
+  /** Seconds a whole request may take, upload included (OPTMARK_REQUEST_TIMEOUT, default 120). */
+  readonly requestTimeoutSeconds: number;
+  /** Seconds a quota reservation may stay open before a crash sweep returns it (OPTMARK_RESERVATION_TTL, default 300). */
+  readonly reservationTtlSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const logLevel = (env.OPTMARK_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LEVELS.includes(logLevel)) throw new ConfigError(`OPTMARK_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
+  return Object.freeze({
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    dataDir: resolve(env.OPTMARK_DATA_DIR?.trim() || './data'),
+    databaseUrl,
+    protectLimit: integer(env, 'OPTMARK_PROTECT_LIMIT', 10_000, 0, 1_000_000_000),
+    verifyLimit: integer(env, 'OPTMARK_VERIFY_LIMIT', 50_000, 0, 1_000_000_000),
+    maxUploadBytes: integer(env, 'OPTMARK_MAX_UPLOAD_BYTES', 26_214_400, 1, 512 * 1024 * 1024),
+    logLevel,
+    headersTimeoutSeconds: integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600),
+    requestTimeoutSeconds: integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600),
+    reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
+  });
+}

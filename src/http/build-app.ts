@@ -1,0 +1,95 @@
+/**
+ * The HTTP application: fastify with its plugins, hooks and routes, built
+ * from the use cases. No listen() here (see server.ts), so tests and the
+ * server share exactly this.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ApiAccess } from '../app/api-access.js';
+import type { Config } from '../config.js';
+import { ImageTooLargeError, type ErrorCode } from '../errors.js';
+import { installErrorHandling, sendError, STATUS } from './error-handler.js';
+import { openApiDocument } from './openapi.js';
+import { healthRoutes } from './routes/health.js';
+import { imageRoutes } from './routes/images.js';
+import { multipartLimits } from './upload.js';
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+/** Multipart framing around the file: boundary lines and part headers. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface HttpDeps {
+  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds'>;
+  readonly access: ApiAccess;
+  readonly ping: () => Promise<void>;
+  readonly clock: () => Date;
+  /** Logger options or instance; defaults to pino at config.logLevel. */
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+/** Errors from Node's HTTP parser, before a request exists: answered with JSON and the connection closed. */
+function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 'header_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'malformed_request';
+  const message =
+    code === 'header_too_large' ? 'The request headers are too large' : code === 'request_timeout' ? 'The request took too long to arrive' : 'The request is not valid HTTP';
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: message, code, requestId });
+  const status = STATUS[code];
+  socket.end(
+    `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
+  const { config, clock } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      // Keys travel in Authorization; fastify does not log headers, and this makes sure nothing else does.
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.authorization'], censor: '[redacted]' },
+    },
+    genReqId: (req) => {
+      const given = req.headers['request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    keepAliveTimeout: 5000,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    clientErrorHandler: clientError,
+    bodyLimit: 1024 * 1024,
+  });
+  app.server.headersTimeout = config.headersTimeoutSeconds * 1000;
+
+  installErrorHandling(app, { maxUploadBytes: config.maxUploadBytes, clock });
+
+  // Only multipart bodies are parsed; any other content type is refused (415) without being read.
+  app.removeAllContentTypeParsers();
+  await app.register(multipart, { limits: multipartLimits(config.maxUploadBytes), throwFileSizeLimit: true });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+    // Refuse an upload whose declared size is over the limit before reading it.
+    const length = Number(request.headers['content-length']);
+    if (request.method === 'POST' && Number.isFinite(length) && length > config.maxUploadBytes + MULTIPART_OVERHEAD) {
+      return sendError(request, reply, new ImageTooLargeError(config.maxUploadBytes), clock);
+    }
+  });
+
+  const document = openApiDocument({ maxUploadBytes: config.maxUploadBytes, version: VERSION });
+  app.get('/api/v1/openapi.json', async () => document);
+  await app.register(healthRoutes, { ping: deps.ping });
+  await app.register(imageRoutes, { access: deps.access, maxUploadBytes: config.maxUploadBytes, clock });
+  return app;
+}
+

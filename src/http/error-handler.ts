@@ -1,0 +1,114 @@
+/**
+ * The one place that turns errors into HTTP: a status per error code, a JSON
+ * body `{error, code, requestId}` for every failure, and the headers some
+ * statuses need. Anything that is not an OptmarkError is a bug: logged in
+ * full, answered with a generic 500 that leaks nothing.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ImageTooLargeError,
+  MethodNotAllowedError,
+  OptmarkError,
+  QuotaExceededError,
+  RequestError,
+  ServiceUnavailableError,
+  type ErrorCode,
+} from '../errors.js';
+import { secondsUntil } from '../core/quota/period.js';
+
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  empty_image: 400,
+  malformed_request: 400,
+  missing_image_part: 400,
+  multiple_parts: 400,
+  invalid_option: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  plan_not_allowed: 403,
+  not_found: 404,
+  account_not_found: 404,
+  key_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  account_exists: 409,
+  too_many_keys: 409,
+  image_too_large: 413,
+  unsupported_content_type: 415,
+  unsupported_image_format: 415,
+  corrupt_image: 422,
+  invalid_xmp: 422,
+  ambiguous_xmp: 422,
+  quota_exceeded: 429,
+  header_too_large: 431,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+export interface ErrorBody {
+  readonly error: string;
+  readonly code: ErrorCode;
+  readonly requestId: string;
+}
+
+/**
+ * Errors raised by fastify and its multipart plugin before our code runs,
+ * mapped to ours by their code. Unlisted client errors become 400.
+ */
+function fromFramework(error: FastifyError & { part?: unknown }, maxUploadBytes: number): OptmarkError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ImageTooLargeError(maxUploadBytes);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_VALIDATION':
+      return new RequestError('malformed_request', error.message);
+    default:
+      return new RequestError('malformed_request', `Malformed request: ${error.message}`);
+  }
+}
+
+export function errorBody(error: OptmarkError, requestId: string): ErrorBody {
+  return { error: error.message, code: error.code, requestId };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: OptmarkError, clock: () => Date): FastifyReply {
+  const status = STATUS[error.code];
+  if (error.code === 'missing_api_key' || error.code === 'invalid_api_key') reply.header('WWW-Authenticate', 'Bearer');
+  if (error instanceof QuotaExceededError) reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
+  if (error instanceof ServiceUnavailableError) reply.header('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
+  // An upload we refuse before reading it is not drained: close the connection.
+  if (error.code === 'image_too_large') reply.header('Connection', 'close');
+  return reply.code(status).type('application/json; charset=utf-8').send(errorBody(error, request.id));
+}
+
+export function installErrorHandling(app: FastifyInstance, options: { maxUploadBytes: number; clock: () => Date }): void {
+  app.setErrorHandler((raw: FastifyError, request, reply) => {
+    let error: OptmarkError;
+    if (raw instanceof OptmarkError) error = raw;
+    else if (typeof raw.statusCode === 'number' && raw.statusCode >= 400 && raw.statusCode < 500) error = fromFramework(raw, options.maxUploadBytes);
+    else if (/Unexpected end of form|Malformed part header|Multipart: Boundary not found|Part terminated early/i.test(raw.message ?? '')) {
+      error = new RequestError('malformed_request', `Malformed multipart body: ${raw.message}`);
+    } else {
+      request.log.error({ err: raw }, 'unhandled error');
+      error = new InternalError();
+    }
+    if (error.code !== 'internal_error' && STATUS[error.code] >= 500) request.log.warn({ err: raw }, error.message);
+    return sendError(request, reply, error, options.clock);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new RequestError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}`), options.clock),
+  );
+}
+
+class InternalError extends OptmarkError {
+  readonly code = 'internal_error';
+  constructor() {
+    super('Internal error; it has been logged. Please try again or report the request id');
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The OpenAPI 3.1 document served at GET /api/v1/openapi.json, built from
+ * the response schemas the routes declare (http/schemas.ts) and the status
+ * table of the error handler.
+ */
+import { STATUS } from './error-handler.js';
+import { errorResult, protectResult, usageResult, verifyResult } from './schemas.js';
+
+const { $id: _p, ...ProtectResult } = protectResult;
+const { $id: _v, ...VerifyResult } = verifyResult;
+const { $id: _u, ...Usage } = usageResult;
+const { $id: _e, ...ErrorBody } = errorResult;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function errorResponses(codes: readonly string[]) {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) {
+    const status = STATUS[code as keyof typeof STATUS];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [String(status), { description: list.join(', '), content: { 'application/json': { schema: ref('Error') } } }]),
+  );
+}
+
+const RATE_HEADERS = {
+  'RateLimit-Policy': { description: 'Monthly quota policy (draft-ietf-httpapi-ratelimit-headers-11)', schema: { type: 'string' } },
+  RateLimit: { description: 'Remaining allowance and seconds until it resets', schema: { type: 'string' } },
+  'Request-Id': { description: 'Identifier of this request, also in error bodies and logs', schema: { type: 'string' } },
+};
+
+const IMAGE_ERRORS = [
+  'malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'missing_api_key', 'invalid_api_key', 'plan_not_allowed',
+  'image_too_large', 'unsupported_content_type', 'unsupported_image_format', 'corrupt_image', 'invalid_xmp', 'quota_exceeded', 'service_unavailable', 'internal_error',
+] as const;
+
+const imageBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['image'],
+        additionalProperties: false,
+        properties: { image: { type: 'string', contentMediaType: 'image/*', description: 'JPEG, PNG or WebP; the format is judged by the bytes' } },
+      },
+    },
+  },
+};
+
+export function openApiDocument(options: { maxUploadBytes: number; version: string }) {
+  const limit = `at most ${options.maxUploadBytes} bytes`;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'optmark API',
+      version: options.version,
+      description: 'Mark images with the IPTC/PLUS Data Mining AI-training opt-out, losslessly, and verify it.',
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key, `omk_...`' } },
+      schemas: { ProtectResult, VerifyResult, Usage, Error: ErrorBody },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/v1/protect': {
+        post: {
+          operationId: 'protect',
+          summary: 'Write the opt-out into the image metadata, losslessly',
+          description: `One multipart part, \`image\` (${limit}). Counts toward the monthly protect limit; a call that fails does not count.`,
+          requestBody: imageBody,
+          responses: {
+            200: { description: 'The marked image', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('ProtectResult') } } },
+            ...errorResponses([...IMAGE_ERRORS, 'ambiguous_xmp']),
+          },
+        },
+      },
+      '/api/v1/verify': {
+        post: {
+          operationId: 'verify',
+          summary: 'Check an image for the opt-out and other signals',
+          description: `One multipart part, \`image\` (${limit}). Counts toward the monthly verify limit; a call that fails does not count.`,
+          requestBody: imageBody,
+          responses: {
+            200: { description: 'What the image carries', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('VerifyResult') } } },
+            ...errorResponses(IMAGE_ERRORS),
+          },
+        },
+      },
+      '/api/v1/usage': {
+        get: {
+          operationId: 'usage',
+          summary: "This month's usage of the account behind the key (free of charge)",
+          responses: {
+            200: { description: 'Used, limit and remaining per operation', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('Usage') } } },
+            ...errorResponses(['missing_api_key', 'invalid_api_key', 'service_unavailable']),
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * POST /api/v1/protect and POST /api/v1/verify: authenticate and reserve a
+ * unit (preHandler, before the body is read), read the one image part, run
+ * the same use case the CLI runs, answer exactly the spec's fields.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { protect } from '../../app/protect-image.js';
+import { verify } from '../../app/verify-image.js';
+import type { ApiAccess, Ticket } from '../../app/api-access.js';
+import { MethodNotAllowedError, type Operation } from '../../errors.js';
+import { setRateLimitHeaders } from '../rate-limit.js';
+import { errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
+import { readImagePart } from '../upload.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ticket?: Ticket;
+  }
+}
+
+export interface ImageRouteOptions {
+  readonly access: ApiAccess;
+  readonly maxUploadBytes: number;
+  readonly clock: () => Date;
+}
+
+const errors = { '4xx': errorResult, '5xx': errorResult };
+
+export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
+  const { access, maxUploadBytes, clock } = options;
+
+  const reserve = (operation: Operation) => async (request: FastifyRequest) => {
+    request.ticket = await access.open(request.headers.authorization, operation);
+  };
+
+  // A call that reserved a unit settles it before its response goes out (so
+  // the next request sees the count), and says what is left: a call that
+  // fails gets its unit back, so it is not counted in what is shown.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const ticket = request.ticket;
+    if (ticket) {
+      const succeeded = reply.statusCode === 200;
+      await ticket.settle(succeeded);
+      const used = succeeded ? ticket.used : ticket.used - 1;
+      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - used }], clock());
+    }
+    return payload;
+  });
+  // A request that never reaches onSend (the client went away) gives its unit back.
+  app.addHook('onRequestAbort', async (request) => {
+    await request.ticket?.settle(false);
+  });
+  app.addHook('onResponse', async (request) => {
+    await request.ticket?.settle(false);
+  });
+
+  app.post('/api/v1/protect', {
+    schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
+    preHandler: reserve('protect'),
+    handler: async (request, reply) => {
+      const upload = await readImagePart(request, maxUploadBytes);
+      const result = protect(upload.bytes, { filename: upload.filename });
+      const body = {
+        imageBase64: Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength).toString('base64'),
+        mimeType: result.mimeType,
+        filename: result.filename,
+        sha256: result.sha256,
+        signals: result.signals,
+      };
+      // A string is sent as is: JSON.stringify handles a 33 MB base64 string
+      // faster than the schema serializer, and the shape is the schema's.
+      return sendJson(reply, JSON.stringify(body));
+    },
+  });
+
+  app.post('/api/v1/verify', {
+    schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
+    preHandler: reserve('verify'),
+    handler: async (request) => {
+      const upload = await readImagePart(request, maxUploadBytes);
+      return verify(upload.bytes);
+    },
+  });
+
+  app.get('/api/v1/usage', {
+    schema: { response: { 200: usageResult, ...errors } },
+    handler: async (request, reply) => {
+      const principal = await access.authenticate(request.headers.authorization);
+      const report = await access.usage(principal);
+      setRateLimitHeaders(
+        reply,
+        [
+          { operation: 'protect', limit: report.protect.limit, remaining: report.protect.remaining },
+          { operation: 'verify', limit: report.verify.limit, remaining: report.verify.remaining },
+        ],
+        clock(),
+      );
+      return report;
+    },
+  });
+
+  // The API's paths answer other methods with 405 and the methods they take.
+  for (const [url, allow] of [
+    ['/api/v1/protect', 'POST'],
+    ['/api/v1/verify', 'POST'],
+    ['/api/v1/usage', 'GET'],
+  ] as const) {
+    const others = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((m) => m !== allow && !(allow === 'GET' && m === 'HEAD'));
+    app.route({
+      method: others as never,
+      url,
+      handler: async (request) => {
+        throw new MethodNotAllowedError(request.method, allow);
+      },
+    });
+  }
+}
+
+function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}

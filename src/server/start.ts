@@ -1,0 +1,90 @@
+/**
+ * The composition root: configuration, database, use cases, HTTP app,
+ * admin socket; and an orderly stop (no new connections, in-flight requests
+ * finish, then the database closes and the data directory is unlocked).
+ */
+import type { FastifyInstance } from 'fastify';
+import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
+import { createApiAccess, type ApiAccess } from '../app/api-access.js';
+import { systemClock, type Clock } from '../app/ports.js';
+import type { Config } from '../config.js';
+import { openDatabase } from '../adapters/db/open.js';
+import { SqlStore } from '../adapters/db/sql-store.js';
+import { buildHttpApp } from '../http/build-app.js';
+import { startAdminSocket, type AdminSocket } from './admin-socket.js';
+
+/** How often reservations left by a crash are looked for. */
+const SWEEP_INTERVAL_MS = 60_000;
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  readonly access: ApiAccess;
+  readonly admin: Admin;
+  /** The key printed on first start of an empty database, if this start created it. */
+  readonly bootstrapKey: IssuedKey | undefined;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly clock?: Clock;
+  /** Logger passed to fastify (tests pass false). */
+  readonly logger?: Parameters<typeof buildHttpApp>[0]['logger'];
+  /** Serve the admin socket (embedded database only). Default true. */
+  readonly adminSocket?: boolean;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const clock = options.clock ?? systemClock;
+  let app: FastifyInstance | undefined;
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
+  });
+  const store = new SqlStore(database.db);
+  const limits = { protect: config.protectLimit, verify: config.verifyLimit };
+  const access = createApiAccess({ store, clock, limits, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
+  const admin = createAdmin({ store, clock, limits });
+
+  let sweeper: NodeJS.Timeout | undefined;
+  let socket: AdminSocket | undefined;
+  try {
+    const bootstrapKey = await admin.bootstrap();
+    await access.sweep(config.reservationTtlSeconds);
+    app = await buildHttpApp({ config, access, ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    const server = app;
+    sweeper = setInterval(() => {
+      access.sweep(config.reservationTtlSeconds).then(
+        (n) => n > 0 && server.log.info({ refunded: n }, 'gave back units of calls that never finished'),
+        (error: unknown) => server.log.warn({ err: error }, 'reservation sweep failed'),
+      );
+    }, SWEEP_INTERVAL_MS);
+    sweeper.unref();
+    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, admin, server.log);
+    const url = await server.listen({ port: config.port, host: config.host });
+    let closing: Promise<void> | undefined;
+    return {
+      app: server,
+      url,
+      access,
+      admin,
+      bootstrapKey,
+      close() {
+        closing ??= (async () => {
+          clearInterval(sweeper);
+          await server.close();
+          await socket?.close();
+          await database.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    clearInterval(sweeper);
+    await app?.close().catch(() => {});
+    await socket?.close().catch(() => {});
+    await database.close().catch(() => {});
+    throw error;
+  }
+}

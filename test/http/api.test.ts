@@ -1,0 +1,230 @@
+/**
+ * The v1 API over real HTTP, against a started server, on the embedded
+ * database and on PostgreSQL alike.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { corpusFile } from '../support/corpus.js';
+import { ExifTool } from '../support/exiftool.js';
+import { generatedImages } from '../support/generated.js';
+import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
+
+const images = Object.fromEntries((await generatedImages()).map((g) => [g.name, g.bytes]));
+const JPEG = images['baseline.jpg']!;
+const WEBP = corpusFile('pillow/hopper.webp').bytes;
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+describe.each(BACKENDS)('API on %s', (backend) => {
+  let t: TestServer;
+  let key: string;
+  let exiftool: ExifTool;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await startTestServer({ backend, env: { OPTMARK_MAX_UPLOAD_BYTES: String(25 * 1024 * 1024) } });
+    key = await t.key('pro');
+    exiftool = new ExifTool();
+    dir = mkdtempSync(join(tmpdir(), 'optmark-api-'));
+  });
+  afterAll(async () => {
+    await exiftool.close();
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const usage = async (k = key) => (await (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${k}` } })).json()) as Record<string, { used: number }>;
+
+  it('protects a JPEG: the decoded bytes carry the field, and sha256 is theirs', async () => {
+    const before = await usage();
+    const response = await postImage(t.url, key, JPEG, { filename: 'holiday photo.jpg', type: 'image/jpeg' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(['filename', 'imageBase64', 'mimeType', 'sha256', 'signals']);
+    const bytes = Buffer.from(body.imageBase64 as string, 'base64');
+    expect(body).toMatchObject({ mimeType: 'image/jpeg', filename: 'holiday-photo-optout.jpg', signals: ['iptc.dataMining'], sha256: sha256(bytes) });
+    const file = join(dir, `${backend}-marked.jpg`);
+    writeFileSync(file, bytes);
+    const tags = await exiftool.readJson(file, ['-XMP-plus:DataMining']);
+    expect(tags['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-AIMLTRAINING');
+    expect((await usage()).protect!.used).toBe(before.protect!.used + 1);
+
+    const verified = await postImage(t.url, key, bytes, { path: '/api/v1/verify' });
+    expect(verified.status).toBe(200);
+    const result = (await verified.json()) as Record<string, unknown>;
+    expect(result).toEqual({
+      optedOut: true,
+      signals: ['iptc.dataMining'],
+      provenance: { present: false, valid: false, verifiable: false },
+      fingerprint: { present: false, confidence: 0, blocks: 0 },
+      sha256: sha256(bytes),
+    });
+  });
+
+  it('describes a WebP upload by the bytes produced, whatever the upload was called', async () => {
+    const response = await postImage(t.url, key, WEBP, { filename: 'cat.png', type: 'image/png' });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, string>;
+    expect(body.mimeType).toBe('image/webp');
+    expect(body.filename).toBe('cat-optout.webp');
+    expect(Buffer.from(body.imageBase64!, 'base64').subarray(8, 12).toString('latin1')).toBe('WEBP');
+  });
+
+  it('carries Request-Id and RateLimit headers (draft-ietf-httpapi-ratelimit-headers-11)', async () => {
+    const response = await postImage(t.url, key, JPEG, { path: '/api/v1/verify' });
+    expect(response.headers.get('request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers.get('ratelimit-policy')).toMatch(/^"verify";q=50000;w=\d+$/);
+    const remaining = 50000 - (await usage()).verify!.used;
+    expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"verify";r=${remaining};t=\\d+$`));
+    const given = await fetch(`${t.url}/healthz`, { headers: { 'Request-Id': 'my-trace-42' } });
+    expect(given.headers.get('request-id')).toBe('my-trace-42');
+  });
+
+  it('reports usage in the documented shape, free of charge', async () => {
+    const first = await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } });
+    const body = (await first.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(['protect', 'resetsAt', 'verify']);
+    expect(body.protect).toEqual({ used: expect.any(Number), limit: 10000, remaining: 10000 - (body.protect as { used: number }).used });
+    const now = new Date();
+    expect(body.resetsAt).toBe(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString());
+    expect(first.headers.get('ratelimit-policy')).toMatch(/^"protect";q=10000;w=\d+, "verify";q=50000;w=\d+$/);
+    expect(await usage()).toEqual(body);
+  });
+
+  describe('every error: status, code, and the quota does not move', () => {
+    const cases: Array<[string, number, string, () => Promise<Response>]> = [
+      ['no key', 401, 'missing_api_key', () => postImage(t.url, undefined, JPEG)],
+      ['a malformed key', 401, 'invalid_api_key', () => postImage(t.url, 'not-a-key', JPEG)],
+      ['a well-formed unknown key', 401, 'invalid_api_key', () => postImage(t.url, 'omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc', JPEG)],
+      ['no image part', 400, 'missing_image_part', () => postImage(t.url, key, JPEG, { field: 'file' })],
+      ['two parts', 400, 'multiple_parts', () => postImage(t.url, key, JPEG, { extra: [['image', new Blob([JPEG])]] })],
+      ['an extra text field', 400, 'multiple_parts', () => postImage(t.url, key, JPEG, { extra: [['note', 'hello']] })],
+      ['an empty file', 400, 'empty_image', () => postImage(t.url, key, new Uint8Array(0))],
+      ['a 26 MB file', 413, 'image_too_large', () => postImage(t.url, key, new Uint8Array(26 * 1024 * 1024))],
+      ['GIF bytes sent as image/png', 415, 'unsupported_image_format', () => postImage(t.url, key, Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1'), { type: 'image/png', filename: 'x.png' })],
+      ['a corrupt JPEG', 422, 'corrupt_image', () => postImage(t.url, key, JPEG.subarray(0, JPEG.length >> 1))],
+      ['a JSON body', 415, 'unsupported_content_type', () => fetch(`${t.url}/api/v1/protect`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: '{}' })],
+    ];
+
+    it.each(cases)('%s: %i %s', async (_, status, code, send) => {
+      for (const path of ['/api/v1/protect', '/api/v1/verify']) {
+        const before = await usage();
+        const response = path.endsWith('protect') ? await send() : await retarget(send, path);
+        expect(response.status).toBe(status);
+        expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+        const body = (await response.json()) as Record<string, string>;
+        expect(Object.keys(body).sort()).toEqual(['code', 'error', 'requestId']);
+        expect(body.code).toBe(code);
+        expect(body.error!.length).toBeGreaterThan(10);
+        expect(body.requestId).toBe(response.headers.get('request-id'));
+        if (status === 401) expect(response.headers.get('www-authenticate')).toBe('Bearer');
+        expect(await usage()).toEqual(before);
+      }
+    });
+
+    it('a revoked key: 401, the same body as an unknown key, and no usage', async () => {
+      const name = `revoked-${backend}`;
+      await t.server.admin.createAccount(name, 'pro');
+      const issued = await t.server.admin.issueKey(name);
+      expect((await postImage(t.url, issued.key, JPEG)).status).toBe(200);
+      await t.server.admin.revokeKey(issued.id);
+      const headers = (k: string) => ({ Authorization: `Bearer ${k}`, 'Request-Id': 'same-id' });
+      const revoked = await fetch(`${t.url}/api/v1/usage`, { headers: headers(issued.key) });
+      const unknown = await fetch(`${t.url}/api/v1/usage`, { headers: headers('omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc') });
+      expect(revoked.status).toBe(401);
+      expect(await revoked.text()).toBe(await unknown.text());
+      expect((await postImage(t.url, issued.key, JPEG)).status).toBe(401);
+      expect((await t.server.admin.usage(name)).protect.used).toBe(1);
+    });
+
+    it('a Free plan: 403 plan_not_allowed, no usage', async () => {
+      const free = await t.key('free');
+      const response = await postImage(t.url, free, JPEG);
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { code: string }).code).toBe('plan_not_allowed');
+    });
+  });
+
+  it('answers an oversized Content-Length with 413 before reading the body', async () => {
+    const started = performance.now();
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${t.url}/api/v1/protect`);
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(30 * 1024 * 1024), Authorization: `Bearer ${key}` } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on('error', reject);
+      req.write('--x\r\n'); // and never the rest
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(body)).toMatchObject({ code: 'image_too_large' });
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('enforces the size limit while streaming an upload that declares no length', async () => {
+    const before = await usage();
+    const chunk = new Uint8Array(1024 * 1024).fill(0x41);
+    const head = new TextEncoder().encode('--b\r\nContent-Disposition: form-data; name="image"; filename="big.jpg"\r\nContent-Type: image/jpeg\r\n\r\n');
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        if (sent >= 30) {
+          controller.enqueue(new TextEncoder().encode('\r\n--b--\r\n'));
+          controller.close();
+          return;
+        }
+        sent++;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await fetch(`${t.url}/api/v1/protect`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=b' },
+      body,
+      duplex: 'half',
+    } as RequestInit).catch((error: Error) => error);
+    if (response instanceof Error) throw response;
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 'image_too_large' });
+    expect(await usage()).toEqual(before);
+  });
+
+  it('answers unknown paths with a JSON 404 and wrong methods with a JSON 405', async () => {
+    const missing = await fetch(`${t.url}/api/v2/protect`, { method: 'POST' });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'not_found' });
+    const wrong = await fetch(`${t.url}/api/v1/protect`);
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(await wrong.json()).toMatchObject({ code: 'method_not_allowed' });
+    const usageWrong = await fetch(`${t.url}/api/v1/usage`, { method: 'DELETE' });
+    expect(usageWrong.status).toBe(405);
+    expect(usageWrong.headers.get('allow')).toBe('GET');
+  });
+
+  it('serves health, readiness and the OpenAPI 3.1 document', async () => {
+    expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });
+    const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/protect', '/api/v1/usage', '/api/v1/verify']);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'ProtectResult', 'Usage', 'VerifyResult']);
+  });
+});
+
+/** Re-send a request builder's body to another path (the builders target protect). */
+async function retarget(send: () => Promise<Response>, path: string): Promise<Response> {
+  const original = globalThis.fetch;
+  globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => original(String(input).replace('/api/v1/protect', path), init)) as typeof fetch;
+  try {
+    return await send();
+  } finally {
+    globalThis.fetch = original;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Once per test run: an embedded database with the schema already in place,
+ * which tests copy instead of paying PGlite's initdb (seconds, ~800 MB) per
+ * server; and a check that the PostgreSQL the tests use answers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../src/adapters/db/open.js';
+
+export const PG_ADMIN_URL = process.env.OPTMARK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
+    pgAdminUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  const template = mkdtempSync(join(tmpdir(), 'optmark-template-'));
+  const database = await openDatabase({ databaseUrl: undefined, dataDir: template });
+  await database.close();
+
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (error) {
+    throw new Error(
+      `The tests need PostgreSQL at ${PG_ADMIN_URL} (set OPTMARK_TEST_PG_URL to another server's admin database; .ci/run starts the local one): ${(error as Error).message}`,
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+
+  project.provide('pgliteTemplate', template);
+  project.provide('pgAdminUrl', PG_ADMIN_URL);
+  return () => rmSync(template, { recursive: true, force: true });
+}
