@@ -10,7 +10,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
 import type { Config } from '../config.js';
-import { ImageTooLargeError, type ErrorCode } from '../errors.js';
+import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
 import { healthRoutes } from './routes/health.js';
@@ -65,7 +65,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     requestTimeout: config.requestTimeoutSeconds * 1000,
     keepAliveTimeout: 5000,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Our own 503 while stopping (below), in the error shape of every other answer.
+    return503OnClosing: false,
     clientErrorHandler: clientError,
     bodyLimit: 1024 * 1024,
   });
@@ -77,8 +78,17 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   await app.register(multipart, { limits: multipartLimits(config.maxUploadBytes), throwFileSizeLimit: true });
 
+  let stopping = false;
+  app.addHook('preClose', async () => {
+    stopping = true;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
+    if (stopping) {
+      reply.header('Connection', 'close');
+      return sendError(request, reply, new ServiceUnavailableError('The server is stopping; try again in a moment', 1), clock);
+    }
     // Refuse an upload whose declared size is over the limit before reading it.
     const length = Number(request.headers['content-length']);
     if (request.method === 'POST' && Number.isFinite(length) && length > config.maxUploadBytes + MULTIPART_OVERHEAD) {

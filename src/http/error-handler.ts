@@ -15,6 +15,7 @@ import {
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
+import { setRateLimitHeaders } from './rate-limit.js';
 
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
   empty_image: 400,
@@ -78,7 +79,10 @@ export function errorBody(error: OptmarkError, requestId: string): ErrorBody {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: OptmarkError, clock: () => Date): FastifyReply {
   const status = STATUS[error.code];
   if (error.code === 'missing_api_key' || error.code === 'invalid_api_key') reply.header('WWW-Authenticate', 'Bearer');
-  if (error instanceof QuotaExceededError) reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
+  if (error instanceof QuotaExceededError) {
+    reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
+    setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
+  }
   if (error instanceof ServiceUnavailableError) reply.header('Retry-After', String(error.retryAfterSeconds));
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
   // An upload we refuse before reading it is not drained: close the connection.

@@ -1,0 +1,107 @@
+/**
+ * Monthly limits: exact under concurrency on both back ends, failures never
+ * count, and the month rolls over on the calendar (UTC), with an injected clock.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { generatedImages } from '../support/generated.js';
+import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
+
+const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
+const CORRUPT = JPEG.subarray(0, JPEG.length - 40);
+
+/** Run `total` calls with `concurrency` clients; return the statuses in call order. */
+async function hammer(total: number, concurrency: number, call: (i: number) => Promise<Response>): Promise<number[]> {
+  const statuses: number[] = new Array(total);
+  let next = 0;
+  const client = async () => {
+    for (let i = next++; i < total; i = next++) {
+      const response = await call(i);
+      await response.arrayBuffer();
+      statuses[i] = response.status;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  return statuses;
+}
+
+const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe.each(BACKENDS)('quota on %s', (backend) => {
+  it('64 clients, 150 protect calls, a limit of 100: exactly 100 succeed and the counter reads 100', async () => {
+    server = await startTestServer({ backend, env: { OPTMARK_PROTECT_LIMIT: '100' } });
+    const key = await server.key('lifetime', `race-${backend}`);
+    const statuses = await hammer(150, 64, () => postImage(server!.url, key, JPEG));
+    expect(count(statuses, 200)).toBe(100);
+    expect(count(statuses, 429)).toBe(50);
+    const usage = await server.server.admin.usage(`race-${backend}`);
+    expect(usage.protect).toEqual({ used: 100, limit: 100, remaining: 0 });
+    expect(usage.verify.used).toBe(0);
+  });
+
+  it('calls that fail under concurrency give their unit back: the counter equals the successes', async () => {
+    server = await startTestServer({ backend, env: { OPTMARK_VERIFY_LIMIT: '100' } });
+    const key = await server.key('pro', `mixed-${backend}`);
+    const statuses = await hammer(150, 64, (i) => postImage(server!.url, key, i % 3 === 0 ? CORRUPT : JPEG, { path: '/api/v1/verify' }));
+    expect(statuses.every((s) => s === 200 || s === 422 || s === 429)).toBe(true);
+    expect(count(statuses, 422) + count(statuses, 429)).toBeGreaterThanOrEqual(50);
+    const used = (await server.server.admin.usage(`mixed-${backend}`)).verify.used;
+    expect(used).toBe(count(statuses, 200));
+    expect(used).toBeLessThanOrEqual(100);
+    // Nothing stays reserved once every call has answered.
+    expect(await server.server.access.sweep(0)).toBe(0);
+  });
+});
+
+describe('the calendar month (UTC), with an injected clock', () => {
+  it('rolls over at midnight on the 1st, also across a year', async () => {
+    const clock = { time: new Date('2026-12-31T23:59:58.500Z'), now: () => clock.time };
+    server = await startTestServer({ clock, env: { OPTMARK_PROTECT_LIMIT: '2' } });
+    const key = await server.key('pro', 'calendar');
+
+    expect((await postImage(server.url, key, JPEG)).status).toBe(200);
+    expect((await postImage(server.url, key, JPEG)).status).toBe(200);
+    const refused = await postImage(server.url, key, JPEG);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('2');
+    expect(await refused.json()).toMatchObject({ code: 'quota_exceeded', error: expect.stringContaining('2027-01-01T00:00:00.000Z') });
+    expect(refused.headers.get('ratelimit')).toBe('"protect";r=0;t=2');
+
+    clock.time = new Date('2027-01-01T00:00:00.000Z');
+    const renewed = await postImage(server.url, key, JPEG);
+    expect(renewed.status).toBe(200);
+    expect(renewed.headers.get('ratelimit-policy')).toBe(`"protect";q=2;w=${31 * 86400}`);
+    const usage = (await (await fetch(`${server.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>;
+    expect(usage).toEqual({
+      protect: { used: 1, limit: 2, remaining: 1 },
+      verify: { used: 0, limit: 50000, remaining: 50000 },
+      resetsAt: '2027-02-01T00:00:00.000Z',
+    });
+  });
+
+  it('a limit of 0 refuses every call', async () => {
+    server = await startTestServer({ env: { OPTMARK_VERIFY_LIMIT: '0' } });
+    const key = await server.key('pro');
+    expect((await postImage(server.url, key, JPEG, { path: '/api/v1/verify' })).status).toBe(429);
+  });
+
+  it('gives back the units of calls that never settled (a crash) after the reservation TTL', async () => {
+    const clock = { time: new Date('2026-06-10T12:00:00Z'), now: () => clock.time };
+    server = await startTestServer({ clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
+    await server.key('pro', 'crashed');
+    // Reserve as a request would, and never settle: what a killed process leaves.
+    const issued = await server.server.admin.issueKey('crashed');
+    await server.server.access.open(`Bearer ${issued.key}`, 'protect');
+    expect((await server.server.admin.usage('crashed')).protect.used).toBe(1);
+    clock.time = new Date('2026-06-10T12:04:00Z');
+    expect(await server.server.access.sweep(300)).toBe(0);
+    clock.time = new Date('2026-06-10T12:05:01Z');
+    expect(await server.server.access.sweep(300)).toBe(1);
+    expect((await server.server.admin.usage('crashed')).protect.used).toBe(0);
+  });
+});
