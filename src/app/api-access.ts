@@ -3,7 +3,7 @@
  * monthly allowance reserved before the work and settled after it. A call
  * that does not return 200 gives its unit back, so it never counts.
  */
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { apiKeyDigest, isWellFormedApiKey } from '../core/keys/api-key.js';
 import { periodOf } from '../core/quota/period.js';
 import {
@@ -48,6 +48,15 @@ function bearer(authorization: string | undefined): string {
   return match[1]!;
 }
 
+/**
+ * Keys are found by the SHA-256 of the presented key (an index lookup on a
+ * hash reveals nothing usable about the secret); the stored digest is still
+ * compared in constant time before the key is trusted.
+ */
+function sameDigest(stored: Uint8Array, presented: Uint8Array): boolean {
+  return stored.length === presented.length && timingSafeEqual(stored, presented);
+}
+
 export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limits; onSettleError?: (error: unknown) => void }): ApiAccess {
   const { store, clock, limits } = deps;
   return {
@@ -61,6 +70,10 @@ export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limi
       const reservationId = randomUUID();
       const outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
       if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
+      if (!sameDigest(outcome.storedDigest, digest)) {
+        if (outcome.kind === 'reserved') await store.refund(reservationId);
+        throw new InvalidApiKeyError();
+      }
       if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
       if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
       let settled = false;
@@ -85,9 +98,10 @@ export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limi
     },
 
     async authenticate(authorization) {
-      const principal = await store.authenticate(apiKeyDigest(bearer(authorization)), clock.now());
-      if (!principal) throw new InvalidApiKeyError();
-      return principal;
+      const digest = apiKeyDigest(bearer(authorization));
+      const match = await store.authenticate(digest, clock.now());
+      if (!match || !sameDigest(match.storedDigest, digest)) throw new InvalidApiKeyError();
+      return match.principal;
     },
 
     async usage(principal) {

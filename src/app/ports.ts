@@ -52,14 +52,20 @@ export interface ReserveRequest {
  */
 export type ReserveOutcome =
   | { readonly kind: 'invalid' }
-  | { readonly kind: 'forbidden'; readonly principal: Principal }
-  | { readonly kind: 'exhausted'; readonly principal: Principal }
-  | { readonly kind: 'reserved'; readonly principal: Principal; readonly used: number };
+  | ({ readonly kind: 'forbidden' } & KeyMatch)
+  | ({ readonly kind: 'exhausted' } & KeyMatch)
+  | ({ readonly kind: 'reserved'; readonly used: number } & KeyMatch);
+
+/** A key found by its digest: who it belongs to, and the digest as stored (compared in constant time). */
+export interface KeyMatch {
+  readonly principal: Principal;
+  readonly storedDigest: Uint8Array;
+}
 
 export interface Store {
   // The request path.
   authenticateAndReserve(request: ReserveRequest): Promise<ReserveOutcome>;
-  authenticate(digest: Uint8Array, now: Date): Promise<Principal | undefined>;
+  authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined>;
   /** The call returned 200: the reserved unit stays counted. */
   commit(reservationId: string): Promise<void>;
   /** The call failed: give the unit back. A second refund, or a refund after commit, does nothing. */

@@ -5,22 +5,21 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Operation } from '../../errors.js';
-import type { Account, KeyRecord, Plan, Principal, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
+import type { Account, KeyMatch, KeyRecord, Plan, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
 import type { Database } from './schema.js';
 import { guarded } from './unavailable.js';
 
 interface PrincipalRow {
   key_id: string;
+  digest: Uint8Array;
   account_id: string;
   account_name: string;
   plan: string;
 }
 
-const toPrincipal = (row: PrincipalRow): Principal => ({
-  keyId: row.key_id,
-  accountId: row.account_id,
-  accountName: row.account_name,
-  plan: row.plan as Plan,
+const toMatch = (row: PrincipalRow): KeyMatch => ({
+  principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as Plan },
+  storedDigest: row.digest,
 });
 
 /** Keys used in the last minute are not touched again: last_used_at is a hint, not a log. */
@@ -37,7 +36,7 @@ export class SqlStore implements Store {
       // locked row), and record the reservation.
       const { rows } = await sql<PrincipalRow & { used: number | null }>`
         with k as (
-          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan
+          select k.id as key_id, k.digest, a.id as account_id, a.name as account_name, a.plan
           from api_keys k join accounts a on a.id = k.account_id
           where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
         ),
@@ -62,24 +61,24 @@ export class SqlStore implements Store {
       `.execute(this.db);
       const row = rows[0];
       if (!row) return { kind: 'invalid' };
-      const principal = toPrincipal(row);
-      if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', principal };
-      if (row.used === null) return { kind: 'exhausted', principal };
-      return { kind: 'reserved', principal, used: Number(row.used) };
+      const match = toMatch(row);
+      if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
+      if (row.used === null) return { kind: 'exhausted', ...match };
+      return { kind: 'reserved', ...match, used: Number(row.used) };
     });
   }
 
-  authenticate(digest: Uint8Array, now: Date): Promise<Principal | undefined> {
+  authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
     return guarded(async () => {
       const row = await this.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .select(['k.id as key_id', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
+        .select(['k.id as key_id', 'k.digest', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
         .where('k.digest', '=', digest)
         .where('k.revoked_at', 'is', null)
         .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
         .executeTakeFirst();
-      return row && toPrincipal(row);
+      return row && toMatch(row);
     });
   }
 
