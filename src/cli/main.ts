@@ -3,6 +3,8 @@
  * dispatches and prints help. Exit codes: 0 success, 1 some file failed,
  * 2 bad usage.
  */
+import { DataDirLockedError } from '../adapters/data-dir-lock.js';
+import { ConfigError } from '../config.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
 import { serveCommand } from './serve-command.js';
@@ -59,6 +61,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof UsageError) {
       process.stderr.write(`optmark: ${error.message}\nRun "optmark help" for usage.\n`);
       return 2;
+    }
+    // Problems of setup, not bugs: one line, no stack.
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+      process.stderr.write(`optmark: ${error.message}\n`);
+      return 1;
     }
     throw error;
   }

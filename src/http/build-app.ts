@@ -55,8 +55,22 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
-      // Keys travel in Authorization; fastify does not log headers, and this makes sure nothing else does.
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.authorization'], censor: '[redacted]' },
+      // Keys travel in Authorization. Fastify does not log headers, but
+      // plugins may at debug/trace level (the multipart plugin logs its
+      // options, headers included): redact them wherever they appear.
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', '*.authorization', '*.headers.authorization', 'busboyOptions.headers.authorization'],
+        censor: '[redacted]',
+      },
+      // Log paths without their query string: nothing secret is ever expected
+      // there, but a client may put a key in one by mistake.
+      serializers: {
+        req: (req: { method: string; url: string; socket?: { remoteAddress?: string } }) => ({
+          method: req.method,
+          url: req.url.split('?')[0],
+          remoteAddress: req.socket?.remoteAddress,
+        }),
+      },
     },
     genReqId: (req) => {
       const given = req.headers['request-id'];
@@ -68,9 +82,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // Our own 503 while stopping (below), in the error shape of every other answer.
     return503OnClosing: false,
     clientErrorHandler: clientError,
+    // Node checks the headers and request timeouts only every
+    // connectionsCheckingInterval (30 s by default): check every second.
+    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
     bodyLimit: 1024 * 1024,
   });
-  app.server.headersTimeout = config.headersTimeoutSeconds * 1000;
 
   installErrorHandling(app, { maxUploadBytes: config.maxUploadBytes, clock });
 

@@ -19,8 +19,15 @@ export interface AdminSocket {
   close(): Promise<void>;
 }
 
-export async function startAdminSocket(dataDir: string, admin: Admin, log: FastifyBaseLogger): Promise<AdminSocket> {
+/** Unix socket paths are limited to about 107 bytes (sun_path). */
+const MAX_SOCKET_PATH = 100;
+
+export async function startAdminSocket(dataDir: string, admin: Admin, log: FastifyBaseLogger): Promise<AdminSocket | undefined> {
   const path = join(dataDir, ADMIN_SOCKET);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
+    log.warn({ path }, 'the data directory path is too long for a Unix socket: administration commands will not work while the server runs');
+    return undefined;
+  }
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -5,12 +5,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from '../data-dir-lock.js';
 import { migrationProvider } from './migrations.js';
 import { PGlitePool } from './pglite-pool.js';
+import { PGliteThread } from './pglite-worker.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -50,7 +50,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const lock = lockDataDir(options.dataDir);
   try {
-    const pglite = await PGlite.create(join(options.dataDir, 'pgdata'));
+    const pglite = await PGliteThread.start(join(options.dataDir, 'pgdata'));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });
     await migrate(db);
     return {

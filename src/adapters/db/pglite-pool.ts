@@ -1,9 +1,9 @@
 /**
- * Lets Kysely's PostgresDialect drive an embedded PGlite database. PGlite is
- * one connection, so the "pool" hands it out to one borrower at a time (a
+ * Lets Kysely's PostgresDialect drive the embedded database. It is one
+ * connection, so the "pool" hands it out to one borrower at a time (a
  * transaction keeps it until it is done) and queues the rest.
  */
-import type { PGlite } from '@electric-sql/pglite';
+import type { EmbeddedDatabase } from './pglite-worker.js';
 
 interface QueryResult {
   command: string;
@@ -19,7 +19,7 @@ export interface PGlitePoolClient {
 export class PGlitePool {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: PGlite) {}
+  constructor(private readonly db: EmbeddedDatabase) {}
 
   async connect(): Promise<PGlitePoolClient> {
     let release!: () => void;
@@ -29,11 +29,8 @@ export class PGlitePool {
     const db = this.db;
     return {
       async query(text, params = []) {
-        // Without parameters use the simple protocol, which accepts several
-        // statements; with them, the extended protocol.
-        const result = params.length > 0 ? await db.query(text, [...params]) : (await db.exec(text)).at(-1);
-        const rows = (result?.rows ?? []) as unknown[];
-        return { command: text.trimStart().split(/\s/, 1)[0]!.toUpperCase(), rowCount: result?.affectedRows ?? rows.length, rows };
+        const result = await db.run(text, params);
+        return { command: text.trimStart().split(/\s/, 1)[0]!.toUpperCase(), rowCount: result.affectedRows ?? result.rows.length, rows: result.rows };
       },
       release,
     };

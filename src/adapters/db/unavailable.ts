@@ -9,7 +9,7 @@ import { ServiceUnavailableError } from '../../errors.js';
 const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOSPC', 'EROFS', 'EACCES', 'EIO', 'EDQUOT']);
 /** SQLSTATE classes: 08 connection, 53 insufficient resources, 57 operator intervention, 58 system error. */
 const SQLSTATE_CLASSES = new Set(['08', '53', '57', '58']);
-const MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|database is closed|PGlite is closed|No space left|read-only file system|could not (write|extend|fsync)/i;
+const MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|database is closed|PGlite is closed|the embedded database stopped|No space left|read-only file system|could not (write|extend|fsync)/i;
 
 export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | undefined;

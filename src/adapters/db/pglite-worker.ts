@@ -1,0 +1,89 @@
+/**
+ * The main thread's side of pglite-thread.js: start the thread, send it
+ * statements, match answers to questions. If the thread dies, every pending
+ * and later statement fails as "unavailable" (503), never hangs.
+ */
+import { Worker } from 'node:worker_threads';
+
+export interface StatementResult {
+  readonly rows: unknown[];
+  readonly affectedRows: number | undefined;
+}
+
+/** What PGlitePool needs from the embedded database. */
+export interface EmbeddedDatabase {
+  run(sql: string, params: readonly unknown[]): Promise<StatementResult>;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  resolve(result: StatementResult): void;
+  reject(error: Error): void;
+}
+
+class EmbeddedDatabaseError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export class PGliteThread implements EmbeddedDatabase {
+  private readonly pending = new Map<number, Pending>();
+  private next = 1;
+  private failure: Error | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (message: { id: number; rows: unknown[]; affectedRows?: number; error?: { message: string; code?: string } }) => {
+      const waiting = this.pending.get(message.id);
+      if (!waiting) return;
+      this.pending.delete(message.id);
+      if (message.error) waiting.reject(new EmbeddedDatabaseError(message.error.message, message.error.code));
+      else waiting.resolve({ rows: message.rows, affectedRows: message.affectedRows });
+    });
+    const fail = (error: Error) => {
+      this.failure ??= new EmbeddedDatabaseError(`the embedded database stopped: ${error.message}`, 'ECONNRESET');
+      for (const waiting of this.pending.values()) waiting.reject(this.failure);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`its thread exited with code ${code}`)));
+  }
+
+  /** Open the database at `path` on a new thread; resolves once it is ready. */
+  static start(path: string): Promise<PGliteThread> {
+    const worker = new Worker(new URL('./pglite-thread.js', import.meta.url), { workerData: { path } });
+    return new Promise((resolve, reject) => {
+      const onError = (error: Error) => reject(error);
+      const onExit = (code: number) => reject(new Error(`the embedded database thread exited with code ${code} while opening`));
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.once('message', () => {
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        resolve(new PGliteThread(worker));
+      });
+    });
+  }
+
+  run(sql: string, params: readonly unknown[]): Promise<StatementResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, sql, params });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.failure) return;
+    const id = this.next++;
+    await new Promise<StatementResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, close: true });
+    }).catch(() => {});
+    await this.worker.terminate();
+  }
+}
