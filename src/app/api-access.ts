@@ -87,7 +87,7 @@ export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limi
           if (settled) return;
           settled = true;
           try {
-            await (succeeded ? store.commit(reservationId) : store.refund(reservationId));
+            await (succeeded ? store.commit(reservationId, outcome.principal.keyId, clock.now()) : store.refund(reservationId));
           } catch (error) {
             // The response is already decided; an unsettled reservation is
             // given back by the sweep after its TTL.

@@ -66,8 +66,11 @@ export interface Store {
   // The request path.
   authenticateAndReserve(request: ReserveRequest): Promise<ReserveOutcome>;
   authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined>;
-  /** The call returned 200: the reserved unit stays counted. */
-  commit(reservationId: string): Promise<void>;
+  /**
+   * The call returned 200: the reserved unit stays counted, and the key was
+   * used at `now`. May be written later, in a batch (see `close`).
+   */
+  commit(reservationId: string, keyId: string, now: Date): Promise<void>;
   /** The call failed: give the unit back. A second refund, or a refund after commit, does nothing. */
   refund(reservationId: string): Promise<void>;
   usage(accountId: string, period: string): Promise<Record<Operation, number>>;
@@ -85,6 +88,7 @@ export interface Store {
 
   /** Throws ServiceUnavailableError when the database cannot answer. */
   ping(): Promise<void>;
+  /** Write what is queued, then close. */
   close(): Promise<void>;
 }
 

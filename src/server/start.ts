@@ -42,7 +42,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     dataDir: config.dataDir,
     onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
   });
-  const store = new SqlStore(database.db);
+  const store = new SqlStore(database.db, (error) => app?.log.warn({ err: error }, 'could not record finished calls; the sweep will return their units'));
   const limits = { protect: config.protectLimit, verify: config.verifyLimit };
   const access = createApiAccess({ store, clock, limits, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });
@@ -75,6 +75,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           clearInterval(sweeper);
           await server.close();
           await socket?.close();
+          await store.flush();
           await database.close();
         })();
         return closing;

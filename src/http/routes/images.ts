@@ -115,6 +115,12 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
  */
 function protectBody(result: ProtectResult): Buffer {
   const image = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength).toString('base64');
-  const rest = JSON.stringify({ mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals });
-  return Buffer.concat([Buffer.from('{"imageBase64":"'), Buffer.from(image, 'latin1'), Buffer.from(`",${rest.slice(1)}`)]);
+  const head = '{"imageBase64":"';
+  const tail = `",${JSON.stringify({ mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals }).slice(1)}`;
+  const tailBytes = Buffer.byteLength(tail);
+  const body = Buffer.allocUnsafe(head.length + image.length + tailBytes);
+  body.write(head, 0, 'latin1');
+  body.write(image, head.length, 'latin1');
+  body.write(tail, head.length + image.length, 'utf8');
+  return body;
 }
