@@ -9,6 +9,7 @@ import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
 import { openDatabase } from '../adapters/db/open.js';
+import { EmbeddedStore } from '../adapters/db/embedded-store.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
@@ -42,7 +43,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     dataDir: config.dataDir,
     onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
   });
-  const store = new SqlStore(database.db, (error) => app?.log.warn({ err: error }, 'could not record finished calls; the sweep will return their units'));
+  const onWriteError = (error: unknown) => app?.log.warn({ err: error }, 'could not record finished calls');
+  const sqlStore = new SqlStore(database.db, onWriteError);
+  // The embedded database has one user, this process: its bookkeeping can live in memory.
+  const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
   const limits = { protect: config.protectLimit, verify: config.verifyLimit };
   const access = createApiAccess({ store, clock, limits, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });

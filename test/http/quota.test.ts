@@ -2,6 +2,7 @@
  * Monthly limits: exact under concurrency on both back ends, failures never
  * count, and the month rolls over on the calendar (UTC), with an injected clock.
  */
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
@@ -90,9 +91,9 @@ describe('the calendar month (UTC), with an injected clock', () => {
     expect((await postImage(server.url, key, JPEG, { path: '/api/v1/verify' })).status).toBe(429);
   });
 
-  it('gives back the units of calls that never settled (a crash) after the reservation TTL', async () => {
+  it('PostgreSQL: gives back the units of calls that never settled (a crash) after the reservation TTL', async () => {
     const clock = { time: new Date('2026-06-10T12:00:00Z'), now: () => clock.time };
-    server = await startTestServer({ clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
+    server = await startTestServer({ backend: 'postgres', clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
     await server.key('pro', 'crashed');
     // Reserve as a request would, and never settle: what a killed process leaves.
     const issued = await server.server.admin.issueKey('crashed');
@@ -103,5 +104,25 @@ describe('the calendar month (UTC), with an injected clock', () => {
     clock.time = new Date('2026-06-10T12:05:01Z');
     expect(await server.server.access.sweep(300)).toBe(1);
     expect((await server.server.admin.usage('crashed')).protect.used).toBe(0);
+  });
+
+  it('embedded: counts what returned 200 across a restart, and nothing of calls that never finished', async () => {
+    const first = await startTestServer();
+    const dataDir = first.dataDir;
+    await first.key('pro', 'restart');
+    const issued = await first.server.admin.issueKey('restart');
+    expect((await postImage(first.url, issued.key, JPEG)).status).toBe(200);
+    // A call still running when the process goes away: reserved, never settled.
+    await first.server.access.open(`Bearer ${issued.key}`, 'protect');
+    expect((await first.server.admin.usage('restart')).protect.used).toBe(2);
+    await first.server.close();
+
+    server = await startTestServer({ dataDir });
+    expect((await server.server.admin.usage('restart')).protect.used).toBe(1);
+    expect((await postImage(server.url, issued.key, JPEG)).status).toBe(200);
+    expect((await server.server.admin.usage('restart')).protect.used).toBe(2);
+    await server.close();
+    server = undefined;
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -28,6 +28,8 @@ const TOUCH_INTERVAL = sql`interval '60 seconds'`;
 /** Commits are written in batches: at most this many, or after this delay. */
 const MAX_BATCH = 64;
 const BATCH_DELAY_MS = 10;
+/** While writing fails, try again this often. */
+const RETRY_DELAY_MS = 1000;
 
 export class SqlStore implements Store {
   private commits: Array<{ reservationId: string; keyId: string; now: Date }> = [];
@@ -91,21 +93,25 @@ export class SqlStore implements Store {
   commit(reservationId: string, keyId: string, now: Date): Promise<void> {
     this.commits.push({ reservationId, keyId, now });
     if (this.commits.length >= MAX_BATCH) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), BATCH_DELAY_MS);
+    else this.flushTimer ??= setTimeout(() => void this.flush(), BATCH_DELAY_MS).unref();
     return Promise.resolve();
   }
 
   /**
    * Settle the queued commits in one statement: their reservations are
    * deleted, and their keys' last_used_at moved on (at most once a minute:
-   * it is a hint, not a log). A crash before this runs loses no unit of a
-   * failed call; it under-counts the few successful ones the sweep then gives back.
+   * it is a hint, not a log). A failed write is retried. A crash before it
+   * succeeds loses no unit of a failed call; it under-counts the few
+   * successful ones the sweep then gives back.
    */
   async flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const batch = this.commits.splice(0);
-    if (batch.length === 0) return;
+    if (batch.length === 0) {
+      await Promise.all(this.flushing);
+      return;
+    }
     const now = batch.at(-1)!.now;
     const flushing = guarded(async () => {
       await sql`
@@ -116,9 +122,14 @@ export class SqlStore implements Store {
         where id = any (string_to_array(${[...new Set(batch.map((c) => c.keyId))].join(',')}, ','))
           and (last_used_at is null or last_used_at < ${now}::timestamptz - ${TOUCH_INTERVAL})
       `.execute(this.db);
-    }).catch((error: unknown) => this.onFlushError(error));
+    }).catch((error: unknown) => {
+      // Keep them for the next try: these calls did return 200.
+      this.commits.unshift(...batch);
+      this.flushTimer ??= setTimeout(() => void this.flush(), RETRY_DELAY_MS).unref();
+      this.onFlushError(error);
+    });
     this.flushing.add(flushing);
-    await flushing;
+    await Promise.all(this.flushing);
     this.flushing.delete(flushing);
   }
 
@@ -134,7 +145,9 @@ export class SqlStore implements Store {
     });
   }
 
-  sweepReservations(cutoff: Date): Promise<number> {
+  async sweepReservations(cutoff: Date): Promise<number> {
+    // Commits still queued here are calls that returned 200: write them first.
+    await this.flush();
     return guarded(async () => {
       const { rows } = await sql<{ n: number }>`
         with r as (delete from reservations where created_at < ${cutoff} returning account_id, period, operation),
@@ -233,7 +246,6 @@ export class SqlStore implements Store {
 
   async close(): Promise<void> {
     await this.flush();
-    await Promise.all(this.flushing);
     await this.db.destroy();
   }
 }

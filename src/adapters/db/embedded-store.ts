@@ -1,0 +1,263 @@
+/**
+ * The Store for the embedded database. The data directory lock makes this
+ * process the database's only user (administration reaches it through our
+ * admin socket), so the request path can keep its bookkeeping in memory and
+ * write it behind, instead of paying a database statement per call:
+ *
+ * - keys found by digest are cached; revoking or issuing through this store
+ *   updates the cache at once;
+ * - each monthly counter is loaded once, then checked and incremented in
+ *   memory (one JavaScript thread: the check and the increment cannot
+ *   interleave, so the limit is exact);
+ * - only units of calls that returned 200 are written, in batches a few
+ *   milliseconds apart. A crash loses no unit of a failed call and can never
+ *   count one twice; it can under-count the calls of the last batch.
+ *
+ * Everything else goes to the SQL store. While writing fails (disk full,
+ * read-only), calls get 503 rather than results the database would lose.
+ */
+import type { Kysely } from 'kysely';
+import { ServiceUnavailableError, type Operation } from '../../errors.js';
+import type { Account, KeyMatch, KeyRecord, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
+import type { Database } from './schema.js';
+import type { SqlStore } from './sql-store.js';
+import { guarded } from './unavailable.js';
+
+const FLUSH_DELAY_MS = 10;
+/** While writing fails, try again this often. */
+const RETRY_DELAY_MS = 1000;
+/** Bound on cached keys (the cache is rebuilt from the database on demand). */
+const MAX_CACHED_KEYS = 10_000;
+/** last_used_at is a hint: written at most once a minute per key. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+interface Counter {
+  readonly accountId: string;
+  readonly period: string;
+  readonly operation: Operation;
+  /** Units of calls that returned 200 (what the database holds, or will after the next write). */
+  committed: number;
+  /** Units reserved by calls still running; never written. */
+  inFlight: number;
+  dirty: boolean;
+}
+
+interface CachedKey extends KeyMatch {
+  readonly expiresAt: Date | null;
+}
+
+export class EmbeddedStore implements Store {
+  private readonly keys = new Map<string, CachedKey>();
+  private readonly counters = new Map<string, Counter>();
+  private readonly loading = new Map<string, Promise<Counter>>();
+  private readonly reservations = new Map<string, Counter>();
+  private readonly touched = new Map<string, Date>();
+  private readonly lastWritten = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly sqlStore: SqlStore,
+    private readonly onWriteError: (error: unknown) => void = () => {},
+  ) {}
+
+  async authenticateAndReserve(r: ReserveRequest): Promise<ReserveOutcome> {
+    this.refuseWhileFailing();
+    const match = await this.findKey(r.digest, r.now);
+    if (!match) return { kind: 'invalid' };
+    const { principal } = match;
+    if (!r.plans.includes(principal.plan)) return { kind: 'forbidden', ...match };
+    const counter = await this.counter(principal.accountId, r.period, r.operation);
+    if (r.limit <= 0 || counter.committed + counter.inFlight >= r.limit) return { kind: 'exhausted', ...match };
+    counter.inFlight++;
+    this.reservations.set(r.reservationId, counter);
+    return { kind: 'reserved', ...match, used: counter.committed + counter.inFlight };
+  }
+
+  async authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
+    return this.findKey(digest, now);
+  }
+
+  async commit(reservationId: string, keyId: string, now: Date): Promise<void> {
+    const counter = this.reservations.get(reservationId);
+    if (!counter) return;
+    this.reservations.delete(reservationId);
+    counter.inFlight--;
+    counter.committed++;
+    counter.dirty = true;
+    this.touched.set(keyId, now);
+    this.schedule(FLUSH_DELAY_MS);
+  }
+
+  async refund(reservationId: string): Promise<void> {
+    const counter = this.reservations.get(reservationId);
+    if (!counter) return;
+    this.reservations.delete(reservationId);
+    counter.inFlight--;
+  }
+
+  async usage(accountId: string, period: string): Promise<Record<Operation, number>> {
+    const used: Record<Operation, number> = { protect: 0, verify: 0 };
+    for (const operation of ['protect', 'verify'] as const) {
+      const counter = await this.counter(accountId, period, operation);
+      used[operation] = counter.committed + counter.inFlight;
+    }
+    return used;
+  }
+
+  /** Reservations live only in memory here, so a crash leaves none to give back. */
+  async sweepReservations(): Promise<number> {
+    return 0;
+  }
+
+  createAccount(account: Account): Promise<void> {
+    return this.sqlStore.createAccount(account);
+  }
+
+  findAccount(name: string): Promise<Account | undefined> {
+    return this.sqlStore.findAccount(name);
+  }
+
+  countAccounts(): Promise<number> {
+    return this.sqlStore.countAccounts();
+  }
+
+  async insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
+    await this.sqlStore.insertKey(key);
+    this.keys.delete(hex(key.digest));
+  }
+
+  listKeys(accountId: string): Promise<KeyRecord[]> {
+    return this.sqlStore.listKeys(accountId);
+  }
+
+  async revokeKey(id: string, now: Date): Promise<boolean> {
+    const revoked = await this.sqlStore.revokeKey(id, now);
+    for (const [digest, key] of this.keys) if (key.principal.keyId === id) this.keys.delete(digest);
+    return revoked;
+  }
+
+  async ping(): Promise<void> {
+    this.refuseWhileFailing();
+    await this.sqlStore.ping();
+  }
+
+  /** Write what is pending (also used by tests and by close). */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.writing) await this.writing;
+    const dirty = [...this.counters.values()].filter((c) => c.dirty);
+    const touched = [...this.touched].filter(([id, at]) => at.getTime() - (this.lastWritten.get(id) ?? 0) >= TOUCH_INTERVAL_MS);
+    this.touched.clear();
+    if (dirty.length === 0 && touched.length === 0) return;
+    for (const counter of dirty) counter.dirty = false;
+    this.writing = this.write(dirty, touched).then(
+      () => {
+        this.failure = undefined;
+        for (const [id, at] of touched) this.lastWritten.set(id, at.getTime());
+      },
+      (error: unknown) => {
+        this.failure = error;
+        for (const counter of dirty) counter.dirty = true;
+        this.onWriteError(error);
+        this.schedule(RETRY_DELAY_MS);
+      },
+    );
+    try {
+      await this.writing;
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.sqlStore.close();
+  }
+
+  private refuseWhileFailing(): void {
+    if (this.failure !== undefined) {
+      throw new ServiceUnavailableError('The database cannot be written; try again shortly', 5, { cause: this.failure });
+    }
+  }
+
+  private schedule(delay: number): void {
+    this.timer ??= setTimeout(() => void this.flush(), delay).unref();
+  }
+
+  private write(counters: readonly Counter[], touched: ReadonlyArray<[string, Date]>): Promise<void> {
+    return guarded(async () => {
+      await this.db.transaction().execute(async (tx) => {
+        if (counters.length > 0) {
+          // Absolute values: writing the same state twice is harmless.
+          await tx
+            .insertInto('usage')
+            .values(counters.map((c) => ({ account_id: c.accountId, period: c.period, operation: c.operation, used: c.committed })))
+            .onConflict((oc) => oc.columns(['account_id', 'period', 'operation']).doUpdateSet({ used: (eb) => eb.ref('excluded.used') }))
+            .execute();
+        }
+        for (const [id, at] of touched) {
+          await tx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+        }
+      });
+    });
+  }
+
+  private async findKey(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
+    const id = hex(digest);
+    let key = this.keys.get(id);
+    if (!key) {
+      const row = await guarded(() =>
+        this.db
+          .selectFrom('api_keys as k')
+          .innerJoin('accounts as a', 'a.id', 'k.account_id')
+          .select(['k.id as key_id', 'k.digest', 'k.expires_at', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
+          .where('k.digest', '=', digest)
+          .where('k.revoked_at', 'is', null)
+          .executeTakeFirst(),
+      );
+      if (!row) return undefined;
+      if (this.keys.size >= MAX_CACHED_KEYS) this.keys.clear();
+      key = {
+        principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as KeyMatch['principal']['plan'] },
+        storedDigest: row.digest,
+        expiresAt: row.expires_at,
+      };
+      this.keys.set(id, key);
+    }
+    if (key.expiresAt !== null && key.expiresAt <= now) return undefined;
+    return { principal: key.principal, storedDigest: key.storedDigest };
+  }
+
+  /** The in-memory counter, loaded from the database once; concurrent first uses share one load. */
+  private async counter(accountId: string, period: string, operation: Operation): Promise<Counter> {
+    const id = `${accountId}|${period}|${operation}`;
+    const known = this.counters.get(id);
+    if (known) return known;
+    let pending = this.loading.get(id);
+    if (!pending) {
+      pending = guarded(async () => {
+        const row = await this.db
+          .selectFrom('usage')
+          .select('used')
+          .where('account_id', '=', accountId)
+          .where('period', '=', period)
+          .where('operation', '=', operation)
+          .executeTakeFirst();
+        const counter: Counter = { accountId, period, operation, committed: row?.used ?? 0, inFlight: 0, dirty: false };
+        this.counters.set(id, counter);
+        return counter;
+      }).finally(() => this.loading.delete(id));
+      this.loading.set(id, pending);
+    }
+    return pending;
+  }
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
