@@ -133,7 +133,7 @@ function dimensions(pixels: number): { width: number; height: number } {
 }
 
 /** Encode a small sample for bytes/pixel, then rescale until the file lands near the target. */
-async function generate(format: Format, targetBytes: number, seed: number): Promise<{ bytes: Buffer; width: number; height: number }> {
+export async function generate(format: Format, targetBytes: number, seed: number): Promise<{ bytes: Buffer; width: number; height: number }> {
   const sample = await encode(format, 256, 192, seed);
   let pixels = (targetBytes / sample.length) * 256 * 192;
   let best: { bytes: Buffer; width: number; height: number } | undefined;

@@ -72,7 +72,7 @@ function fromFramework(error: FastifyError & { part?: unknown }, maxUploadBytes:
   }
 }
 
-export function errorBody(error: OptmarkError, requestId: string): ErrorBody {
+function errorBody(error: OptmarkError, requestId: string): ErrorBody {
   return { error: error.message, code: error.code, requestId };
 }
 

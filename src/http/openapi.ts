@@ -49,6 +49,20 @@ const imageBody = {
   },
 };
 
+/** POST protect or verify: one image part in, a result or an error out. */
+function imageOperation(operation: 'protect' | 'verify', summary: string, result: string, schema: string, errors: readonly string[], limit: string) {
+  return {
+    operationId: operation,
+    summary,
+    description: `One multipart part, \`image\` (${limit}). Counts toward the monthly ${operation} limit; a call that fails does not count.`,
+    requestBody: imageBody,
+    responses: {
+      200: { description: result, headers: RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
+      ...errorResponses(errors),
+    },
+  };
+}
+
 export function openApiDocument(options: { maxUploadBytes: number; version: string }) {
   const limit = `at most ${options.maxUploadBytes} bytes`;
   return {
@@ -65,28 +79,10 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
     security: [{ bearer: [] }],
     paths: {
       '/api/v1/protect': {
-        post: {
-          operationId: 'protect',
-          summary: 'Write the opt-out into the image metadata, losslessly',
-          description: `One multipart part, \`image\` (${limit}). Counts toward the monthly protect limit; a call that fails does not count.`,
-          requestBody: imageBody,
-          responses: {
-            200: { description: 'The marked image', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('ProtectResult') } } },
-            ...errorResponses([...IMAGE_ERRORS, 'ambiguous_xmp']),
-          },
-        },
+        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp'], limit),
       },
       '/api/v1/verify': {
-        post: {
-          operationId: 'verify',
-          summary: 'Check an image for the opt-out and other signals',
-          description: `One multipart part, \`image\` (${limit}). Counts toward the monthly verify limit; a call that fails does not count.`,
-          requestBody: imageBody,
-          responses: {
-            200: { description: 'What the image carries', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('VerifyResult') } } },
-            ...errorResponses(IMAGE_ERRORS),
-          },
-        },
+        post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', IMAGE_ERRORS, limit),
       },
       '/api/v1/usage': {
         get: {

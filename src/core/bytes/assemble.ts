@@ -23,10 +23,6 @@ export function assemble(source: Uint8Array, pieces: readonly Piece[]): Uint8Arr
   return out;
 }
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  return assemble(new Uint8Array(0), parts);
-}
-
 const encoder = new TextEncoder();
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);

@@ -98,13 +98,8 @@ export interface OpenContainer {
 }
 
 /** What a format supplies; `defineHandler` builds the ContainerHandler from it. */
-export interface ContainerFormat<Layout extends { readonly blocks: Block[] }> {
-  readonly format: ImageFormat;
-  readonly mimeType: string;
-  readonly extension: string;
-  readonly maxPacketBytes: number;
-  readonly supportsExtendedXmp: boolean;
-  canHandle(bytes: Uint8Array): boolean;
+export interface ContainerFormat<Layout extends { readonly blocks: Block[] }>
+  extends Pick<ContainerHandler, 'format' | 'mimeType' | 'extension' | 'maxPacketBytes' | 'supportsExtendedXmp' | 'canHandle'> {
   /** Validate the whole container and locate its blocks. */
   scan(bytes: Uint8Array): Layout;
   /**

@@ -13,9 +13,3 @@ export const NS = {
   /** W3C TDMRep, the EPUB prefix form (with '#'); accepted on read. */
   tdmHash: 'http://www.w3.org/ns/tdmrep#',
 } as const;
-
-/** Prefixes we use when we write a namespace ourselves. */
-export const PREFERRED_PREFIX = {
-  [NS.plus]: 'plus',
-  [NS.xmpNote]: 'xmpNote',
-} as const;
