@@ -13,7 +13,8 @@ import { inspect, protect, verify } from '../../src/index.js';
 import { corpusFile } from '../support/corpus.js';
 import { ExifTool } from '../support/exiftool.js';
 import { exiv2DataMining } from '../support/tools.js';
-import { DEFAULT_URI, jpegExtendedXmp, md5Upper, TempDir, VOCAB } from './support.js';
+import { bareXmp, enc, extensionSegments, md5Guid, withSegments, xmpPacket, xmpSegment } from '../support/build.js';
+import { DEFAULT_URI, jpegExtendedXmp, md5Upper, PLUS_NS, TempDir, VOCAB } from './support.js';
 
 /** A JPEG with a rich XMP packet of its own (about 6 KB), so moved and kept properties mix. */
 const BASE = corpusFile('exiftool/XMP.jpg');
@@ -115,6 +116,34 @@ async function protectAndCheck(file: string, kept: Record<string, string>): Prom
   expect(read.details.dataMining).toEqual([expect.objectContaining({ value: DEFAULT_URI, form: 'element', extended: false })]);
   return { guid: guid as string, before };
 }
+
+describe('a value that only Extended XMP holds', () => {
+  it('ExifTool reads it, exiv2 (which ignores Extended XMP) does not, and verify() counts it', async () => {
+    const extended = enc(
+      bareXmp(`<rdf:Description rdf:about="" xmlns:plus="${PLUS_NS}"><plus:DataMining>${VOCAB}DMI-PROHIBITED-GENAIMLTRAINING</plus:DataMining></rdf:Description>`),
+    );
+    const guid = md5Guid(extended);
+    const standard = xmpPacket(`<rdf:Description rdf:about="" xmlns:xmpNote="http://ns.adobe.com/xmp/note/" xmpNote:HasExtendedXMP="${guid}"/>`);
+    // A file without XMP of its own, so the extension is the only place of the value.
+    const base = corpusFile('exiv2/smiley1.jpg').bytes;
+    const rebuilt = await dir.write('extended-only.jpg', withSegments(base, xmpSegment(standard), ...extensionSegments(extended, guid, 40)));
+
+    const tags = await exiftool.readJson(rebuilt, ['-XMP-plus:DataMining', '-XMP-xmpNote:HasExtendedXMP', '-Warning']);
+    expect(tags['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-GENAIMLTRAINING');
+    expect(tags['XMP-xmpNote:HasExtendedXMP']).toBe(guid);
+    expect(JSON.stringify(tags)).not.toMatch(/extended XMP/i);
+    expect(await exiv2DataMining(rebuilt)).toBeUndefined();
+
+    const { result, details } = inspect(await readFile(rebuilt));
+    expect(result.optedOut).toBe(true);
+    expect(details.dataMining).toMatchObject([{ value: `${VOCAB}DMI-PROHIBITED-GENAIMLTRAINING`, extended: true }]);
+
+    // protect() writes the value where exiv2 sees it too.
+    const marked = await dir.write('extended-only-marked.jpg', protect(await readFile(rebuilt)).bytes);
+    expect(await exiv2DataMining(marked)).toBe(DEFAULT_URI);
+    expect((await exiftool.readJson(marked, ['-XMP-plus:DataMining']))['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-AIMLTRAINING');
+  });
+});
 
 describe('Extended XMP written by ExifTool', () => {
   it('verify() reads the opt-out ExifTool writes beside a 120 KB multi-line description it splits into Extended XMP', async () => {
