@@ -3,7 +3,7 @@
  * start, and returns a frozen, typed object; a bad value stops the start with
  * a message naming the variable.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export interface Config {
   /** TCP port of the HTTP server (PORT, default 8080; 0 picks a free one). */
@@ -28,6 +28,10 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   /** Seconds a quota reservation may stay open before a crash sweep returns it (OPTMARK_RESERVATION_TTL, default 300). */
   readonly reservationTtlSeconds: number;
+  /** The deployment's public address, the issuer in provenance tags (OPTMARK_BASE_URL; default http://HOST:PORT). */
+  readonly baseUrl: string | undefined;
+  /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
+  readonly signingKeysPath: string;
 }
 
 export class ConfigError extends Error {}
@@ -51,11 +55,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const logLevel = (env.OPTMARK_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  const baseUrl = env.OPTMARK_BASE_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(baseUrl)) throw new ConfigError('OPTMARK_BASE_URL must be an http:// or https:// URL');
+  const dataDir = resolve(env.OPTMARK_DATA_DIR?.trim() || './data');
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`OPTMARK_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
   return Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
-    dataDir: resolve(env.OPTMARK_DATA_DIR?.trim() || './data'),
+    dataDir,
     databaseUrl,
     protectLimit: integer(env, 'OPTMARK_PROTECT_LIMIT', 10_000, 0, 1_000_000_000),
     verifyLimit: integer(env, 'OPTMARK_VERIFY_LIMIT', 50_000, 0, 1_000_000_000),
@@ -64,5 +71,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutSeconds: integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600),
     requestTimeoutSeconds: integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600),
     reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
+    baseUrl,
+    signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
   });
 }

@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../errors.js';
 import { sha256Hex } from '../core/bytes/digest.js';
-import { writeDataMining } from '../core/metadata.js';
+import { writeDataMining, type TagSigner } from '../core/metadata.js';
 import { SIGNAL } from '../core/signals.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import { outputFilename } from './filename.js';
@@ -10,6 +10,8 @@ export interface ProtectOptions {
   readonly value?: ProhibitedCode;
   /** The uploaded file's name, for the suggested output name. */
   readonly filename?: string;
+  /** Signs the provenance tag written with the value (the API and the CLI always pass one). */
+  readonly signer?: TagSigner;
 }
 
 /** The marked-image result of the spec, with the bytes still raw (the API base64-encodes them). */
@@ -27,7 +29,8 @@ export interface ProtectResult {
 /**
  * Write the IPTC/PLUS Data Mining opt-out into an image's metadata, losslessly:
  * the output has the input's format, and every byte outside the XMP blocks
- * (and the WebP header fields that announce them) is the input's.
+ * (and the WebP header fields that announce them) is the input's. With a
+ * signer, a provenance tag over the file's content goes into the same packet.
  *
  * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError,
  *   InvalidXmpError, AmbiguousXmpError, InvalidOptionError
@@ -35,7 +38,7 @@ export interface ProtectResult {
 export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
   const value = options.value ?? DEFAULT_CODE;
   if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
-  const written = writeDataMining(bytes, uriFor(value));
+  const written = writeDataMining(bytes, uriFor(value), options.signer);
   return {
     bytes: written.bytes,
     mimeType: written.handler.mimeType,

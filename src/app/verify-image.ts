@@ -1,5 +1,7 @@
 import { sha256Hex } from '../core/bytes/digest.js';
-import { readMetadata } from '../core/metadata.js';
+import { readMetadata, type ImageMetadata } from '../core/metadata.js';
+import { NO_TAG } from '../core/provenance/tag.js';
+import type { Provenance } from './provenance.js';
 import { isOptedOut, signalsOf } from '../core/signals.js';
 import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
 import type { ImageFormat } from '../errors.js';
@@ -36,8 +38,10 @@ export interface VerifyDetails {
   readonly warnings: readonly string[];
 }
 
-/** Provenance tags are not written yet: nothing can be present. */
-const NO_PROVENANCE: ProvenanceCheck = { present: false, valid: false, verifiable: false };
+export interface VerifyOptions {
+  /** Checks provenance tags against the keys we know; without it a tag is present but not verifiable. */
+  readonly provenance?: Provenance;
+}
 /** The in-pixel detector is not built yet: it examines no blocks. */
 const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks: 0 };
 
@@ -47,13 +51,13 @@ const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks
  *
  * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError, InvalidXmpError
  */
-export function inspect(bytes: Uint8Array): { result: VerifyResult; details: VerifyDetails } {
+export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { result: VerifyResult; details: VerifyDetails } {
   const metadata = readMetadata(bytes);
   const { facts } = metadata;
   const result: VerifyResult = {
     optedOut: isOptedOut(facts),
     signals: signalsOf(facts),
-    provenance: NO_PROVENANCE,
+    provenance: provenanceOf(metadata, options.provenance),
     fingerprint: NO_FINGERPRINT,
     sha256: sha256Hex(bytes),
   };
@@ -73,6 +77,14 @@ export function inspect(bytes: Uint8Array): { result: VerifyResult; details: Ver
   return { result, details };
 }
 
-export function verify(bytes: Uint8Array): VerifyResult {
-  return inspect(bytes).result;
+export function verify(bytes: Uint8Array, options: VerifyOptions = {}): VerifyResult {
+  return inspect(bytes, options).result;
+}
+
+/** The tag check; the content digest is only computed when there is a tag to check. */
+function provenanceOf(metadata: ImageMetadata, provenance: Provenance | undefined): ProvenanceCheck {
+  const tag = metadata.facts.serviceTag;
+  if (tag === undefined) return NO_TAG;
+  if (!provenance) return { present: true, valid: false, verifiable: false };
+  return provenance.check(tag, { digest: metadata.digest(), dataMining: metadata.facts.dataMining[0]?.value });
 }

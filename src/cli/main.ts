@@ -8,6 +8,7 @@ import { ConfigError } from '../config.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
 import { serveCommand } from './serve-command.js';
+import { signingKeysCommand } from './signing-keys-command.js';
 import { verifyCommand } from './verify-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -18,8 +19,11 @@ Usage:
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
       The marked copy is saved as <name>-optout.<ext> in DIR (default: next to the input).
       CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
-  optmark verify <file...> [--json]
-      Report whether each file carries the opt-out, and the other opt-out signals found.
+      A provenance tag is signed with the deployment's key ring (created if missing).
+  optmark verify <file...> [--jwks FILE|URL] [--json]
+      Report whether each file carries the opt-out, the other opt-out signals found,
+      and whether its provenance tag is valid (with --jwks: against another
+      deployment's published keys).
   optmark serve
       Run the HTTP API (configuration: environment variables, see README).
   optmark accounts create --name NAME --plan free|pro|lifetime [--json]
@@ -29,6 +33,8 @@ Usage:
   optmark keys revoke ID
   optmark usage --account NAME [--json]
       Administration; works while "optmark serve" runs.
+  optmark signing-keys list|rotate [--json]
+      The provenance signing keys (public keys: GET /.well-known/jwks.json).
   optmark help
 
   --json prints one JSON object per file, one per line.
@@ -48,6 +54,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'keys':
       case 'usage':
         return await adminCommand(command, rest);
+      case 'signing-keys':
+        return await signingKeysCommand(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -1,7 +1,9 @@
 import { basename, dirname, join, resolve } from 'node:path';
 import { protect } from '../app/protect-image.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
+import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput, writeOutput, FileError } from './files.js';
+import { signingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
 export async function protectCommand(args: readonly string[]): Promise<number> {
@@ -13,11 +15,12 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('protect needs at least one file');
   const value = values.value ?? DEFAULT_CODE;
   if (!isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
+  const { signer } = signingProvenance(loadConfig());
   let failed = 0;
   for (const file of positionals) {
     try {
       const input = await readInput(file);
-      const result = protect(input, { value, filename: basename(file) });
+      const result = protect(input, { value, filename: basename(file), signer });
       const output = join(values.out ?? dirname(file), result.filename);
       if (resolve(output) === resolve(file) && result.changed) {
         throw new FileError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');

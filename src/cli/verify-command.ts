@@ -1,14 +1,25 @@
 import { inspect } from '../app/verify-image.js';
+import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput } from './files.js';
+import { checkingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
 export async function verifyCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, jwks: { type: 'string' } });
   if (positionals.length === 0) throw new UsageError('verify needs at least one file');
+  let provenance;
+  try {
+    provenance = await checkingProvenance(loadConfig(), values.jwks);
+  } catch (error) {
+    const failure = describeFailure(error);
+    if (values.json) printJson(failure);
+    else process.stderr.write(`optmark: ${failure.error}\n`);
+    return 1;
+  }
   let failed = 0;
   for (const file of positionals) {
     try {
-      const { result, details } = inspect(await readInput(file));
+      const { result, details } = inspect(await readInput(file), { provenance });
       if (values.json) {
         printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings });
         continue;
@@ -22,6 +33,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       if (details.tdm.reservation !== undefined) lines.push(`  tdm:reservation: ${details.tdm.reservation}`);
       if (details.tdm.policy !== undefined) lines.push(`  tdm:policy: ${details.tdm.policy}`);
       lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
+      const p = result.provenance;
+      lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
       lines.push(`  sha256: ${result.sha256}`);
       for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
       process.stdout.write(`${lines.join('\n')}\n`);

@@ -9,7 +9,10 @@ import { md5HexUpper } from './bytes/digest.js';
 import { assembleExtendedXmp } from './formats/extended-xmp.js';
 import type { ContainerHandler, RawXmp } from './formats/handler.js';
 import { sniff } from './formats/sniff.js';
-import { setDataMining } from './xmp/data-mining.js';
+import { contentDigest } from './provenance/digest.js';
+import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
+import { findProperty } from './xmp/properties.js';
+import { setSimpleProperty, type PacketPlan } from './xmp/set-property.js';
 import { parseXmp, type XmpDocument } from './xmp/document.js';
 import { extendedXmpGuid, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
 import { serialise } from './xmp/packet.js';
@@ -19,6 +22,8 @@ export interface ImageMetadata {
   readonly format: ImageFormat;
   readonly handler: ContainerHandler;
   readonly facts: XmpFacts;
+  /** SHA-256 of the content without its XMP (what a provenance tag signs); computed when asked. */
+  digest(): Buffer;
   /** Number of standard XMP packets found; only the first is read. */
   readonly packetCount: number;
   /** The GUID of the Extended XMP that was read, if any. */
@@ -47,7 +52,8 @@ function parseRaw(raw: RawXmp): ParsedXmp {
 /** Read what the file's XMP says about opt-out. Throws the container's and the XMP's typed errors. */
 export function readMetadata(bytes: Uint8Array): ImageMetadata {
   const handler = sniff(bytes);
-  const parsed = parseRaw(handler.readXmp(bytes));
+  const container = handler.open(bytes);
+  const parsed = parseRaw(container.xmp);
   const warnings = [...parsed.raw.warnings];
   const count = parsed.raw.packets.length;
   if (count > 1) warnings.push(`the file carries ${count} standard XMP packets; only the first was read`);
@@ -56,7 +62,8 @@ export function readMetadata(bytes: Uint8Array): ImageMetadata {
   for (const fact of facts.dataMining) {
     if (fact.nonCanonical) warnings.push(`plus:DataMining holds ${JSON.stringify(fact.value)}, not a vocabulary URI; it does not count as an opt-out`);
   }
-  return { format: handler.format, handler, facts, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
+  const digest = () => contentDigest(bytes, container.blocks);
+  return { format: handler.format, handler, facts, digest, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
 }
 
 export interface WriteResult {
@@ -67,17 +74,28 @@ export interface WriteResult {
   readonly changed: boolean;
 }
 
+/** Signs provenance tags for marked files (app/provenance.ts has the real one). */
+export interface TagSigner {
+  /** A tag for a file with this content digest and plus:DataMining value. */
+  sign(digest: Uint8Array, dataMining: string): string;
+  /** Whether a tag the file already carries is ours and valid for it (then it is kept as is). */
+  accepts(tag: string, digest: Uint8Array, dataMining: string): boolean;
+}
+
 /**
- * Make `uri` the file's one plus:DataMining value, losslessly. A file that
- * already carries exactly this value once, in its standard packet, comes back
- * byte for byte; so writing twice equals writing once.
+ * Make `uri` the file's one plus:DataMining value, losslessly, and with a
+ * signer, sign the file's content into the same packet. A file that already
+ * carries exactly this value once, in its standard packet (and a valid tag
+ * of ours, when signing), comes back byte for byte; so writing twice equals
+ * writing once.
  */
-export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
+export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSigner): WriteResult {
   const handler = sniff(bytes);
   const container = handler.open(bytes);
   const parsed = parseRaw(container.xmp);
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
-  const plan = setDataMining(parsed.standard, parsed.extended, uri);
+  let plan = setSimpleProperty(parsed.standard, parsed.extended, DATA_MINING, uri);
+  if (signer) plan = withTag(plan, parsed, signer, contentDigest(bytes, container.blocks), uri);
   if (!plan) {
     const first = parsed.raw.packets[0];
     if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false };
@@ -111,4 +129,21 @@ export function writeDataMining(bytes: Uint8Array, uri: string): WriteResult {
     handler,
     changed: true,
   };
+}
+
+/**
+ * Add a fresh tag to the plan, unless nothing else changes and the file
+ * already carries a valid tag of ours: the non-XMP content is the same
+ * before and after the XMP edit, so the digest of the input is the output's.
+ */
+function withTag(plan: PacketPlan | undefined, parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PacketPlan | undefined {
+  const existing = [parsed.standard, parsed.extended]
+    .flatMap((doc) => (doc ? findProperty(doc, SERVICE_TAG.uri, SERVICE_TAG.local) : []))
+    .find((p) => p.value !== undefined)?.value;
+  if (!plan && existing !== undefined && signer.accepts(existing.trim(), digest, uri)) return undefined;
+  const standard = plan ? parseXmp(serialise(plan.standard)) : parsed.standard;
+  const extended = plan?.extended !== undefined ? parseXmp(plan.extended) : parsed.extended;
+  const tagged = setSimpleProperty(standard, extended, SERVICE_TAG, signer.sign(digest, uri));
+  if (!tagged) return plan;
+  return { standard: tagged.standard, extended: tagged.extended ?? plan?.extended };
 }

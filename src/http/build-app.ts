@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
+import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
@@ -25,6 +26,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export interface HttpDeps {
   readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds'>;
   readonly access: ApiAccess;
+  /** Signs tags on protect and checks them on verify. */
+  readonly provenance: Provenance;
+  /** The public signing keys, published at /.well-known/jwks.json. */
+  readonly jwks: () => unknown;
   readonly ping: () => Promise<void>;
   readonly clock: () => Date;
   /** Logger options or instance; defaults to pino at config.logLevel. */
@@ -115,7 +120,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const document = openApiDocument({ maxUploadBytes: config.maxUploadBytes, version: VERSION });
   app.get('/api/v1/openapi.json', async () => document);
   await app.register(healthRoutes, { ping: deps.ping });
-  await app.register(imageRoutes, { access: deps.access, maxUploadBytes: config.maxUploadBytes, clock });
+  app.get('/.well-known/jwks.json', async (_request, reply) => {
+    reply.header('Cache-Control', 'public, max-age=300');
+    return deps.jwks();
+  });
+  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, maxUploadBytes: config.maxUploadBytes, clock });
   return app;
 }
 

@@ -11,6 +11,8 @@ import type { Config } from '../config.js';
 import { openDatabase } from '../adapters/db/open.js';
 import { EmbeddedStore } from '../adapters/db/embedded-store.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
+import { createProvenance } from '../app/provenance.js';
+import { SigningKeys } from '../adapters/signing-keys.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
@@ -48,6 +50,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // The embedded database has one user, this process: its bookkeeping can live in memory.
   const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
   const limits = { protect: config.protectLimit, verify: config.verifyLimit };
+  const keys = SigningKeys.open(config.signingKeysPath, clock.now());
+  let url = config.baseUrl ?? `http://${config.host}:${config.port}`;
+  const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
   const access = createApiAccess({ store, clock, limits, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });
 
@@ -56,7 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     const bootstrapKey = await admin.bootstrap();
     await access.sweep(config.reservationTtlSeconds);
-    app = await buildHttpApp({ config, access, ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, provenance, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     sweeper = setInterval(() => {
       access.sweep(config.reservationTtlSeconds).then(
@@ -66,7 +71,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, admin, server.log);
-    const url = await server.listen({ port: config.port, host: config.host });
+    url = await server.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
     return {
       app: server,

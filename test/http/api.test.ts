@@ -59,7 +59,7 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(result).toEqual({
       optedOut: true,
       signals: ['iptc.dataMining'],
-      provenance: { present: false, valid: false, verifiable: false },
+      provenance: { present: true, valid: true, verifiable: true },
       fingerprint: { present: false, confidence: 0, blocks: 0 },
       sha256: sha256(bytes),
     });

@@ -21,6 +21,8 @@ export interface XmpFacts {
   /** W3C TDMRep `tdm:reservation` and `tdm:policy`, as stored. */
   readonly tdmReservation: string | undefined;
   readonly tdmPolicy: string | undefined;
+  /** Our provenance tag (optmark:ServiceTag), as stored. */
+  readonly serviceTag: string | undefined;
 }
 
 export const NO_FACTS: XmpFacts = {
@@ -28,6 +30,7 @@ export const NO_FACTS: XmpFacts = {
   otherConstraints: undefined,
   tdmReservation: undefined,
   tdmPolicy: undefined,
+  serviceTag: undefined,
 };
 
 function first(docs: readonly XmpDocument[], uris: readonly string[], local: string): string | undefined {
@@ -63,6 +66,7 @@ export function readFacts(standard: XmpDocument, extended?: XmpDocument): XmpFac
     otherConstraints,
     tdmReservation: first(docs, [NS.tdm, NS.tdmHash], 'reservation'),
     tdmPolicy: first(docs, [NS.tdm, NS.tdmHash], 'policy'),
+    serviceTag: first(docs, [NS.optmark], 'ServiceTag'),
   };
 }
 

@@ -12,4 +12,11 @@ export const NS = {
   tdm: 'http://www.w3.org/ns/tdmrep/',
   /** W3C TDMRep, the EPUB prefix form (with '#'); accepted on read. */
   tdmHash: 'http://www.w3.org/ns/tdmrep#',
+  /** optmark's own properties: the signed provenance tag. */
+  optmark: 'http://ns.optmark.org/xmp/1.0/',
 } as const;
+
+/** The opt-out field. */
+export const DATA_MINING = { uri: NS.plus, prefix: 'plus', local: 'DataMining' } as const;
+/** Our signed provenance tag, a compact JWS (docs/provenance.md). */
+export const SERVICE_TAG = { uri: NS.optmark, prefix: 'optmark', local: 'ServiceTag' } as const;

@@ -8,7 +8,7 @@
 import { InvalidXmpError } from '../../errors.js';
 import { parseXmp, type XAttr, type XElement, type XmpDocument } from './document.js';
 import { aboutOf, appendDescription, escapeAttr, escapeText, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
-import { editBody } from './data-mining.js';
+import { editBody } from './set-property.js';
 import { NS } from './namespaces.js';
 import { byteLength, serialise, DEFAULT_PADDING, type PacketParts } from './packet.js';
 import { findProperty, properties } from './properties.js';

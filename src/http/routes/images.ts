@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { protect, type ProtectResult } from '../../app/protect-image.js';
 import { verify } from '../../app/verify-image.js';
 import type { ApiAccess, Ticket } from '../../app/api-access.js';
+import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
@@ -20,6 +21,7 @@ declare module 'fastify' {
 
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
+  readonly provenance: Provenance;
   readonly maxUploadBytes: number;
   readonly clock: () => Date;
 }
@@ -27,7 +29,7 @@ export interface ImageRouteOptions {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, maxUploadBytes, clock } = options;
+  const { access, provenance, maxUploadBytes, clock } = options;
 
   const reserve = (operation: Operation) => async (request: FastifyRequest) => {
     request.ticket = await access.open(request.headers.authorization, operation);
@@ -59,7 +61,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readImagePart(request, maxUploadBytes);
-      const result = protect(upload.bytes, { filename: upload.filename });
+      const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer });
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
     },
   });
@@ -69,7 +71,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('verify'),
     handler: async (request) => {
       const upload = await readImagePart(request, maxUploadBytes);
-      return verify(upload.bytes);
+      return verify(upload.bytes, { provenance });
     },
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { setDataMining } from '../../../src/core/xmp/data-mining.js';
+import { setSimpleProperty } from '../../../src/core/xmp/set-property.js';
+import { DATA_MINING } from '../../../src/core/xmp/namespaces.js';
 import { parseXmp } from '../../../src/core/xmp/document.js';
 import { readFacts } from '../../../src/core/xmp/facts.js';
 import { serialise, XPACKET_HEADER, XPACKET_TRAILER } from '../../../src/core/xmp/packet.js';
@@ -11,7 +12,7 @@ const ALLOWED = 'http://ns.useplus.org/ldf/vocab/DMI-ALLOWED';
 const RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
 
 function write(standard: string | undefined, uri = URI, extended?: string) {
-  const plan = setDataMining(standard === undefined ? undefined : parseXmp(standard), extended === undefined ? undefined : parseXmp(extended), uri);
+  const plan = setSimpleProperty(standard === undefined ? undefined : parseXmp(standard), extended === undefined ? undefined : parseXmp(extended), DATA_MINING, uri);
   return plan && { standard: serialise(plan.standard), extended: plan.extended };
 }
 

@@ -1,14 +1,21 @@
 /**
- * Write plus:DataMining into a packet by merging: every other property and
- * namespace is kept, an existing value is replaced (never a second one added),
- * and the value is written in element form with the full http:// URI, the form
+ * Write a simple XMP property into a packet by merging: every other property
+ * and namespace is kept, an existing value is replaced (never a second one
+ * added, in the standard packet or in Extended XMP), and the value is written
+ * in element form, `<plus:DataMining>URI</plus:DataMining>`, the form
  * ExifTool and IPTC's reference files use.
  */
 import type { XElement, XmpDocument } from './document.js';
 import { applyEdits, appendDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
-import { NS } from './namespaces.js';
 import { newPacket, repack, simpleDescription, type PacketParts } from './packet.js';
 import { findProperty } from './properties.js';
+
+export interface SimplePropertyName {
+  readonly uri: string;
+  /** The prefix used when we declare the namespace ourselves. */
+  readonly prefix: string;
+  readonly local: string;
+}
 
 export interface PacketPlan {
   /** The standard packet to write. */
@@ -24,27 +31,32 @@ export function editBody(doc: XmpDocument, edits: readonly TextEdit[]): string {
 }
 
 /**
- * Plan the packets that carry `uri` as the one plus:DataMining value.
- * Returns undefined when the packet already says exactly that, once, in the
- * standard packet: then the file must not change at all.
+ * Plan the packets that carry `value` as the one value of `name`. Returns
+ * undefined when the packet already says exactly that, once, in the standard
+ * packet: then nothing must change.
  */
-export function setDataMining(standard: XmpDocument | undefined, extended: XmpDocument | undefined, uri: string): PacketPlan | undefined {
-  const inStandard = standard ? findProperty(standard, NS.plus, 'DataMining') : [];
-  const inExtended = extended ? findProperty(extended, NS.plus, 'DataMining') : [];
-  if (inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === uri) return undefined;
+export function setSimpleProperty(
+  standard: XmpDocument | undefined,
+  extended: XmpDocument | undefined,
+  name: SimplePropertyName,
+  value: string,
+): PacketPlan | undefined {
+  const inStandard = standard ? findProperty(standard, name.uri, name.local) : [];
+  const inExtended = extended ? findProperty(extended, name.uri, name.local) : [];
+  if (inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === value) return undefined;
 
-  if (!standard) return { standard: newPacket(simpleDescription(NS.plus, 'plus', 'DataMining', uri)), extended: undefined };
+  if (!standard) return { standard: newPacket(simpleDescription(name.uri, name.prefix, name.local, value)), extended: undefined };
 
   const edits: TextEdit[] = [];
   const [first, ...rest] = inStandard;
   if (first && first.form === 'element' && first.value !== undefined && !('valueStart' in first.node) && !first.node.selfClosing) {
-    edits.push(valueReplacement(first.node, uri));
+    edits.push(valueReplacement(first.node, value));
   } else if (first && first.form !== 'attribute') {
     // rdf:resource form, an empty element or a struct: rewrite in element form, same place, same prefix.
-    edits.push(rewriteAsElement(standard.source, first.node as XElement, uri));
+    edits.push(rewriteAsElement(standard.source, first.node as XElement, value));
   } else {
     if (first) edits.push(removal(standard.source, first.node));
-    edits.push(appendDescription(standard, simpleProperty(NS.plus, 'plus', 'DataMining', uri)));
+    edits.push(appendDescription(standard, simpleProperty(name.uri, name.prefix, name.local, value)));
   }
   for (const other of rest) edits.push(removal(standard.source, other.node));
 

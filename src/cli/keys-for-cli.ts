@@ -1,0 +1,40 @@
+/**
+ * The provenance keys the local commands use: the deployment's key ring
+ * (OPTMARK_SIGNING_KEYS, default DATA_DIR/signing-keys.json), so that files
+ * marked on the command line verify on the server and the other way round;
+ * or, to check another deployment's tags, its published JWKS.
+ */
+import { readFile } from 'node:fs/promises';
+import { createProvenance, keysFromJwks, type KeySource, type Provenance } from '../app/provenance.js';
+import { systemClock } from '../app/ports.js';
+import { SigningKeys } from '../adapters/signing-keys.js';
+import type { Config } from '../config.js';
+import { FileError } from './files.js';
+
+const issuer = (config: Config) => () => config.baseUrl ?? `http://${config.host}:${config.port}`;
+
+/** For protect: the key ring, created with a first key if there is none yet. */
+export function signingProvenance(config: Config): Provenance {
+  return createProvenance({ keys: SigningKeys.open(config.signingKeysPath), issuer: issuer(config), clock: systemClock });
+}
+
+/** For verify: a JWKS when one is named (file or URL), else the key ring if it exists. */
+export async function checkingProvenance(config: Config, jwks: string | undefined): Promise<Provenance> {
+  let keys: KeySource = { publicKey: () => undefined };
+  if (jwks !== undefined) keys = keysFromJwks(await loadJwks(jwks));
+  else keys = SigningKeys.openExisting(config.signingKeysPath) ?? keys;
+  return createProvenance({ keys, issuer: issuer(config), clock: systemClock });
+}
+
+async function loadJwks(source: string): Promise<unknown> {
+  try {
+    if (/^https?:\/\//.test(source)) {
+      const response = await fetch(source, { signal: AbortSignal.timeout(10_000) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      return await response.json();
+    }
+    return JSON.parse(await readFile(source, 'utf8')) as unknown;
+  } catch (error) {
+    throw new FileError(`cannot load the JWKS ${source}: ${(error as Error).message}`, 'unreadable_jwks');
+  }
+}
