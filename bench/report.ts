@@ -10,6 +10,9 @@ export interface FileResult {
   readonly sha256Ms: number;
   readonly protectMs: number;
   readonly verifyMs: number;
+  /** protect with a provenance tag signed, and verify of a tagged file with the tag checked. */
+  readonly protectSignedMs: number;
+  readonly verifySignedMs: number;
   /** readFileSync + protect + writeFileSync: file to file, as ExifTool works. */
   readonly protectIoMs: number;
   /** readFileSync + writeFileSync alone (no protect): the I/O share of protectIoMs. */
@@ -29,7 +32,7 @@ const ms = (v: number) => v.toFixed(v < 10 ? 3 : 1);
 const ratio = (v: number) => `${v.toFixed(2)}x`;
 
 export function table(results: readonly FileResult[]): string {
-  const header = ['format', 'size MB', 'sha256 ms', 'protect ms', 'prot/sha', 'verify ms', 'ver/sha', 'prot+io ms', 'exiftool ms', 'faster (mem)', 'faster (file)'];
+  const header = ['format', 'size MB', 'sha256 ms', 'protect ms', 'prot/sha', 'verify ms', 'ver/sha', 'tag +prot', 'tag +ver', 'prot+io ms', 'exiftool ms', 'faster (mem)', 'faster (file)'];
   const rows = results.map((r) => [
     r.format,
     (r.bytes / MB).toFixed(2),
@@ -38,6 +41,8 @@ export function table(results: readonly FileResult[]): string {
     ratio(r.protectMs / r.sha256Ms),
     ms(r.verifyMs),
     ratio(r.verifyMs / r.sha256Ms),
+    ms(r.protectSignedMs - r.protectMs),
+    ms(r.verifySignedMs - r.verifyMs),
     ms(r.protectIoMs),
     ms(r.exiftoolMs),
     ratio(r.exiftoolMs / r.protectMs),

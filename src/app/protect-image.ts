@@ -24,6 +24,8 @@ export interface ProtectResult {
   readonly signals: readonly string[];
   /** False when the file already carried exactly this opt-out and is returned unchanged. */
   readonly changed: boolean;
+  /** The input's C2PA manifest no longer validates: its hard binding covers the bytes changed. */
+  readonly c2paInvalidated: boolean;
 }
 
 /**
@@ -46,5 +48,6 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
     sha256: sha256Hex(written.bytes),
     signals: [SIGNAL.iptcDataMining],
     changed: written.changed,
+    c2paInvalidated: written.c2paInvalidated,
   };
 }

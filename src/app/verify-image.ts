@@ -35,6 +35,8 @@ export interface VerifyDetails {
   readonly dataMining: ReadonlyArray<{ value: string; label: string | undefined; form: string; extended: boolean }>;
   readonly otherConstraints: string | undefined;
   readonly tdm: { readonly reservation: string | undefined; readonly policy: string | undefined };
+  /** The file carries a C2PA manifest store (its signature is not checked). */
+  readonly c2pa: boolean;
   readonly warnings: readonly string[];
 }
 
@@ -56,7 +58,7 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
   const { facts } = metadata;
   const result: VerifyResult = {
     optedOut: isOptedOut(facts),
-    signals: signalsOf(facts),
+    signals: [...signalsOf(facts), ...metadata.c2paSignals()],
     provenance: provenanceOf(metadata, options.provenance),
     fingerprint: NO_FINGERPRINT,
     sha256: sha256Hex(bytes),
@@ -72,6 +74,7 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
     })),
     otherConstraints: facts.otherConstraints,
     tdm: { reservation: facts.tdmReservation, policy: facts.tdmPolicy },
+    c2pa: metadata.hasC2pa,
     warnings: metadata.warnings,
   };
   return { result, details };

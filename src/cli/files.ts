@@ -1,6 +1,7 @@
 /** File I/O and per-file reporting shared by the subcommands. */
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isOptmarkError } from '../errors.js';
 import { UsageError } from './usage-error.js';
@@ -33,6 +34,7 @@ export async function readInput(path: string): Promise<Uint8Array> {
 export async function writeOutput(path: string, bytes: Uint8Array): Promise<void> {
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
+    await mkdir(dirname(path), { recursive: true });
     await writeFile(temporary, bytes, { flag: 'wx' });
     await rename(temporary, path);
   } catch (error) {

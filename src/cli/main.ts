@@ -17,7 +17,7 @@ export const HELP = `optmark: mark images with the IPTC/PLUS Data Mining AI-trai
 Usage:
   optmark protect <file...> [--out DIR] [--value CODE] [--json]
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
-      The marked copy is saved as <name>-optout.<ext> in DIR (default: next to the input).
+      The marked copy is saved as <name>-optout.<ext> in DIR (created if needed; default: next to the input).
       CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
       A provenance tag is signed with the deployment's key ring (created if missing).
   optmark verify <file...> [--jwks FILE|URL] [--json]

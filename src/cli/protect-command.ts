@@ -27,10 +27,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       }
       if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
       if (values.json) {
-        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed });
+        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed, c2paInvalidated: result.c2paInvalidated });
       } else {
         const note = result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`;
         process.stdout.write(`${file} -> ${output} (${note})\n`);
+        if (result.c2paInvalidated) process.stderr.write(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)\n`);
       }
     } catch (error) {
       failed++;

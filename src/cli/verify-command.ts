@@ -32,6 +32,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       if (details.otherConstraints !== undefined) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
       if (details.tdm.reservation !== undefined) lines.push(`  tdm:reservation: ${details.tdm.reservation}`);
       if (details.tdm.policy !== undefined) lines.push(`  tdm:policy: ${details.tdm.policy}`);
+      if (details.c2pa) lines.push('  C2PA manifest: present (signature not checked)');
       lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
       const p = result.provenance;
       lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);

@@ -9,6 +9,7 @@ import { md5HexUpper } from './bytes/digest.js';
 import { assembleExtendedXmp } from './formats/extended-xmp.js';
 import type { ContainerHandler, RawXmp } from './formats/handler.js';
 import { sniff } from './formats/sniff.js';
+import { hasManifestStore, manifestStore, trainingMiningSignals, type C2paSignal } from './c2pa/training-mining.js';
 import { contentDigest } from './provenance/digest.js';
 import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
 import { findProperty } from './xmp/properties.js';
@@ -24,6 +25,10 @@ export interface ImageMetadata {
   readonly facts: XmpFacts;
   /** SHA-256 of the content without its XMP (what a provenance tag signs); computed when asked. */
   digest(): Buffer;
+  /** The file carries a C2PA manifest store. */
+  readonly hasC2pa: boolean;
+  /** Its training-and-data-mining signals; parsed when asked. */
+  c2paSignals(): C2paSignal[];
   /** Number of standard XMP packets found; only the first is read. */
   readonly packetCount: number;
   /** The GUID of the Extended XMP that was read, if any. */
@@ -63,7 +68,9 @@ export function readMetadata(bytes: Uint8Array): ImageMetadata {
     if (fact.nonCanonical) warnings.push(`plus:DataMining holds ${JSON.stringify(fact.value)}, not a vocabulary URI; it does not count as an opt-out`);
   }
   const digest = () => contentDigest(bytes, container.blocks);
-  return { format: handler.format, handler, facts, digest, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
+  const hasC2pa = hasManifestStore(bytes, container.blocks);
+  const c2paSignals = () => (hasC2pa ? trainingMiningSignals(manifestStore(handler.format, bytes, container.blocks)) : []);
+  return { format: handler.format, handler, facts, digest, hasC2pa, c2paSignals, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
 }
 
 export interface WriteResult {
@@ -72,6 +79,11 @@ export interface WriteResult {
   readonly handler: ContainerHandler;
   /** False when the file already said exactly this and was returned unchanged. */
   readonly changed: boolean;
+  /**
+   * The input carried a C2PA manifest store, and this edit changed bytes its
+   * hard binding covers: the manifest no longer validates (docs/provenance.md).
+   */
+  readonly c2paInvalidated: boolean;
 }
 
 /** Signs provenance tags for marked files (app/provenance.ts has the real one). */
@@ -96,12 +108,13 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
   let plan = setSimpleProperty(parsed.standard, parsed.extended, DATA_MINING, uri);
   if (signer) plan = withTag(plan, parsed, signer, contentDigest(bytes, container.blocks), uri);
+  const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
-    if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false };
+    if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false, c2paInvalidated: false };
     // The value is right, but held where some readers miss it (PNG XMP after
     // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
-    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, changed: true };
+    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, changed: true, c2paInvalidated };
   }
 
   let standard = plan.standard;
@@ -117,7 +130,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
     if (Buffer.byteLength(packet) > handler.maxPacketBytes) {
       throw new InvalidXmpError(`the merged XMP packet is larger than ${handler.maxPacketBytes} bytes`);
     }
-    return { bytes: container.write({ packet }), format: handler.format, handler, changed: true };
+    return { bytes: container.write({ packet }), format: handler.format, handler, changed: true, c2paInvalidated };
   }
   const data = utf8(extended);
   const guid = md5HexUpper(data);
@@ -128,6 +141,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
     format: handler.format,
     handler,
     changed: true,
+    c2paInvalidated,
   };
 }
 

@@ -9,6 +9,10 @@ export const SIGNAL = {
   iptcDataMining: 'iptc.dataMining',
   /** W3C TDMRep: tdm:reservation = 1 in the XMP. */
   tdmrepReservation: 'tdmrep.reservation',
+  /** A C2PA manifest's CAWG training-and-data-mining assertion says notAllowed or constrained. */
+  cawgTrainingMining: 'cawg.trainingMining',
+  /** The same in the C2PA 1.x form of the assertion. */
+  c2paTrainingMining: 'c2pa.trainingMining',
 } as const;
 
 export type Signal = (typeof SIGNAL)[keyof typeof SIGNAL];

@@ -8,7 +8,7 @@ import { STATUS } from './error-handler.js';
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256, 64 lowercase hex characters' } as const;
 const signals = {
   type: 'array',
-  items: { type: 'string', enum: ['iptc.dataMining', 'tdmrep.reservation'] },
+  items: { type: 'string', enum: ['iptc.dataMining', 'tdmrep.reservation', 'cawg.trainingMining', 'c2pa.trainingMining'] },
   description: 'Opt-out signals; only iptc.dataMining decides optedOut',
 } as const;
 
@@ -39,7 +39,7 @@ export const verifyResult = {
       additionalProperties: false,
       required: ['present', 'valid', 'verifiable'],
       properties: { present: { type: 'boolean' }, valid: { type: 'boolean' }, verifiable: { type: 'boolean' } },
-      description: 'Service-signature tag check (not built yet: always false)',
+      description: "This service's signed provenance tag: present in the file, checkable with this server's keys, valid for the file (docs/provenance.md)",
     },
     fingerprint: {
       type: 'object',

@@ -11,8 +11,12 @@ const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
 let dir: string;
 
 function optmark(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return optmarkWith({}, ...args);
+}
+
+function optmarkWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -92,6 +96,36 @@ describe('optmark verify', () => {
     const run = await optmark('verify', 'missing.jpg');
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('missing.jpg: cannot read the file: no such file\n');
+  });
+});
+
+describe('provenance on the command line', () => {
+  it('protect signs with the local key ring, verify checks it, and a rotation keeps old tags valid', async () => {
+    await optmark('protect', '--out', 'signed', 'hopper.webp');
+    const first = jsonLines((await optmark('verify', '--json', 'signed/hopper-optout.webp')).stdout)[0]!;
+    expect(first.provenance).toEqual({ present: true, valid: true, verifiable: true });
+    expect((await optmark('verify', 'signed/hopper-optout.webp')).stdout).toContain('provenance tag: valid');
+
+    const rotated = jsonLines((await optmark('signing-keys', 'rotate', '--json')).stdout)[0]!;
+    const keys = jsonLines((await optmark('signing-keys', 'list', '--json')).stdout)[0] as unknown as Array<{ kid: string; active: boolean }>;
+    expect(keys.map((k) => k.active)).toEqual([false, true]);
+    expect(keys[1]!.kid).toBe(rotated.kid);
+    const again = jsonLines((await optmark('verify', '--json', 'signed/hopper-optout.webp')).stdout)[0]!;
+    expect(again.provenance).toEqual({ present: true, valid: true, verifiable: true });
+  });
+
+  it("another deployment's tags are present but not verifiable, until its JWKS is given", async () => {
+    const other = { OPTMARK_DATA_DIR: join(dir, 'other-deployment') };
+    await optmarkWith(other, 'protect', '--out', 'theirs', 'photo.jpg');
+    const local = jsonLines((await optmark('verify', '--json', 'theirs/photo-optout.jpg')).stdout)[0]!;
+    expect(local.provenance).toEqual({ present: true, valid: false, verifiable: false });
+    const { SigningKeys } = await import('../../src/adapters/signing-keys.js');
+    await writeFile(join(dir, 'their-jwks.json'), JSON.stringify(SigningKeys.open(join(dir, 'other-deployment', 'signing-keys.json')).jwks()));
+    const offline = jsonLines((await optmark('verify', '--json', '--jwks', 'their-jwks.json', 'theirs/photo-optout.jpg')).stdout)[0]!;
+    expect(offline.provenance).toEqual({ present: true, valid: true, verifiable: true });
+    const missing = await optmark('verify', '--jwks', 'nowhere.json', 'theirs/photo-optout.jpg');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot load the JWKS nowhere.json');
   });
 });
 

@@ -208,6 +208,14 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(usageWrong.headers.get('allow')).toBe('GET');
   });
 
+  it('publishes its signing keys as a JWKS that verifies its tags offline', async () => {
+    const response = await fetch(`${t.url}/.well-known/jwks.json`);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    const jwks = (await response.json()) as { keys: Array<Record<string, string>> };
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid: expect.any(String) })]);
+    expect(JSON.stringify(jwks)).not.toMatch(/"d"/);
+  });
+
   it('serves health, readiness and the OpenAPI 3.1 document', async () => {
     expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
     expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });

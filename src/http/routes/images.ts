@@ -27,6 +27,7 @@ export interface ImageRouteOptions {
 }
 
 const errors = { '4xx': errorResult, '5xx': errorResult };
+export const C2PA_HEADER = 'Optmark-C2PA-Manifest';
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
   const { access, provenance, maxUploadBytes, clock } = options;
@@ -62,6 +63,8 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     handler: async (request, reply) => {
       const upload = await readImagePart(request, maxUploadBytes);
       const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer });
+      // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
+      if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
     },
   });
