@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { protect, verify } from '../src/index.js';
+import { createProvenance, protect, SigningKeys, verify } from '../src/index.js';
 import { cpuSnapshot, cpuUse, type CpuUse } from './cpu-usage.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.js';
 import { httpImages, type HttpImage } from './http-images.js';
@@ -47,7 +47,13 @@ const REQUEST_TIMEOUT_S = 30;
 const TARGET = { op: 'protect' as Op, image: 'jpeg-100kb', connections: 4, rps: 500 };
 const BOUNDARY = '----optmark-bench-3f9c2e71d5a8';
 const FILENAME = 'bench.jpg';
+/**
+ * One key ring for the server and this process, so that the in-process
+ * numbers include signing and checking the provenance tag, as the routes do.
+ */
+const SIGNING_KEYS = join(WORK, 'signing-keys.json');
 const SERVER_ENV = {
+  OPTMARK_SIGNING_KEYS: SIGNING_KEYS,
   OPTMARK_LOG_LEVEL: 'warn',
   OPTMARK_PROTECT_LIMIT: '100000000',
   OPTMARK_VERIFY_LIMIT: '100000000',
@@ -101,17 +107,30 @@ function post(server: BenchServer, key: string, op: Op, body: Buffer): Promise<R
 }
 
 /** One request checked for content, before any load. */
+let keyRing: ReturnType<typeof createProvenance> | undefined;
+/** Signing and checking with the benchmark's key ring (created fresh on first use). */
+function provenance(): ReturnType<typeof createProvenance> {
+  keyRing ??= createProvenance({ keys: SigningKeys.open(SIGNING_KEYS), issuer: () => 'http://127.0.0.1', clock: { now: () => new Date() } });
+  return keyRing;
+}
+
 async function sanityCheck(server: BenchServer, key: string, c: Case, body: Buffer): Promise<void> {
   const response = await post(server, key, c.op, body);
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${c.op} ${c.image.name}: HTTP ${response.status}: ${text.slice(0, 500)}`);
   const json = JSON.parse(text) as { imageBase64?: string; sha256?: string; optedOut?: boolean };
+  const result = json as { provenance?: { valid?: boolean } };
   if (c.op === 'protect') {
-    const expected = protect(c.upload, { filename: FILENAME });
+    // The tag's signing time differs from an in-process run, so the bytes cannot be compared.
+    // Instead: our key's tag is valid on the server's output, and protect() in process finds
+    // nothing left to do on it (same value, valid tag), which holds only if the file is what it would write.
     const got = Buffer.from(json.imageBase64 ?? '', 'base64');
-    if (json.sha256 !== expected.sha256 || !Buffer.from(expected.bytes).equals(got)) throw new Error(`protect ${c.image.name}: the server's output differs from protect() in process`);
-  } else if (json.optedOut !== true) {
-    throw new Error(`verify ${c.image.name}: the server does not see the opt-out: ${text.slice(0, 300)}`);
+    const again = protect(got, { filename: FILENAME, signer: provenance().signer });
+    if (json.sha256 !== again.sha256 || again.changed || !verify(got, { provenance: provenance() }).provenance.valid) {
+      throw new Error(`protect ${c.image.name}: the server's output is not what protect() in process would write`);
+    }
+  } else if (json.optedOut !== true || result.provenance?.valid !== true) {
+    throw new Error(`verify ${c.image.name}: the server does not see the opt-out and a valid tag: ${text.slice(0, 300)}`);
   }
 }
 
@@ -217,13 +236,16 @@ async function main(): Promise<number> {
   const template = ensureTemplate(ROOT, WORK, log);
 
   // In process first, with the server not yet running: the same calls the routes make.
+  rmSync(SIGNING_KEYS, { force: true });
+  const { signer } = provenance();
   const cases: Case[] = [];
   for (const image of images) {
-    const protectedBytes = Buffer.from(protect(image.bytes, { filename: FILENAME }).bytes);
-    if (!verify(protectedBytes).optedOut) throw new Error(`${image.name}: protect output does not verify as opted out`);
+    const protectedBytes = Buffer.from(protect(image.bytes, { filename: FILENAME, signer }).bytes);
+    const checked = verify(protectedBytes, { provenance: provenance() });
+    if (!checked.optedOut || !checked.provenance.valid) throw new Error(`${image.name}: protect output does not verify as opted out with a valid tag`);
     const m = measureInterleaved({
-      protect: () => protect(image.bytes, { filename: FILENAME }),
-      verify: () => verify(protectedBytes),
+      protect: () => protect(image.bytes, { filename: FILENAME, signer }),
+      verify: () => verify(protectedBytes, { provenance: provenance() }),
     });
     for (const op of OPS) {
       const upload = op === 'protect' ? image.bytes : protectedBytes;

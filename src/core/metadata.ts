@@ -13,7 +13,7 @@ import { hasManifestStore, manifestStore, trainingMiningSignals, type C2paSignal
 import { contentDigest } from './provenance/digest.js';
 import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
 import { findProperty } from './xmp/properties.js';
-import { setSimpleProperty, type PacketPlan } from './xmp/set-property.js';
+import { holdsExactly, setSimpleProperties, type PropertyValue } from './xmp/set-property.js';
 import { parseXmp, type XmpDocument } from './xmp/document.js';
 import { extendedXmpGuid, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
 import { serialise } from './xmp/packet.js';
@@ -106,8 +106,9 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
   const container = handler.open(bytes);
   const parsed = parseRaw(container.xmp);
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
-  let plan = setSimpleProperty(parsed.standard, parsed.extended, DATA_MINING, uri);
-  if (signer) plan = withTag(plan, parsed, signer, contentDigest(bytes, container.blocks), uri);
+  const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
+  if (signer) properties.push(...freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri));
+  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties);
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
@@ -146,18 +147,15 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
 }
 
 /**
- * Add a fresh tag to the plan, unless nothing else changes and the file
- * already carries a valid tag of ours: the non-XMP content is the same
- * before and after the XMP edit, so the digest of the input is the output's.
+ * A freshly signed tag to write, unless the value is already exactly `uri`
+ * and the file carries a valid tag of ours: then nothing is written. The
+ * non-XMP content is the same before and after the XMP edit, so the digest
+ * of the input is the output's.
  */
-function withTag(plan: PacketPlan | undefined, parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PacketPlan | undefined {
+function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PropertyValue[] {
   const existing = [parsed.standard, parsed.extended]
     .flatMap((doc) => (doc ? findProperty(doc, SERVICE_TAG.uri, SERVICE_TAG.local) : []))
     .find((p) => p.value !== undefined)?.value;
-  if (!plan && existing !== undefined && signer.accepts(existing.trim(), digest, uri)) return undefined;
-  const standard = plan ? parseXmp(serialise(plan.standard)) : parsed.standard;
-  const extended = plan?.extended !== undefined ? parseXmp(plan.extended) : parsed.extended;
-  const tagged = setSimpleProperty(standard, extended, SERVICE_TAG, signer.sign(digest, uri));
-  if (!tagged) return plan;
-  return { standard: tagged.standard, extended: tagged.extended ?? plan?.extended };
+  const kept = existing !== undefined && holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) && signer.accepts(existing.trim(), digest, uri);
+  return kept ? [] : [{ name: SERVICE_TAG, value: signer.sign(digest, uri) }];
 }

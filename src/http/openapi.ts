@@ -50,6 +50,13 @@ const imageBody = {
 };
 
 /** POST protect or verify: one image part in, a result or an error out. */
+const C2PA_RESPONSE_HEADER = {
+  'Optmark-C2PA-Manifest': {
+    description: "`invalidated` when the upload carried a C2PA manifest: writing the XMP changes bytes its hard binding covers, so the marked copy's manifest no longer validates (docs/provenance.md). Absent otherwise.",
+    schema: { type: 'string', enum: ['invalidated'] },
+  },
+};
+
 function imageOperation(operation: 'protect' | 'verify', summary: string, result: string, schema: string, errors: readonly string[], limit: string) {
   return {
     operationId: operation,
@@ -57,7 +64,7 @@ function imageOperation(operation: 'protect' | 'verify', summary: string, result
     description: `One multipart part, \`image\` (${limit}). Counts toward the monthly ${operation} limit; a call that fails does not count.`,
     requestBody: imageBody,
     responses: {
-      200: { description: result, headers: RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
+      200: { description: result, headers: operation === 'protect' ? { ...RATE_HEADERS, ...C2PA_RESPONSE_HEADER } : RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
       ...errorResponses(errors),
     },
   };
@@ -83,6 +90,14 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
       },
       '/api/v1/verify': {
         post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', IMAGE_ERRORS, limit),
+      },
+      '/.well-known/jwks.json': {
+        get: {
+          operationId: 'jwks',
+          summary: 'The public Ed25519 keys (RFC 7517 JWKS) that check this deployment\'s provenance tags, current and retired',
+          security: [],
+          responses: { 200: { description: 'A JWK Set', content: { 'application/json': { schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object' } } } } } } } },
+        },
       },
       '/api/v1/usage': {
         get: {

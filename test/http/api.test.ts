@@ -12,6 +12,7 @@ import { corpusFile } from '../support/corpus.js';
 import { ExifTool } from '../support/exiftool.js';
 import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { withC2pa } from '../support/c2pa.js';
 
 const images = Object.fromEntries((await generatedImages()).map((g) => [g.name, g.bytes]));
 const JPEG = images['baseline.jpg']!;
@@ -208,6 +209,22 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(usageWrong.headers.get('allow')).toBe('GET');
   });
 
+  it('says when protect breaks a C2PA manifest (Optmark-C2PA-Manifest: invalidated), and verify reports its CAWG signal', async () => {
+    const signed = await withC2pa(JPEG, { 'cawg.ai_training': 'notAllowed' });
+    const checked = await postImage(t.url, key, signed, { path: '/api/v1/verify' });
+    expect(await checked.json()).toMatchObject({ optedOut: false, signals: ['cawg.trainingMining'] });
+    const response = await postImage(t.url, key, signed, { filename: 'signed.jpg' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('optmark-c2pa-manifest')).toBe('invalidated');
+    // protect lists the signals it wrote; verify finds both.
+    const body = (await response.json()) as { signals: string[]; imageBase64: string };
+    expect(body.signals).toEqual(['iptc.dataMining']);
+    const marked = await postImage(t.url, key, Buffer.from(body.imageBase64, 'base64'), { path: '/api/v1/verify' });
+    expect(await marked.json()).toMatchObject({ optedOut: true, signals: ['iptc.dataMining', 'cawg.trainingMining'], provenance: { valid: true } });
+    const plain = await postImage(t.url, key, JPEG);
+    expect(plain.headers.get('optmark-c2pa-manifest')).toBeNull();
+  });
+
   it('publishes its signing keys as a JWKS that verifies its tags offline', async () => {
     const response = await fetch(`${t.url}/.well-known/jwks.json`);
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');
@@ -221,7 +238,7 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });
     const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/protect', '/api/v1/usage', '/api/v1/verify']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/protect', '/api/v1/usage', '/api/v1/verify']);
     expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'ProtectResult', 'Usage', 'VerifyResult']);
   });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { inspect, protect, verify } from '../../src/index.js';
 import { corpusFile } from '../support/corpus.js';
 import { dataHashMatches, manifestJumbf, withC2pa } from '../support/c2pa.js';
-import { riff, riffChunk } from '../support/build.js';
+import { riff, riffChunk, u32be } from '../support/build.js';
+import { jumbfWithinBounds } from '../../src/core/c2pa/jumbf-shape.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
 const PNG = corpusFile('pngsuite/basn2c08.png').bytes;
@@ -45,6 +46,49 @@ describe('training-and-data-mining assertions', () => {
       const result = verify(webpWith(broken));
       expect(result.signals).toEqual([]);
       expect(inspect(webpWith(broken)).details.c2pa).toBe(true);
+    }
+  });
+});
+
+describe('hostile manifest stores', () => {
+  const box = (type: string, body: Uint8Array = Buffer.alloc(0)) => Buffer.concat([u32be(8 + body.length), Buffer.from(type, 'latin1'), body]);
+
+  /** `depth` superbox headers, each enclosing the next, around one empty superbox. */
+  function nested(depth: number): Buffer {
+    const headers: Buffer[] = [];
+    for (let level = depth; level >= 1; level--) headers.push(Buffer.concat([u32be(8 * (level + 1)), Buffer.from('jumb')]));
+    return Buffer.concat([...headers, box('jumb')]);
+  }
+
+  it('a store of a million nested superboxes (8 MB) is refused before the library recurses into it', () => {
+    // Handed to the library, this takes more than a minute of CPU.
+    const result = verify(webpWith(nested(1_000_000)));
+    expect(result.signals).toEqual([]);
+  }, 10_000);
+
+  it('the shape check: depth, box count, lengths', () => {
+    expect(jumbfWithinBounds(nested(15))).toBe(true);
+    expect(jumbfWithinBounds(nested(16))).toBe(false);
+    expect(jumbfWithinBounds(box('jumb', Buffer.concat(Array.from({ length: 9_999 }, () => box('free')))))).toBe(true);
+    expect(jumbfWithinBounds(box('jumb', Buffer.concat(Array.from({ length: 10_000 }, () => box('free')))))).toBe(false);
+    expect(jumbfWithinBounds(box('free'))).toBe(false); // not a superbox
+    expect(jumbfWithinBounds(Buffer.alloc(0))).toBe(false);
+    expect(jumbfWithinBounds(Buffer.concat([u32be(0xffffffff), Buffer.from('jumb')]))).toBe(false); // longer than the data
+    expect(jumbfWithinBounds(Buffer.concat([u32be(4), Buffer.from('jumb')]))).toBe(false); // shorter than its header
+    expect(jumbfWithinBounds(Buffer.concat([u32be(1), Buffer.from('jumb'), Buffer.from('0000ffffffffffff', 'hex')]))).toBe(false); // 64-bit length beyond the data
+    expect(jumbfWithinBounds(Buffer.concat([u32be(0), Buffer.from('jumb'), box('free')]))).toBe(true); // 0: to the end
+  });
+
+  it('a thousand mutations of a real store: never an error, never a stray signal', async () => {
+    const store = Buffer.from(manifestJumbf(await withC2pa(JPEG, { 'cawg.ai_training': 'allowed' })));
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+    for (let i = 0; i < 1000; i++) {
+      const mutated = Buffer.from(store);
+      for (let k = 1 + Math.floor(random() * 8); k > 0; k--) mutated[Math.floor(random() * mutated.length)] = Math.floor(random() * 256);
+      // The original allows everything; no mutation can be read as an opt-out,
+      // except one that rewrites "allowed" itself, which keeps it "allowed" or breaks the CBOR.
+      expect(verify(webpWith(mutated)).signals).toEqual([]);
     }
   });
 });

@@ -8,7 +8,8 @@
  *
  * The manifest store is parsed with @trustnxt/c2pa-ts. Its signatures are
  * not checked and nothing here says a manifest is trusted: there is no trust
- * list. A store that cannot be parsed is ignored, never an error.
+ * list. A store that cannot be parsed, or is deeper or larger than any real
+ * one (jumbf-shape.ts), is ignored, never an error.
  */
 import { JPEG } from '@trustnxt/c2pa-ts/asset';
 import { SuperBox } from '@trustnxt/c2pa-ts/jumbf';
@@ -16,6 +17,7 @@ import { ManifestStore, TrainingAndDataMiningAssertion } from '@trustnxt/c2pa-ts
 import type { ImageFormat } from '../../errors.js';
 import { startsWithAt } from '../bytes/view.js';
 import type { Block } from '../formats/handler.js';
+import { jumbfWithinBounds } from './jumbf-shape.js';
 
 export type C2paSignal = 'cawg.trainingMining' | 'c2pa.trainingMining';
 
@@ -46,7 +48,7 @@ export function manifestStore(format: ImageFormat, bytes: Uint8Array, blocks: re
 
 /** The training-and-data-mining signals of the active manifest; none when the store cannot be read. */
 export function trainingMiningSignals(jumbf: Uint8Array | undefined): C2paSignal[] {
-  if (!jumbf || jumbf.length > MAX_STORE_BYTES) return [];
+  if (!jumbf || jumbf.length > MAX_STORE_BYTES || !jumbfWithinBounds(jumbf)) return [];
   try {
     const active = ManifestStore.read(SuperBox.fromBuffer(jumbf as Uint8Array<ArrayBuffer>)).getActiveManifest();
     const found = new Set<C2paSignal>();

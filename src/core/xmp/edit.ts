@@ -65,28 +65,38 @@ export interface NewProperty {
 }
 
 /**
- * An edit that appends one rdf:Description holding `property` to the packet,
- * creating rdf:RDF when the packet has none. The new description declares the
- * namespaces it uses itself, so it is valid whatever the rest of the packet binds.
+ * An edit that appends one rdf:Description holding `properties` to the
+ * packet, creating rdf:RDF when the packet has none. The new description
+ * declares the namespaces it uses itself, so it is valid whatever the rest of
+ * the packet binds.
  */
-export function appendDescription(doc: XmpDocument, property: NewProperty): TextEdit {
+export function appendDescription(doc: XmpDocument, properties: NewProperty | readonly NewProperty[]): TextEdit {
+  const list = Array.isArray(properties) ? (properties as readonly NewProperty[]) : [properties as NewProperty];
   const container = doc.rdf ?? doc.root;
   // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
   // on the element we create (the new rdf:RDF, or the description itself).
   const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
   const rdfPrefix = boundRdf ?? 'rdf';
   const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
-  let prefix = property.preferredPrefix;
-  if (prefix === rdfPrefix) prefix = `${prefix}1`;
+  // One prefix per namespace, none equal to the rdf prefix or to another namespace's.
+  const prefixes = new Map<string, string>();
+  const taken = new Set([rdfPrefix]);
+  for (const property of list) {
+    if (prefixes.has(property.uri)) continue;
+    let prefix = property.preferredPrefix;
+    for (let n = 1; taken.has(prefix); n++) prefix = `${property.preferredPrefix}${n}`;
+    taken.add(prefix);
+    prefixes.set(property.uri, prefix);
+  }
   const about = escapeAttr(aboutOf(doc));
 
   const existing = doc.rdf?.children[0];
   const closeIndent = container.selfClosing ? undefined : lineIndent(doc.source, container.closeStart);
   const indent = (existing && lineIndent(doc.source, existing.start)) ?? `${closeIndent ?? ''} `;
-  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''} xmlns:${prefix}="${property.uri}"`;
+  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''}${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}`;
   let markup =
     `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
-    `${indent} ${property.markup(prefix)}\n` +
+    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
     `${indent}</${rdfPrefix}:Description>`;
   if (!doc.rdf) {
     markup = `${indent}<${rdfPrefix}:RDF xmlns:${rdfPrefix}="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</${rdfPrefix}:RDF>`;

@@ -76,11 +76,20 @@ export function newPacket(descriptionLines: readonly string[]): PacketParts {
   return { head: `${XPACKET_HEADER}\n`, body, padding: DEFAULT_PADDING, tail: XPACKET_TRAILER };
 }
 
-/** One rdf:Description with one simple property in element form. */
-export function simpleDescription(uri: string, prefix: string, local: string, value: string): string[] {
+/** One rdf:Description with simple properties in element form; each namespace gets its own prefix. */
+export function simpleDescription(properties: ReadonlyArray<{ uri: string; prefix: string; local: string; value: string }>): string[] {
+  const prefixes = new Map<string, string>();
+  const taken = new Set(['rdf', 'x']);
+  for (const { uri, prefix: preferred } of properties) {
+    if (prefixes.has(uri)) continue;
+    let prefix = preferred;
+    for (let n = 1; taken.has(prefix); n++) prefix = `${preferred}${n}`;
+    taken.add(prefix);
+    prefixes.set(uri, prefix);
+  }
   return [
-    `<rdf:Description rdf:about="" xmlns:${prefix}="${uri}">`,
-    ` <${prefix}:${local}>${escapeText(value)}</${prefix}:${local}>`,
+    `<rdf:Description rdf:about=""${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}>`,
+    ...properties.map(({ uri, local, value }) => ` <${prefixes.get(uri)!}:${local}>${escapeText(value)}</${prefixes.get(uri)!}:${local}>`),
     '</rdf:Description>',
   ];
 }

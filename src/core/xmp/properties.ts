@@ -45,9 +45,22 @@ export function* properties(doc: XmpDocument): Generator<PropertyOccurrence & { 
   }
 }
 
-/** Every occurrence of one property (by namespace URI and local name), in document order. */
+/**
+ * Every occurrence of one property (by namespace URI and local name), in
+ * document order. Names are compared before any value is read: verify asks
+ * for half a dozen properties of packets with hundreds.
+ */
 export function findProperty(doc: XmpDocument, uri: string, local: string): PropertyOccurrence[] {
-  return [...properties(doc)].filter((p) => p.name.uri === uri && p.name.local === local);
+  const found: PropertyOccurrence[] = [];
+  for (const description of descriptions(doc)) {
+    for (const attr of description.attrs) {
+      if (attr.local === local && attr.uri === uri && isPropertyAttribute(attr)) found.push({ form: 'attribute', value: attr.value, node: attr, description });
+    }
+    for (const child of description.children) {
+      if (child.local === local && child.uri === uri) found.push({ ...simpleValue(child), node: child, description });
+    }
+  }
+  return found;
 }
 
 /** The x-default (or first) item of a Lang Alt property such as plus:OtherConstraints. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { setSimpleProperty } from '../../../src/core/xmp/set-property.js';
-import { DATA_MINING } from '../../../src/core/xmp/namespaces.js';
+import { setSimpleProperties, setSimpleProperty } from '../../../src/core/xmp/set-property.js';
+import { DATA_MINING, SERVICE_TAG } from '../../../src/core/xmp/namespaces.js';
 import { parseXmp } from '../../../src/core/xmp/document.js';
 import { readFacts } from '../../../src/core/xmp/facts.js';
 import { serialise, XPACKET_HEADER, XPACKET_TRAILER } from '../../../src/core/xmp/packet.js';
@@ -141,5 +141,53 @@ describe('writing plus:DataMining', () => {
   it('does not clash with a packet that binds the plus prefix to something else', () => {
     const before = DC_PACKET.replace('xmlns:my="urn:example:my#"', 'xmlns:my="urn:example:my#" xmlns:plus="urn:other"');
     expect(theValue(write(before)!.standard)).toMatchObject({ value: URI });
+  });
+});
+
+describe('writing several properties in one edit (the value and the provenance tag)', () => {
+  const both = (standard: string | undefined, tag = 'eyJ.a.b', uri = URI) => {
+    const plan = setSimpleProperties(standard === undefined ? undefined : parseXmp(standard), undefined, [
+      { name: DATA_MINING, value: uri },
+      { name: SERVICE_TAG, value: tag },
+    ]);
+    return plan && serialise(plan.standard);
+  };
+  const tagOf = (text: string) => findProperty(parseXmp(text), SERVICE_TAG.uri, SERVICE_TAG.local).map((p) => p.value);
+
+  it('a new packet holds both in one rdf:Description', () => {
+    const text = both(undefined)!;
+    expect(text.match(/<rdf:Description/g)).toHaveLength(1);
+    expect(theValue(text).value).toBe(URI);
+    expect(tagOf(text)).toEqual(['eyJ.a.b']);
+  });
+
+  it('merged into a packet: one appended description declaring both namespaces, everything else kept', () => {
+    const text = both(DC_PACKET)!;
+    expect(text.match(/<rdf:Description/g)).toHaveLength(2);
+    expect(text).toContain(`xmlns:plus="${PLUS}" xmlns:optmark="${SERVICE_TAG.uri}"`);
+    expect(text).toContain('<!-- a comment that must survive -->');
+    expect(theValue(text).value).toBe(URI);
+    expect(tagOf(text)).toEqual(['eyJ.a.b']);
+  });
+
+  it('only what differs is edited: the value stays in place when only the tag changes, and nothing when neither does', () => {
+    const once = both(DC_PACKET, 'eyJ.old.tag')!;
+    const again = both(once, 'eyJ.new.tag')!;
+    expect(again.replace('eyJ.new.tag', 'eyJ.old.tag')).toBe(once);
+    expect(both(again, 'eyJ.new.tag')).toBeUndefined();
+  });
+
+  it('gives each namespace its own prefix even when they ask for the same one', () => {
+    for (const packet of [DC_PACKET, undefined]) {
+      const plan = setSimpleProperties(packet === undefined ? undefined : parseXmp(packet), undefined, [
+        { name: { uri: 'urn:example:a#', prefix: 'ex', local: 'one' }, value: '1' },
+        { name: { uri: 'urn:example:b#', prefix: 'ex', local: 'two' }, value: '2' },
+        { name: { uri: 'urn:example:c#', prefix: 'rdf', local: 'three' }, value: '3' },
+      ])!;
+      const doc = parseXmp(serialise(plan.standard));
+      expect(findProperty(doc, 'urn:example:a#', 'one').map((p) => p.value)).toEqual(['1']);
+      expect(findProperty(doc, 'urn:example:b#', 'two').map((p) => p.value)).toEqual(['2']);
+      expect(findProperty(doc, 'urn:example:c#', 'three').map((p) => p.value)).toEqual(['3']);
+    }
   });
 });
