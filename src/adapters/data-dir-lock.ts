@@ -4,8 +4,9 @@
  * writers lose updates). The lock file holds the owner's pid; a lock whose
  * process is gone is stale and taken over.
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createExclusive } from './exclusive-file.js';
 
 export const LOCK_FILE = 'optmark.lock';
 
@@ -35,9 +36,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      createExclusive(path, String(process.pid));
       let released = false;
       return {
         release() {

@@ -6,8 +6,9 @@
  * rotation within a second.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createExclusive } from './exclusive-file.js';
 
 interface StoredKey {
   readonly kid: string;
@@ -59,15 +60,11 @@ function writeRing(path: string, ring: KeyRingFile, exclusive = false): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(ring, null, 2)}\n`;
   if (exclusive) {
-    const fd = openSync(path, 'wx', 0o600);
-    writeSync(fd, text);
-    closeSync(fd);
+    createExclusive(path, text);
     return;
   }
   const temporary = `${path}.${process.pid}.tmp`;
-  const fd = openSync(temporary, 'w', 0o600);
-  writeSync(fd, text);
-  closeSync(fd);
+  writeFileSync(temporary, text, { mode: 0o600 });
   renameSync(temporary, path);
 }
 

@@ -54,9 +54,8 @@ export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }
     async createAccount(name, plan) {
       if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name);
       if (!(PLANS as readonly string[]).includes(plan)) throw new InvalidOptionError('plan', `one of: ${PLANS.join(', ')}`, plan);
-      if (await store.findAccount(name)) throw new AdminError('account_exists', `An account named ${JSON.stringify(name)} already exists`);
       const created: Account = { id: randomUUID(), name, plan: plan as Plan, createdAt: clock.now() };
-      await store.createAccount(created);
+      if (!(await store.createAccount(created))) throw new AdminError('account_exists', `An account named ${JSON.stringify(name)} already exists`);
       return created;
     },
 
@@ -104,7 +103,9 @@ export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }
 
     async bootstrap() {
       if ((await store.countAccounts()) > 0) return undefined;
-      await admin.createAccount(LOCAL_ACCOUNT, 'lifetime');
+      const created: Account = { id: randomUUID(), name: LOCAL_ACCOUNT, plan: 'lifetime', createdAt: clock.now() };
+      // Another server on the same database may bootstrap at the same moment: one of them wins.
+      if (!(await store.createAccount(created))) return undefined;
       return admin.issueKey(LOCAL_ACCOUNT);
     },
   };

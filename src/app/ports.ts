@@ -78,7 +78,8 @@ export interface Store {
   sweepReservations(cutoff: Date): Promise<number>;
 
   // Administration.
-  createAccount(account: Account): Promise<void>;
+  /** False when an account of that name exists (the name is unique, so concurrent creators cannot both succeed). */
+  createAccount(account: Account): Promise<boolean>;
   findAccount(name: string): Promise<Account | undefined>;
   countAccounts(): Promise<number>;
   insertKey(key: KeyRecord & { readonly digest: Uint8Array }): Promise<void>;

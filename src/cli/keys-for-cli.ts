@@ -21,19 +21,23 @@ export function signingProvenance(config: Config): Provenance {
 /** For verify: a JWKS when one is named (file or URL), else the key ring if it exists. */
 export async function checkingProvenance(config: Config, jwks: string | undefined): Promise<Provenance> {
   let keys: KeySource = { publicKey: () => undefined };
-  if (jwks !== undefined) keys = keysFromJwks(await loadJwks(jwks));
+  if (jwks !== undefined) keys = await loadJwks(jwks);
   else keys = SigningKeys.openExisting(config.signingKeysPath) ?? keys;
   return createProvenance({ keys, issuer: issuer(config), clock: systemClock });
 }
 
-async function loadJwks(source: string): Promise<unknown> {
+/** The public keys of a JWKS file or URL; anything unreadable or not a JWKS is a FileError. */
+async function loadJwks(source: string): Promise<KeySource> {
   try {
+    let document: unknown;
     if (/^https?:\/\//.test(source)) {
       const response = await fetch(source, { signal: AbortSignal.timeout(10_000) });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      return await response.json();
+      document = await response.json();
+    } else {
+      document = JSON.parse(await readFile(source, 'utf8'));
     }
-    return JSON.parse(await readFile(source, 'utf8')) as unknown;
+    return keysFromJwks(document);
   } catch (error) {
     throw new FileError(`cannot load the JWKS ${source}: ${(error as Error).message}`, 'unreadable_jwks');
   }

@@ -126,6 +126,14 @@ describe('provenance on the command line', () => {
     const missing = await optmark('verify', '--jwks', 'nowhere.json', 'theirs/photo-optout.jpg');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('cannot load the JWKS nowhere.json');
+    // A JSON file that is not a JWKS, and a JWKS with a broken key: one clear line, no stack trace.
+    await writeFile(join(dir, 'not-jwks.json'), '{}');
+    await writeFile(join(dir, 'bad-key.json'), JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', kid: 'k', x: '!' }] }));
+    for (const file of ['not-jwks.json', 'bad-key.json']) {
+      const broken = await optmark('verify', '--jwks', file, 'theirs/photo-optout.jpg');
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toMatch(new RegExp(`^optmark: cannot load the JWKS ${file}: .+\n$`));
+    }
   });
 });
 

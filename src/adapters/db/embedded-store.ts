@@ -112,7 +112,7 @@ export class EmbeddedStore implements Store {
     return 0;
   }
 
-  createAccount(account: Account): Promise<void> {
+  createAccount(account: Account): Promise<boolean> {
     return this.sqlStore.createAccount(account);
   }
 

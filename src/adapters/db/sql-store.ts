@@ -172,9 +172,15 @@ export class SqlStore implements Store {
     });
   }
 
-  createAccount(account: Account): Promise<void> {
+  createAccount(account: Account): Promise<boolean> {
     return guarded(async () => {
-      await this.db.insertInto('accounts').values({ id: account.id, name: account.name, plan: account.plan, created_at: account.createdAt }).execute();
+      const row = await this.db
+        .insertInto('accounts')
+        .values({ id: account.id, name: account.name, plan: account.plan, created_at: account.createdAt })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
     });
   }
 
