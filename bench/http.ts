@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createProvenance, protect, SigningKeys, verify } from '../src/index.js';
+import { createProvenance, protect, SigningKeys, verify, type Provenance } from '../src/index.js';
 import { cpuSnapshot, cpuUse, type CpuUse } from './cpu-usage.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.js';
 import { httpImages, type HttpImage } from './http-images.js';
@@ -106,20 +106,19 @@ function post(server: BenchServer, key: string, op: Op, body: Buffer): Promise<R
   });
 }
 
-/** One request checked for content, before any load. */
-let keyRing: ReturnType<typeof createProvenance> | undefined;
+let keyRing: Provenance | undefined;
 /** Signing and checking with the benchmark's key ring (created fresh on first use). */
-function provenance(): ReturnType<typeof createProvenance> {
+function provenance(): Provenance {
   keyRing ??= createProvenance({ keys: SigningKeys.open(SIGNING_KEYS), issuer: () => 'http://127.0.0.1', clock: { now: () => new Date() } });
   return keyRing;
 }
 
+/** One request checked for content, before any load. */
 async function sanityCheck(server: BenchServer, key: string, c: Case, body: Buffer): Promise<void> {
   const response = await post(server, key, c.op, body);
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${c.op} ${c.image.name}: HTTP ${response.status}: ${text.slice(0, 500)}`);
-  const json = JSON.parse(text) as { imageBase64?: string; sha256?: string; optedOut?: boolean };
-  const result = json as { provenance?: { valid?: boolean } };
+  const json = JSON.parse(text) as { imageBase64?: string; sha256?: string; optedOut?: boolean; provenance?: { valid?: boolean } };
   if (c.op === 'protect') {
     // The tag's signing time differs from an in-process run, so the bytes cannot be compared.
     // Instead: our key's tag is valid on the server's output, and protect() in process finds
@@ -129,7 +128,7 @@ async function sanityCheck(server: BenchServer, key: string, c: Case, body: Buff
     if (json.sha256 !== again.sha256 || again.changed || !verify(got, { provenance: provenance() }).provenance.valid) {
       throw new Error(`protect ${c.image.name}: the server's output is not what protect() in process would write`);
     }
-  } else if (json.optedOut !== true || result.provenance?.valid !== true) {
+  } else if (json.optedOut !== true || json.provenance?.valid !== true) {
     throw new Error(`verify ${c.image.name}: the server does not see the opt-out and a valid tag: ${text.slice(0, 300)}`);
   }
 }

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createExclusive } from './exclusive-file.js';
 
-export const LOCK_FILE = 'optmark.lock';
+const LOCK_FILE = 'optmark.lock';
 
 export class DataDirLockedError extends Error {
   constructor(
@@ -56,7 +56,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
 }
 
 /** The pid holding the lock, or undefined when there is no (readable) lock. */
-export function readOwner(path: string): number | undefined {
+function readOwner(path: string): number | undefined {
   try {
     const pid = Number(readFileSync(path, 'utf8').trim());
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;

@@ -39,7 +39,7 @@ export interface KeyInfo {
 }
 
 /** RFC 7638 thumbprint of an Ed25519 public JWK: the key id. */
-export function thumbprint(jwk: JsonWebKey): string {
+function thumbprint(jwk: JsonWebKey): string {
   return createHash('sha256').update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x })).digest('base64url');
 }
 

@@ -3,7 +3,7 @@
  * monthly allowance reserved before the work and settled after it. A call
  * that does not return 200 gives its unit back, so it never counts.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { apiKeyDigest, isWellFormedApiKey } from '../core/keys/api-key.js';
 import { periodOf } from '../core/quota/period.js';
 import {
@@ -18,12 +18,10 @@ import { usageReport, type Limits, type UsageReport } from './usage.js';
 
 /** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
 export interface Ticket {
-  readonly principal: Principal;
   readonly operation: Operation;
   /** Usage of this operation this month, this call included. */
   readonly used: number;
   readonly limit: number;
-  readonly resetsAt: Date;
   settle(succeeded: boolean): Promise<void>;
 }
 
@@ -35,7 +33,6 @@ export interface ApiAccess {
   usage(principal: Principal): Promise<UsageReport>;
   /** Give back units of calls that never settled (a crash); returns how many. */
   sweep(olderThanSeconds: number): Promise<number>;
-  readonly limits: Limits;
 }
 
 /** The key from an `Authorization: Bearer <key>` header (scheme case-insensitive). */
@@ -48,21 +45,12 @@ function bearer(authorization: string | undefined): string {
   return match[1]!;
 }
 
-/**
- * Keys are found by the SHA-256 of the presented key (an index lookup on a
- * hash reveals nothing usable about the secret); the stored digest is still
- * compared in constant time before the key is trusted.
- */
-function sameDigest(stored: Uint8Array, presented: Uint8Array): boolean {
-  return stored.length === presented.length && timingSafeEqual(stored, presented);
-}
-
 export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limits; onSettleError?: (error: unknown) => void }): ApiAccess {
   const { store, clock, limits } = deps;
   return {
-    limits,
-
     async open(authorization, operation) {
+      // Keys are found by the SHA-256 of the presented key: the lookup's timing
+      // can only tell about digests, which reveal nothing usable about a key.
       const digest = apiKeyDigest(bearer(authorization));
       const now = clock.now();
       const period = periodOf(now);
@@ -70,19 +58,13 @@ export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limi
       const reservationId = randomUUID();
       const outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
       if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
-      if (!sameDigest(outcome.storedDigest, digest)) {
-        if (outcome.kind === 'reserved') await store.refund(reservationId);
-        throw new InvalidApiKeyError();
-      }
       if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
       if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
       let settled = false;
       return {
-        principal: outcome.principal,
         operation,
         used: outcome.used,
         limit,
-        resetsAt: period.end,
         async settle(succeeded) {
           if (settled) return;
           settled = true;
@@ -100,7 +82,7 @@ export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limi
     async authenticate(authorization) {
       const digest = apiKeyDigest(bearer(authorization));
       const match = await store.authenticate(digest, clock.now());
-      if (!match || !sameDigest(match.storedDigest, digest)) throw new InvalidApiKeyError();
+      if (!match) throw new InvalidApiKeyError();
       return match.principal;
     },
 

@@ -56,10 +56,9 @@ export type ReserveOutcome =
   | ({ readonly kind: 'exhausted' } & KeyMatch)
   | ({ readonly kind: 'reserved'; readonly used: number } & KeyMatch);
 
-/** A key found by its digest: who it belongs to, and the digest as stored (compared in constant time). */
+/** A key found by its digest: who it belongs to. */
 export interface KeyMatch {
   readonly principal: Principal;
-  readonly storedDigest: Uint8Array;
 }
 
 export interface Store {
@@ -68,7 +67,7 @@ export interface Store {
   authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined>;
   /**
    * The call returned 200: the reserved unit stays counted, and the key was
-   * used at `now`. May be written later, in a batch (see `close`).
+   * used at `now`. May be written later, in a batch (see `flush`).
    */
   commit(reservationId: string, keyId: string, now: Date): Promise<void>;
   /** The call failed: give the unit back. A second refund, or a refund after commit, does nothing. */
@@ -89,8 +88,8 @@ export interface Store {
 
   /** Throws ServiceUnavailableError when the database cannot answer. */
   ping(): Promise<void>;
-  /** Write what is queued, then close. */
-  close(): Promise<void>;
+  /** Write what is queued (before the database is closed). */
+  flush(): Promise<void>;
 }
 
 export interface Clock {

@@ -19,7 +19,7 @@ export interface UsageReport {
   readonly resetsAt: string;
 }
 
-export function allowance(used: number, limit: number): Allowance {
+function allowance(used: number, limit: number): Allowance {
   return { used, limit, remaining: Math.max(0, limit - used) };
 }
 

@@ -1,16 +1,13 @@
 import { sha256Hex } from '../core/bytes/digest.js';
 import { readMetadata, type ImageMetadata } from '../core/metadata.js';
-import { NO_TAG } from '../core/provenance/tag.js';
+import { NO_TAG, type TagCheck } from '../core/provenance/tag.js';
 import type { Provenance } from './provenance.js';
 import { isOptedOut, signalsOf } from '../core/signals.js';
 import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
 import type { ImageFormat } from '../errors.js';
 
-export interface ProvenanceCheck {
-  readonly present: boolean;
-  readonly valid: boolean;
-  readonly verifiable: boolean;
-}
+/** The spec's provenance {present, valid, verifiable}: the tag check (core/provenance/tag.ts). */
+export type ProvenanceCheck = TagCheck;
 
 export interface FingerprintCheck {
   readonly present: boolean;
@@ -58,7 +55,7 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
   const { facts } = metadata;
   const result: VerifyResult = {
     optedOut: isOptedOut(facts),
-    signals: [...signalsOf(facts), ...metadata.c2paSignals()],
+    signals: [...signalsOf(facts), ...metadata.c2paSignals],
     provenance: provenanceOf(metadata, options.provenance),
     fingerprint: NO_FINGERPRINT,
     sha256: sha256Hex(bytes),

@@ -10,20 +10,10 @@ import { loadConfig } from '../config.js';
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { openDatabase } from '../adapters/db/open.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
-import { isOptmarkError } from '../errors.js';
 import { runAdminOp, type AdminOp } from '../server/admin-protocol.js';
 import { callAdminSocket } from '../server/admin-socket.js';
-import { parse, printJson } from './files.js';
+import { CliError, parse, printJson, reportFailure } from './files.js';
 import { UsageError } from './usage-error.js';
-
-class AdminFailure extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
 
 async function run(op: AdminOp): Promise<unknown> {
   const config = loadConfig();
@@ -31,7 +21,7 @@ async function run(op: AdminOp): Promise<unknown> {
     const answer = await callAdminSocket(config.dataDir, op);
     if (answer) {
       if (answer.status === 200) return answer.body.result;
-      throw new AdminFailure(String(answer.body.error), String(answer.body.code));
+      throw new CliError(String(answer.body.error), String(answer.body.code));
     }
   }
   let database;
@@ -39,7 +29,7 @@ async function run(op: AdminOp): Promise<unknown> {
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
-      throw new AdminFailure(`${error.message}, and its admin socket does not answer; is that process an optmark server?`, 'data_dir_locked');
+      throw new CliError(`${error.message}, and its admin socket does not answer; is that process an optmark server?`, 'data_dir_locked');
     }
     throw error;
   }
@@ -47,9 +37,6 @@ async function run(op: AdminOp): Promise<unknown> {
     const store = new SqlStore(database.db);
     const admin = createAdmin({ store, clock: systemClock, limits: { protect: config.protectLimit, verify: config.verifyLimit } });
     return await runAdminOp(admin, op as unknown as Record<string, unknown>);
-  } catch (error) {
-    if (isOptmarkError(error)) throw new AdminFailure(error.message, error.code);
-    throw error;
   } finally {
     await database.close();
   }
@@ -114,11 +101,7 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage', args:
     }
     return 0;
   } catch (error) {
-    if (error instanceof AdminFailure) {
-      if (values.json) printJson({ error: error.message, code: error.code });
-      else process.stderr.write(`optmark: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    reportFailure(error, values.json);
+    return 1;
   }
 }

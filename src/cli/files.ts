@@ -26,7 +26,7 @@ export async function readInput(path: string): Promise<Uint8Array> {
       : code === 'EACCES' ? 'permission denied'
       : code === 'ERR_FS_FILE_TOO_LARGE' ? 'the file is too large'
       : (error as Error).message;
-    throw new FileError(`cannot read the file: ${reason}`, 'unreadable_file');
+    throw new CliError(`cannot read the file: ${reason}`, 'unreadable_file');
   }
 }
 
@@ -39,11 +39,12 @@ export async function writeOutput(path: string, bytes: Uint8Array): Promise<void
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    throw new FileError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
+    throw new CliError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
   }
 }
 
-export class FileError extends Error {
+/** A failure a command reports in one line, with a stable code (unreadable file, locked data directory, ...). */
+export class CliError extends Error {
   constructor(
     message: string,
     readonly code: string,
@@ -52,12 +53,19 @@ export class FileError extends Error {
   }
 }
 
-/** The message and stable code of a per-file failure; anything else is a bug and propagates. */
+/** The message and stable code of an expected failure; anything else is a bug and propagates. */
 export function describeFailure(error: unknown): { error: string; code: string } {
-  if (isOptmarkError(error) || error instanceof FileError) return { error: error.message, code: error.code };
+  if (isOptmarkError(error) || error instanceof CliError) return { error: error.message, code: error.code };
   throw error;
 }
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Report a failure that ends the command: a JSON object with --json, else one line on stderr. */
+export function reportFailure(error: unknown, json: boolean | undefined): void {
+  const failure = describeFailure(error);
+  if (json) printJson(failure);
+  else process.stderr.write(`optmark: ${failure.error}\n`);
 }

@@ -9,7 +9,7 @@ import { createProvenance, keysFromJwks, type KeySource, type Provenance } from 
 import { systemClock } from '../app/ports.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import type { Config } from '../config.js';
-import { FileError } from './files.js';
+import { CliError } from './files.js';
 
 const issuer = (config: Config) => () => config.baseUrl ?? `http://${config.host}:${config.port}`;
 
@@ -26,7 +26,7 @@ export async function checkingProvenance(config: Config, jwks: string | undefine
   return createProvenance({ keys, issuer: issuer(config), clock: systemClock });
 }
 
-/** The public keys of a JWKS file or URL; anything unreadable or not a JWKS is a FileError. */
+/** The public keys of a JWKS file or URL; anything unreadable or not a JWKS is a CliError. */
 async function loadJwks(source: string): Promise<KeySource> {
   try {
     let document: unknown;
@@ -39,6 +39,6 @@ async function loadJwks(source: string): Promise<KeySource> {
     }
     return keysFromJwks(document);
   } catch (error) {
-    throw new FileError(`cannot load the JWKS ${source}: ${(error as Error).message}`, 'unreadable_jwks');
+    throw new CliError(`cannot load the JWKS ${source}: ${(error as Error).message}`, 'unreadable_jwks');
   }
 }

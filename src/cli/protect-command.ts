@@ -2,7 +2,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { protect } from '../app/protect-image.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { loadConfig } from '../config.js';
-import { describeFailure, parse, printJson, readInput, writeOutput, FileError } from './files.js';
+import { describeFailure, parse, printJson, readInput, writeOutput, CliError } from './files.js';
 import { signingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
@@ -23,7 +23,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const result = protect(input, { value, filename: basename(file), signer });
       const output = join(values.out ?? dirname(file), result.filename);
       if (resolve(output) === resolve(file) && result.changed) {
-        throw new FileError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');
+        throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');
       }
       if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
       if (values.json) {

@@ -1,6 +1,6 @@
 import { inspect } from '../app/verify-image.js';
 import { loadConfig } from '../config.js';
-import { describeFailure, parse, printJson, readInput } from './files.js';
+import { describeFailure, parse, printJson, readInput, reportFailure } from './files.js';
 import { checkingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
@@ -11,9 +11,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   try {
     provenance = await checkingProvenance(loadConfig(), values.jwks);
   } catch (error) {
-    const failure = describeFailure(error);
-    if (values.json) printJson(failure);
-    else process.stderr.write(`optmark: ${failure.error}\n`);
+    reportFailure(error, values.json);
     return 1;
   }
   let failed = 0;

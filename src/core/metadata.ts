@@ -12,10 +12,9 @@ import { sniff } from './formats/sniff.js';
 import { hasManifestStore, manifestStore, trainingMiningSignals, type C2paSignal } from './c2pa/training-mining.js';
 import { contentDigest } from './provenance/digest.js';
 import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
-import { findProperty } from './xmp/properties.js';
 import { holdsExactly, setSimpleProperties, type PropertyValue } from './xmp/set-property.js';
 import { parseXmp, type XmpDocument } from './xmp/document.js';
-import { extendedXmpGuid, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
+import { extendedXmpGuid, firstValue, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
 import { serialise } from './xmp/packet.js';
 import { fitStandardPacket, setExtendedGuid } from './xmp/split.js';
 
@@ -27,8 +26,8 @@ export interface ImageMetadata {
   digest(): Buffer;
   /** The file carries a C2PA manifest store. */
   readonly hasC2pa: boolean;
-  /** Its training-and-data-mining signals; parsed when asked. */
-  c2paSignals(): C2paSignal[];
+  /** Its training-and-data-mining signals (none when there is no store). */
+  readonly c2paSignals: readonly C2paSignal[];
   /** Number of standard XMP packets found; only the first is read. */
   readonly packetCount: number;
   /** The GUID of the Extended XMP that was read, if any. */
@@ -69,7 +68,7 @@ export function readMetadata(bytes: Uint8Array): ImageMetadata {
   }
   const digest = () => contentDigest(bytes, container.blocks);
   const hasC2pa = hasManifestStore(bytes, container.blocks);
-  const c2paSignals = () => (hasC2pa ? trainingMiningSignals(manifestStore(handler.format, bytes, container.blocks)) : []);
+  const c2paSignals = hasC2pa ? trainingMiningSignals(manifestStore(handler.format, bytes, container.blocks)) : [];
   return { format: handler.format, handler, facts, digest, hasC2pa, c2paSignals, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
 }
 
@@ -112,7 +111,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
-    if (parsed.raw.warnings.length === 0 || !first) return { bytes, format: handler.format, handler, changed: false, c2paInvalidated: false };
+    if (!parsed.raw.misplaced || !first) return { bytes, format: handler.format, handler, changed: false, c2paInvalidated: false };
     // The value is right, but held where some readers miss it (PNG XMP after
     // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
     return { bytes: container.write({ packet: first.text }), format: handler.format, handler, changed: true, c2paInvalidated };
@@ -153,9 +152,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
  * of the input is the output's.
  */
 function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PropertyValue[] {
-  const existing = [parsed.standard, parsed.extended]
-    .flatMap((doc) => (doc ? findProperty(doc, SERVICE_TAG.uri, SERVICE_TAG.local) : []))
-    .find((p) => p.value !== undefined)?.value;
-  const kept = existing !== undefined && holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) && signer.accepts(existing.trim(), digest, uri);
+  const existing = firstValue([parsed.standard, parsed.extended], [SERVICE_TAG.uri], SERVICE_TAG.local);
+  const kept = existing !== undefined && holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) && signer.accepts(existing, digest, uri);
   return kept ? [] : [{ name: SERVICE_TAG, value: signer.sign(digest, uri) }];
 }

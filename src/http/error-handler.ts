@@ -63,10 +63,6 @@ function fromFramework(error: FastifyError & { part?: unknown }, maxUploadBytes:
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ImageTooLargeError(maxUploadBytes);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_VALIDATION':
-      return new RequestError('malformed_request', error.message);
     default:
       return new RequestError('malformed_request', `Malformed request: ${error.message}`);
   }

@@ -4,7 +4,7 @@
  * table of the error handler.
  */
 import { STATUS } from './error-handler.js';
-import { errorResult, protectResult, usageResult, verifyResult } from './schemas.js';
+import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from './schemas.js';
 
 const { $id: _p, ...ProtectResult } = protectResult;
 const { $id: _v, ...VerifyResult } = verifyResult;
@@ -51,7 +51,7 @@ const imageBody = {
 
 /** POST protect or verify: one image part in, a result or an error out. */
 const C2PA_RESPONSE_HEADER = {
-  'Optmark-C2PA-Manifest': {
+  [C2PA_HEADER]: {
     description: "`invalidated` when the upload carried a C2PA manifest: writing the XMP changes bytes its hard binding covers, so the marked copy's manifest no longer validates (docs/provenance.md). Absent otherwise.",
     schema: { type: 'string', enum: ['invalidated'] },
   },

@@ -3,12 +3,17 @@
  * serializes with them) and the OpenAPI document is built from the same
  * objects, so the two cannot drift apart.
  */
+import { HANDLERS } from '../core/formats/registry.js';
+import { SIGNAL } from '../core/signals.js';
 import { STATUS } from './error-handler.js';
+
+/** Set to `invalidated` on a protect answer whose upload carried a C2PA manifest (docs/provenance.md). */
+export const C2PA_HEADER = 'Optmark-C2PA-Manifest';
 
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256, 64 lowercase hex characters' } as const;
 const signals = {
   type: 'array',
-  items: { type: 'string', enum: ['iptc.dataMining', 'tdmrep.reservation', 'cawg.trainingMining', 'c2pa.trainingMining'] },
+  items: { type: 'string', enum: Object.values(SIGNAL) },
   description: 'Opt-out signals; only iptc.dataMining decides optedOut',
 } as const;
 
@@ -19,7 +24,7 @@ export const protectResult = {
   required: ['imageBase64', 'mimeType', 'filename', 'sha256', 'signals'],
   properties: {
     imageBase64: { type: 'string', contentEncoding: 'base64', description: 'The marked image bytes' },
-    mimeType: { type: 'string', enum: ['image/jpeg', 'image/png', 'image/webp'], description: 'Media type of the produced bytes' },
+    mimeType: { type: 'string', enum: HANDLERS.map((h) => h.mimeType), description: 'Media type of the produced bytes' },
     filename: { type: 'string', description: 'Suggested file name; its extension matches the produced bytes' },
     sha256: { ...sha256, description: 'SHA-256 of the marked bytes' },
     signals: { ...signals, description: 'Opt-out signals written' },

@@ -60,16 +60,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let socket: AdminSocket | undefined;
   try {
     const bootstrapKey = await admin.bootstrap();
-    await access.sweep(config.reservationTtlSeconds);
+    // Only PostgreSQL keeps reservations in the database; the embedded store
+    // holds them in memory, so a crash leaves none to give back.
+    const sweeps = database.kind === 'postgres';
+    if (sweeps) await access.sweep(config.reservationTtlSeconds);
     app = await buildHttpApp({ config, access, provenance, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
-    sweeper = setInterval(() => {
-      access.sweep(config.reservationTtlSeconds).then(
-        (n) => n > 0 && server.log.info({ refunded: n }, 'gave back units of calls that never finished'),
-        (error: unknown) => server.log.warn({ err: error }, 'reservation sweep failed'),
-      );
-    }, SWEEP_INTERVAL_MS);
-    sweeper.unref();
+    if (sweeps) {
+      sweeper = setInterval(() => {
+        access.sweep(config.reservationTtlSeconds).then(
+          (n) => n > 0 && server.log.info({ refunded: n }, 'gave back units of calls that never finished'),
+          (error: unknown) => server.log.warn({ err: error }, 'reservation sweep failed'),
+        );
+      }, SWEEP_INTERVAL_MS);
+      sweeper.unref();
+    }
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, admin, server.log);
     url = await server.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;

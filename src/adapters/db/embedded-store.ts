@@ -4,8 +4,8 @@
  * admin socket), so the request path can keep its bookkeeping in memory and
  * write it behind, instead of paying a database statement per call:
  *
- * - keys found by digest are cached; revoking or issuing through this store
- *   updates the cache at once;
+ * - keys found by digest are cached (misses are not); revoking through this
+ *   store updates the cache at once;
  * - each monthly counter is loaded once, then checked and incremented in
  *   memory (one JavaScript thread: the check and the increment cannot
  *   interleave, so the limit is exact);
@@ -20,7 +20,7 @@ import type { Kysely } from 'kysely';
 import { ServiceUnavailableError, type Operation } from '../../errors.js';
 import type { Account, KeyMatch, KeyRecord, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
 import type { Database } from './schema.js';
-import type { SqlStore } from './sql-store.js';
+import type { ActiveKey, SqlStore } from './sql-store.js';
 import { guarded } from './unavailable.js';
 
 const FLUSH_DELAY_MS = 10;
@@ -39,18 +39,15 @@ interface Counter {
   committed: number;
   /** Units reserved by calls still running; never written. */
   inFlight: number;
-  dirty: boolean;
-}
-
-interface CachedKey extends KeyMatch {
-  readonly expiresAt: Date | null;
 }
 
 export class EmbeddedStore implements Store {
-  private readonly keys = new Map<string, CachedKey>();
+  private readonly keys = new Map<string, ActiveKey>();
   private readonly counters = new Map<string, Counter>();
   private readonly loading = new Map<string, Promise<Counter>>();
   private readonly reservations = new Map<string, Counter>();
+  /** Counters committed to since the last write. */
+  private readonly dirty = new Set<Counter>();
   private readonly touched = new Map<string, Date>();
   private readonly lastWritten = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -86,7 +83,7 @@ export class EmbeddedStore implements Store {
     this.reservations.delete(reservationId);
     counter.inFlight--;
     counter.committed++;
-    counter.dirty = true;
+    this.dirty.add(counter);
     this.touched.set(keyId, now);
     this.schedule(FLUSH_DELAY_MS);
   }
@@ -124,9 +121,8 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.countAccounts();
   }
 
-  async insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
-    await this.sqlStore.insertKey(key);
-    this.keys.delete(hex(key.digest));
+  insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
+    return this.sqlStore.insertKey(key);
   }
 
   listKeys(accountId: string): Promise<KeyRecord[]> {
@@ -149,11 +145,11 @@ export class EmbeddedStore implements Store {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.writing) await this.writing;
-    const dirty = [...this.counters.values()].filter((c) => c.dirty);
+    const dirty = [...this.dirty];
+    this.dirty.clear();
     const touched = [...this.touched].filter(([id, at]) => at.getTime() - (this.lastWritten.get(id) ?? 0) >= TOUCH_INTERVAL_MS);
     this.touched.clear();
     if (dirty.length === 0 && touched.length === 0) return;
-    for (const counter of dirty) counter.dirty = false;
     this.writing = this.write(dirty, touched).then(
       () => {
         this.failure = undefined;
@@ -161,7 +157,7 @@ export class EmbeddedStore implements Store {
       },
       (error: unknown) => {
         this.failure = error;
-        for (const counter of dirty) counter.dirty = true;
+        for (const counter of dirty) this.dirty.add(counter);
         this.onWriteError(error);
         this.schedule(RETRY_DELAY_MS);
       },
@@ -171,11 +167,6 @@ export class EmbeddedStore implements Store {
     } finally {
       this.writing = undefined;
     }
-  }
-
-  async close(): Promise<void> {
-    await this.flush();
-    await this.sqlStore.close();
   }
 
   private refuseWhileFailing(): void {
@@ -210,26 +201,13 @@ export class EmbeddedStore implements Store {
     const id = hex(digest);
     let key = this.keys.get(id);
     if (!key) {
-      const row = await guarded(() =>
-        this.db
-          .selectFrom('api_keys as k')
-          .innerJoin('accounts as a', 'a.id', 'k.account_id')
-          .select(['k.id as key_id', 'k.digest', 'k.expires_at', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
-          .where('k.digest', '=', digest)
-          .where('k.revoked_at', 'is', null)
-          .executeTakeFirst(),
-      );
-      if (!row) return undefined;
+      key = await this.sqlStore.findKey(digest);
+      if (!key) return undefined;
       if (this.keys.size >= MAX_CACHED_KEYS) this.keys.clear();
-      key = {
-        principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as KeyMatch['principal']['plan'] },
-        storedDigest: row.digest,
-        expiresAt: row.expires_at,
-      };
       this.keys.set(id, key);
     }
     if (key.expiresAt !== null && key.expiresAt <= now) return undefined;
-    return { principal: key.principal, storedDigest: key.storedDigest };
+    return { principal: key.principal };
   }
 
   /** The in-memory counter, loaded from the database once; concurrent first uses share one load. */
@@ -247,7 +225,7 @@ export class EmbeddedStore implements Store {
           .where('period', '=', period)
           .where('operation', '=', operation)
           .executeTakeFirst();
-        const counter: Counter = { accountId, period, operation, committed: row?.used ?? 0, inFlight: 0, dirty: false };
+        const counter: Counter = { accountId, period, operation, committed: row?.used ?? 0, inFlight: 0 };
         this.counters.set(id, counter);
         return counter;
       }).finally(() => this.loading.delete(id));

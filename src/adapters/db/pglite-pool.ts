@@ -11,7 +11,7 @@ interface QueryResult {
   rows: unknown[];
 }
 
-export interface PGlitePoolClient {
+interface PGlitePoolClient {
   query(text: string, params?: readonly unknown[]): Promise<QueryResult>;
   release(): void;
 }

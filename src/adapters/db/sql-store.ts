@@ -11,7 +11,6 @@ import { guarded } from './unavailable.js';
 
 interface PrincipalRow {
   key_id: string;
-  digest: Uint8Array;
   account_id: string;
   account_name: string;
   plan: string;
@@ -19,8 +18,12 @@ interface PrincipalRow {
 
 const toMatch = (row: PrincipalRow): KeyMatch => ({
   principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as Plan },
-  storedDigest: row.digest,
 });
+
+/** A key that is not revoked, with its expiry (which the caller checks). */
+export interface ActiveKey extends KeyMatch {
+  readonly expiresAt: Date | null;
+}
 
 /** Keys used in the last minute are not touched again: last_used_at is a hint, not a log. */
 const TOUCH_INTERVAL = sql`interval '60 seconds'`;
@@ -49,7 +52,7 @@ export class SqlStore implements Store {
       // locked row), and record the reservation.
       const { rows } = await sql<PrincipalRow & { used: number | null }>`
         with k as (
-          select k.id as key_id, k.digest, a.id as account_id, a.name as account_name, a.plan
+          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan
           from api_keys k join accounts a on a.id = k.account_id
           where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
         ),
@@ -76,17 +79,22 @@ export class SqlStore implements Store {
     });
   }
 
-  authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
+  async authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
+    const key = await this.findKey(digest);
+    return key && (key.expiresAt === null || key.expiresAt > now) ? { principal: key.principal } : undefined;
+  }
+
+  /** The key with this digest, unless revoked; the embedded store caches what this returns. */
+  findKey(digest: Uint8Array): Promise<ActiveKey | undefined> {
     return guarded(async () => {
       const row = await this.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .select(['k.id as key_id', 'k.digest', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
+        .select(['k.id as key_id', 'k.expires_at', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
         .where('k.digest', '=', digest)
         .where('k.revoked_at', 'is', null)
-        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
         .executeTakeFirst();
-      return row && toMatch(row);
+      return row && { ...toMatch(row), expiresAt: row.expires_at };
     });
   }
 
@@ -248,10 +256,5 @@ export class SqlStore implements Store {
     return guarded(async () => {
       await sql`select 1`.execute(this.db);
     });
-  }
-
-  async close(): Promise<void> {
-    await this.flush();
-    await this.db.destroy();
   }
 }

@@ -11,7 +11,7 @@ const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 
 const SQLSTATE_CLASSES = new Set(['08', '53', '57', '58']);
 const MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|database is closed|PGlite is closed|the embedded database stopped|No space left|read-only file system|could not (write|extend|fsync)/i;
 
-export function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | undefined;
   if (!e) return false;
   if (typeof e.code === 'string' && (NODE_CODES.has(e.code) || (e.code.length === 5 && SQLSTATE_CLASSES.has(e.code.slice(0, 2))))) return true;

@@ -17,9 +17,10 @@ import { ManifestStore, TrainingAndDataMiningAssertion } from '@trustnxt/c2pa-ts
 import type { ImageFormat } from '../../errors.js';
 import { startsWithAt } from '../bytes/view.js';
 import type { Block } from '../formats/handler.js';
+import { SIGNAL } from '../signals.js';
 import { jumbfWithinBounds } from './jumbf-shape.js';
 
-export type C2paSignal = 'cawg.trainingMining' | 'c2pa.trainingMining';
+export type C2paSignal = typeof SIGNAL.cawgTrainingMining | typeof SIGNAL.c2paTrainingMining;
 
 /** Larger stores are not parsed (a 25 MB image has no need of one). */
 const MAX_STORE_BYTES = 16 * 1024 * 1024;
@@ -55,7 +56,7 @@ export function trainingMiningSignals(jumbf: Uint8Array | undefined): C2paSignal
     for (const assertion of active?.assertions?.assertions ?? []) {
       if (!(assertion instanceof TrainingAndDataMiningAssertion)) continue;
       const prohibits = Object.entries(assertion.entries ?? {}).some(([use, entry]) => USES.test(use) && PROHIBITING.has(String(entry?.choice)));
-      if (prohibits) found.add(assertion.isCAWG ? 'cawg.trainingMining' : 'c2pa.trainingMining');
+      if (prohibits) found.add(assertion.isCAWG ? SIGNAL.cawgTrainingMining : SIGNAL.c2paTrainingMining);
     }
     return [...found];
   } catch {

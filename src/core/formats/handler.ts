@@ -49,6 +49,11 @@ export interface RawXmp {
   readonly extendedChunks: readonly ExtendedXmpChunk[];
   /** Tolerated deviations worth telling a user (XMP after IDAT, a wrong chunk id, ...). */
   readonly warnings: readonly string[];
+  /**
+   * The XMP sits where some readers miss it (those deviations): writing it
+   * back, even unchanged, moves it to the canonical place.
+   */
+  readonly misplaced: boolean;
 }
 
 export interface XmpToWrite {

@@ -23,7 +23,6 @@ import {
   type ExtendedXmpChunk,
   type RawXmp,
   type RawXmpPacket,
-  type XmpToWrite,
 } from './handler.js';
 
 const SOI = 0xd8;
@@ -303,7 +302,7 @@ export const jpeg: ContainerHandler = defineHandler({
       if (isStandardXmp(bytes, segment)) packets.push(readPacket(bytes, segment));
       else extendedChunks.push(readExtendedChunk(bytes, segment));
     }
-    return { packets, extendedChunks, warnings: [] };
+    return { packets, extendedChunks, warnings: [], misplaced: false };
   },
 
   write(bytes, layout, xmp) {

@@ -208,7 +208,8 @@ export const png: ContainerHandler = defineHandler({
       if (index > layout.firstIdat) warnings.push(`the XMP ${chunk.type} chunk comes after IDAT; some readers ignore it there`);
       if (chunk.type !== 'iTXt') warnings.push(`the XMP is in a ${chunk.type} chunk rather than the standard iTXt`);
     });
-    return { packets, extendedChunks: [], warnings };
+    // Every deviation above is one of place or chunk type.
+    return { packets, extendedChunks: [], warnings, misplaced: warnings.length > 0 };
   },
 
   write(bytes, layout, xmp) {

@@ -211,7 +211,8 @@ export const webp: ContainerHandler = defineHandler({
     if (packets.length > 0 && layout.vp8x && (bytes[layout.vp8x.payloadStart]! & FLAG_XMP) === 0) {
       warnings.push('the VP8X header does not announce the XMP chunk');
     }
-    return { packets, extendedChunks: [], warnings };
+    // Every deviation above is one of place or announcement.
+    return { packets, extendedChunks: [], warnings, misplaced: warnings.length > 0 };
   },
 
   write(bytes, layout, xmp) {

@@ -65,6 +65,23 @@ export interface NewProperty {
 }
 
 /**
+ * One prefix per namespace URI, the preferred one unless `taken` or another
+ * namespace's already holds it (then `prefix1`, `prefix2`, ...).
+ */
+export function choosePrefixes(entries: ReadonlyArray<{ uri: string; preferredPrefix: string }>, taken: Iterable<string>): Map<string, string> {
+  const prefixes = new Map<string, string>();
+  const used = new Set(taken);
+  for (const { uri, preferredPrefix } of entries) {
+    if (prefixes.has(uri)) continue;
+    let prefix = preferredPrefix;
+    for (let n = 1; used.has(prefix); n++) prefix = `${preferredPrefix}${n}`;
+    used.add(prefix);
+    prefixes.set(uri, prefix);
+  }
+  return prefixes;
+}
+
+/**
  * An edit that appends one rdf:Description holding `properties` to the
  * packet, creating rdf:RDF when the packet has none. The new description
  * declares the namespaces it uses itself, so it is valid whatever the rest of
@@ -78,16 +95,7 @@ export function appendDescription(doc: XmpDocument, properties: NewProperty | re
   const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
   const rdfPrefix = boundRdf ?? 'rdf';
   const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
-  // One prefix per namespace, none equal to the rdf prefix or to another namespace's.
-  const prefixes = new Map<string, string>();
-  const taken = new Set([rdfPrefix]);
-  for (const property of list) {
-    if (prefixes.has(property.uri)) continue;
-    let prefix = property.preferredPrefix;
-    for (let n = 1; taken.has(prefix); n++) prefix = `${property.preferredPrefix}${n}`;
-    taken.add(prefix);
-    prefixes.set(property.uri, prefix);
-  }
+  const prefixes = choosePrefixes(list, [rdfPrefix]);
   const about = escapeAttr(aboutOf(doc));
 
   const existing = doc.rdf?.children[0];

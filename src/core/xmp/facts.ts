@@ -33,8 +33,10 @@ export const NO_FACTS: XmpFacts = {
   serviceTag: undefined,
 };
 
-function first(docs: readonly XmpDocument[], uris: readonly string[], local: string): string | undefined {
+/** The first simple value of a property (any of `uris`), standard packet first, trimmed. */
+export function firstValue(docs: ReadonlyArray<XmpDocument | undefined>, uris: readonly string[], local: string): string | undefined {
   for (const doc of docs) {
+    if (!doc) continue;
     for (const uri of uris) {
       const value = findProperty(doc, uri, local).find((p) => p.value !== undefined)?.value;
       if (value !== undefined) return value.trim();
@@ -64,15 +66,13 @@ export function readFacts(standard: XmpDocument, extended?: XmpDocument): XmpFac
   return {
     dataMining,
     otherConstraints,
-    tdmReservation: first(docs, [NS.tdm, NS.tdmHash], 'reservation'),
-    tdmPolicy: first(docs, [NS.tdm, NS.tdmHash], 'policy'),
-    serviceTag: first(docs, [NS.optmark], 'ServiceTag'),
+    tdmReservation: firstValue(docs, [NS.tdm, NS.tdmHash], 'reservation'),
+    tdmPolicy: firstValue(docs, [NS.tdm, NS.tdmHash], 'policy'),
+    serviceTag: firstValue(docs, [NS.optmark], 'ServiceTag'),
   };
 }
 
 /** The GUID a standard packet names in xmpNote:HasExtendedXMP, if any. */
 export function extendedXmpGuid(standard: XmpDocument): string | undefined {
-  return findProperty(standard, NS.xmpNote, 'HasExtendedXMP')
-    .find((p) => p.value !== undefined)
-    ?.value?.trim();
+  return firstValue([standard], [NS.xmpNote], 'HasExtendedXMP');
 }

@@ -5,7 +5,7 @@
  * has a valid wrapper; an Extended XMP serialisation never has one.
  */
 import type { XmpDocument } from './document.js';
-import { escapeText } from './edit.js';
+import { choosePrefixes, escapeText } from './edit.js';
 import { NS } from './namespaces.js';
 
 export const XPACKET_ID = 'W5M0MpCehiHzreSzNTczkc9d';
@@ -78,15 +78,7 @@ export function newPacket(descriptionLines: readonly string[]): PacketParts {
 
 /** One rdf:Description with simple properties in element form; each namespace gets its own prefix. */
 export function simpleDescription(properties: ReadonlyArray<{ uri: string; prefix: string; local: string; value: string }>): string[] {
-  const prefixes = new Map<string, string>();
-  const taken = new Set(['rdf', 'x']);
-  for (const { uri, prefix: preferred } of properties) {
-    if (prefixes.has(uri)) continue;
-    let prefix = preferred;
-    for (let n = 1; taken.has(prefix); n++) prefix = `${preferred}${n}`;
-    taken.add(prefix);
-    prefixes.set(uri, prefix);
-  }
+  const prefixes = choosePrefixes(properties.map(({ uri, prefix }) => ({ uri, preferredPrefix: prefix })), ['rdf', 'x']);
   return [
     `<rdf:Description rdf:about=""${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}>`,
     ...properties.map(({ uri, local, value }) => ` <${prefixes.get(uri)!}:${local}>${escapeText(value)}</${prefixes.get(uri)!}:${local}>`),

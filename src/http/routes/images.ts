@@ -10,7 +10,7 @@ import type { ApiAccess, Ticket } from '../../app/api-access.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
-import { errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
+import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
 import { readImagePart } from '../upload.js';
 
 declare module 'fastify' {
@@ -27,7 +27,6 @@ export interface ImageRouteOptions {
 }
 
 const errors = { '4xx': errorResult, '5xx': errorResult };
-export const C2PA_HEADER = 'Optmark-C2PA-Manifest';
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
   const { access, provenance, maxUploadBytes, clock } = options;
