@@ -57,6 +57,8 @@ const SERVER_ENV = {
   OPTMARK_LOG_LEVEL: 'warn',
   OPTMARK_PROTECT_LIMIT: '100000000',
   OPTMARK_VERIFY_LIMIT: '100000000',
+  // One key drives up to 16 connections: measure throughput, not admission.
+  OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64',
 };
 
 const log = (line = '') => process.stdout.write(`${line}\n`);

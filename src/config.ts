@@ -3,6 +3,7 @@
  * start, and returns a frozen, typed object; a bad value stops the start with
  * a message naming the variable.
  */
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface Config {
@@ -30,6 +31,18 @@ export interface Config {
   readonly reservationTtlSeconds: number;
   /** The deployment's public address, the issuer in provenance tags (OPTMARK_BASE_URL; default http://HOST:PORT). */
   readonly baseUrl: string | undefined;
+  /** Image calls in flight at once, all keys together; more get 503 server_busy (OPTMARK_MAX_IN_FLIGHT, default 32). */
+  readonly maxInFlight: number;
+  /** Image calls in flight at once with one API key; more get 429 too_many_requests (OPTMARK_MAX_IN_FLIGHT_PER_KEY, default 8). */
+  readonly maxInFlightPerKey: number;
+  /** An upload that delivers less than 64 KiB in this many seconds gets 408 (OPTMARK_UPLOAD_STALL_SECONDS, default 20). */
+  readonly uploadStallSeconds: number;
+  /** Largest image, in pixels, the pixel decoder takes (OPTMARK_MAX_PIXELS, default 100000000). */
+  readonly maxPixels: number;
+  /** Pixel decodes run at once (OPTMARK_DECODE_CONCURRENCY, default: the number of CPUs). */
+  readonly decodeConcurrency: number;
+  /** Decodes that may wait for a turn; past that, 503 server_busy (OPTMARK_DECODE_QUEUE, default 8). */
+  readonly decodeQueue: number;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
   readonly signingKeysPath: string;
 }
@@ -71,6 +84,12 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutSeconds: integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600),
     requestTimeoutSeconds: integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600),
     reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
+    maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
+    maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
+    uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),
+    maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
+    decodeConcurrency: integer(env, 'OPTMARK_DECODE_CONCURRENCY', availableParallelism(), 1, 256),
+    decodeQueue: integer(env, 'OPTMARK_DECODE_QUEUE', 8, 0, 10_000),
     baseUrl,
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
   });

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'empty_image'
   | 'unsupported_image_format'
   | 'corrupt_image'
+  | 'image_dimensions_too_large'
   | 'invalid_xmp'
   | 'ambiguous_xmp'
   | 'invalid_option'
@@ -31,6 +32,7 @@ export type ErrorCode =
   | 'invalid_api_key'
   | 'plan_not_allowed'
   | 'quota_exceeded'
+  | 'too_many_requests'
   // administration
   | 'account_exists'
   | 'account_not_found'
@@ -38,6 +40,7 @@ export type ErrorCode =
   | 'too_many_keys'
   // the service
   | 'service_unavailable'
+  | 'server_busy'
   | 'internal_error';
 
 export abstract class OptmarkError extends Error {
@@ -77,6 +80,18 @@ export class CorruptImageError extends OptmarkError {
     readonly reason: string,
   ) {
     super(`Corrupt ${FORMAT_NAMES[format]}: ${reason}`);
+  }
+}
+
+/** The image declares more pixels than the decoder takes (checked from its header, before any decoding). */
+export class ImageDimensionsTooLargeError extends OptmarkError {
+  readonly code = 'image_dimensions_too_large';
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    readonly limit: number,
+  ) {
+    super(`The image is ${width}x${height} pixels, over the limit of ${limit} pixels`);
   }
 }
 
@@ -206,6 +221,24 @@ export class ServiceUnavailableError extends OptmarkError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** The same key already has as many calls in flight as it may; one of them must finish first. */
+export class TooManyRequestsError extends OptmarkError {
+  readonly code = 'too_many_requests';
+  readonly retryAfterSeconds = 1;
+  constructor(readonly limit: number) {
+    super(`This API key already has ${limit} calls in progress; wait for one to finish`);
+  }
+}
+
+/** The server is at capacity (calls in flight, or decodes queued); shed now rather than run out of memory. */
+export class ServerBusyError extends OptmarkError {
+  readonly code = 'server_busy';
+  readonly retryAfterSeconds = 1;
+  constructor(what = 'calls') {
+    super(`The server is at capacity (${what}); try again in a moment`);
   }
 }
 

@@ -13,6 +13,7 @@ import {
   QuotaExceededError,
   type Operation,
 } from '../errors.js';
+import type { Admission } from './admission.js';
 import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
 import { usageReport, type Limits, type UsageReport } from './usage.js';
 
@@ -26,7 +27,11 @@ export interface Ticket {
 }
 
 export interface ApiAccess {
-  /** Authenticate and reserve one unit. Throws Missing/InvalidApiKey, PlanNotAllowed or QuotaExceeded. */
+  /**
+   * Admit the call, authenticate and reserve one unit. Throws TooManyRequests
+   * or ServerBusy (admission), Missing/InvalidApiKey, PlanNotAllowed or
+   * QuotaExceeded. The admission slot is held until the ticket is settled.
+   */
   open(authorization: string | undefined, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
   authenticate(authorization: string | undefined): Promise<Principal>;
@@ -45,31 +50,48 @@ function bearer(authorization: string | undefined): string {
   return match[1]!;
 }
 
-export function createApiAccess(deps: { store: Store; clock: Clock; limits: Limits; onSettleError?: (error: unknown) => void }): ApiAccess {
-  const { store, clock, limits } = deps;
+export interface ApiAccessDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly limits: Limits;
+  readonly admission: Admission;
+  readonly onSettleError?: (error: unknown) => void;
+}
+
+export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
+  const { store, clock, limits, admission } = deps;
   return {
     async open(authorization, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
       // can only tell about digests, which reveal nothing usable about a key.
       const digest = apiKeyDigest(bearer(authorization));
+      const leave = admission.enter(digest.toString('base64'));
       const now = clock.now();
       const period = periodOf(now);
       const limit = limits[operation];
       const reservationId = randomUUID();
-      const outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
-      if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
-      if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
-      if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
+      let outcome: Awaited<ReturnType<Store['authenticateAndReserve']>>;
+      try {
+        outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
+        if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
+        if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
+        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
+      } catch (error) {
+        leave();
+        throw error;
+      }
+      const { principal, used } = outcome;
       let settled = false;
       return {
         operation,
-        used: outcome.used,
+        used,
         limit,
         async settle(succeeded) {
           if (settled) return;
           settled = true;
+          leave();
           try {
-            await (succeeded ? store.commit(reservationId, outcome.principal.keyId, clock.now()) : store.refund(reservationId));
+            await (succeeded ? store.commit(reservationId, principal.keyId, clock.now()) : store.refund(reservationId));
           } catch (error) {
             // The response is already decided; an unsettled reservation is
             // given back by the sweep after its TTL.

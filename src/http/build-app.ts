@@ -24,7 +24,7 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpDeps {
-  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds'>;
+  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds'>;
   readonly access: ApiAccess;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
@@ -106,6 +106,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
+    // Answers are JSON; a browser must never guess otherwise (an upload may be a polyglot).
+    reply.header('X-Content-Type-Options', 'nosniff');
     if (stopping) {
       reply.header('Connection', 'close');
       return sendError(request, reply, new ServiceUnavailableError('The server is stopping; try again in a moment', 1), clock);
@@ -124,7 +126,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
-  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, maxUploadBytes: config.maxUploadBytes, clock });
+  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, upload: { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds }, clock });
   return app;
 }
 

@@ -11,7 +11,9 @@ import {
   OptmarkError,
   QuotaExceededError,
   RequestError,
+  ServerBusyError,
   ServiceUnavailableError,
+  TooManyRequestsError,
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
@@ -37,12 +39,15 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   unsupported_content_type: 415,
   unsupported_image_format: 415,
   corrupt_image: 422,
+  image_dimensions_too_large: 422,
   invalid_xmp: 422,
   ambiguous_xmp: 422,
   quota_exceeded: 429,
+  too_many_requests: 429,
   header_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
+  server_busy: 503,
 };
 
 export interface ErrorBody {
@@ -79,10 +84,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
     setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
   }
-  if (error instanceof ServiceUnavailableError) reply.header('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError) {
+    reply.header('Retry-After', String(error.retryAfterSeconds));
+  }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
-  // An upload we refuse before reading it is not drained: close the connection.
-  if (error.code === 'image_too_large') reply.header('Connection', 'close');
+  // An upload we refuse before reading all of it is not drained: close the connection.
+  if (error.code === 'image_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
   return reply.code(status).type('application/json; charset=utf-8').send(errorBody(error, request.id));
 }
 

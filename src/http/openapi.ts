@@ -32,7 +32,8 @@ const RATE_HEADERS = {
 
 const IMAGE_ERRORS = [
   'malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'missing_api_key', 'invalid_api_key', 'plan_not_allowed',
-  'image_too_large', 'unsupported_content_type', 'unsupported_image_format', 'corrupt_image', 'invalid_xmp', 'quota_exceeded', 'service_unavailable', 'internal_error',
+  'request_timeout', 'image_too_large', 'unsupported_content_type', 'unsupported_image_format', 'corrupt_image', 'invalid_xmp', 'quota_exceeded',
+  'too_many_requests', 'service_unavailable', 'server_busy', 'internal_error',
 ] as const;
 
 const imageBody = {

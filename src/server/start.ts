@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
+import { createAdmission } from '../app/admission.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
@@ -53,7 +54,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = SigningKeys.open(config.signingKeysPath, clock.now());
   let url = config.baseUrl ?? `http://${config.host}:${config.port}`;
   const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
-  const access = createApiAccess({ store, clock, limits, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
+  const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
+  const access = createApiAccess({ store, clock, limits, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });
 
   let sweeper: NodeJS.Timeout | undefined;

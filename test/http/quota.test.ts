@@ -7,6 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
 
+/** These tests are about counting: admission (test/http/admission.test.ts) lets all 64 clients in. */
+const ADMIT_ALL = { OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_MAX_IN_FLIGHT: '128' };
+
 const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
 const CORRUPT = JPEG.subarray(0, JPEG.length - 40);
 
@@ -35,7 +38,7 @@ afterEach(async () => {
 
 describe.each(BACKENDS)('quota on %s', (backend) => {
   it('64 clients, 150 protect calls, a limit of 100: exactly 100 succeed and the counter reads 100', async () => {
-    server = await startTestServer({ backend, env: { OPTMARK_PROTECT_LIMIT: '100' } });
+    server = await startTestServer({ backend, env: { OPTMARK_PROTECT_LIMIT: '100', ...ADMIT_ALL } });
     const key = await server.key('lifetime', `race-${backend}`);
     const statuses = await hammer(150, 64, () => postImage(server!.url, key, JPEG));
     expect(count(statuses, 200)).toBe(100);
@@ -46,7 +49,7 @@ describe.each(BACKENDS)('quota on %s', (backend) => {
   });
 
   it('calls that fail under concurrency give their unit back: the counter equals the successes', async () => {
-    server = await startTestServer({ backend, env: { OPTMARK_VERIFY_LIMIT: '100' } });
+    server = await startTestServer({ backend, env: { OPTMARK_VERIFY_LIMIT: '100', ...ADMIT_ALL } });
     const key = await server.key('pro', `mixed-${backend}`);
     const statuses = await hammer(150, 64, (i) => postImage(server!.url, key, i % 3 === 0 ? CORRUPT : JPEG, { path: '/api/v1/verify' }));
     expect(statuses.every((s) => s === 200 || s === 422 || s === 429)).toBe(true);

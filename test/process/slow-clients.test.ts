@@ -4,8 +4,8 @@
  * and headers over Node's 16 KB limit (431 header_too_large).
  */
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parseResponse, rawExchange as raw } from '../support/raw-http.js';
 import { freshPgDatabase } from '../support/server.js';
 import { killAll, startServe, type Server } from './support.js';
 
@@ -21,35 +21,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Open a TCP connection, send `bytes`, then nothing; what came back before the server closed it (or `waitMs` passed). */
-function rawExchange(bytes: string, waitMs: number): Promise<{ text: string; closed: boolean; ms: number }> {
-  const { port } = new URL(server.url);
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
-    let text = '';
-    const finish = (closed: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ text, closed, ms: performance.now() - started });
-    };
-    const timer = setTimeout(() => finish(false), waitMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('close', () => finish(true));
-    socket.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-}
-
-function parseResponse(text: string): { status: number; headers: Record<string, string>; body: string } {
-  const [head = '', body = ''] = text.split('\r\n\r\n');
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-  return { status: Number(statusLine.split(' ')[1]), headers, body };
-}
+const rawExchange = (bytes: string, waitMs: number) => raw(server.url, bytes, waitMs);
 
 // Node checks the headers timeout every connectionsCheckingInterval; the
 // server sets that to 1 s, so with OPTMARK_HEADERS_TIMEOUT=1 a silent client

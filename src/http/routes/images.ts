@@ -11,7 +11,7 @@ import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
-import { readImagePart } from '../upload.js';
+import { readImagePart, type UploadLimits } from '../upload.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,14 +22,14 @@ declare module 'fastify' {
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
   readonly provenance: Provenance;
-  readonly maxUploadBytes: number;
+  readonly upload: UploadLimits;
   readonly clock: () => Date;
 }
 
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, provenance, maxUploadBytes, clock } = options;
+  const { access, provenance, upload: uploadLimits, clock } = options;
 
   const reserve = (operation: Operation) => async (request: FastifyRequest) => {
     request.ticket = await access.open(request.headers.authorization, operation);
@@ -60,7 +60,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
-      const upload = await readImagePart(request, maxUploadBytes);
+      const upload = await readImagePart(request, uploadLimits);
       const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer });
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
@@ -72,7 +72,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
     preHandler: reserve('verify'),
     handler: async (request) => {
-      const upload = await readImagePart(request, maxUploadBytes);
+      const upload = await readImagePart(request, uploadLimits);
       return verify(upload.bytes, { provenance });
     },
   });

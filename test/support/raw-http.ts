@@ -1,0 +1,104 @@
+/**
+ * HTTP below fetch: bytes written to a TCP socket as given (smuggling
+ * vectors, broken multipart, slow and silent clients), and the answer parsed
+ * by hand.
+ */
+import { connect } from 'node:net';
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+export interface Exchange {
+  /** Everything the server sent before it closed the connection or `waitMs` passed. */
+  readonly text: string;
+  readonly closed: boolean;
+  readonly ms: number;
+}
+
+/**
+ * Open a connection to `url`'s host, write `chunks` (pausing `gapMs` between
+ * them), then wait for the server to close or `waitMs` to pass.
+ */
+export function rawExchange(url: string, chunks: ReadonlyArray<string | Uint8Array> | string, waitMs: number, gapMs = 0): Promise<Exchange> {
+  const { hostname, port } = new URL(url);
+  const pieces = typeof chunks === 'string' ? [chunks] : chunks;
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let text = '';
+    let done = false;
+    const socket = connect(Number(port), hostname, () => void writeAll());
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closed, ms: performance.now() - started });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    async function writeAll() {
+      for (const piece of pieces) {
+        if (done || socket.destroyed) return;
+        socket.write(piece);
+        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+      }
+    }
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('close', () => finish(true));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      // The server may close while we are still writing: that is an answer, not a test failure.
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') finish(true);
+      else if (!done) {
+        done = true;
+        clearTimeout(timer);
+        reject(error);
+      }
+    });
+  });
+}
+
+/** The first response in `text` (status line, headers, body by Content-Length). */
+export function parseResponse(text: string): RawResponse {
+  const split = text.indexOf('\r\n\r\n');
+  if (split < 0) throw new Error(`no complete response in ${JSON.stringify(text.slice(0, 200))}`);
+  const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const length = Number(headers['content-length'] ?? text.length);
+  return { status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4, split + 4 + length) };
+}
+
+export interface Part {
+  readonly name: string;
+  readonly filename?: string;
+  readonly type?: string;
+  readonly data: string | Uint8Array;
+  /** Replaces the generated Content-Disposition line. */
+  readonly disposition?: string;
+}
+
+/** A multipart/form-data body; `close: false` leaves off the closing boundary. */
+export function multipartBody(parts: readonly Part[], boundary = 'optmark-boundary', close = true): Buffer {
+  const pieces: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = part.disposition ?? `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename}"` : ''}`;
+    const type = part.type ? `Content-Type: ${part.type}\r\n` : '';
+    pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${type}\r\n`, 'latin1'));
+    pieces.push(typeof part.data === 'string' ? Buffer.from(part.data, 'latin1') : Buffer.from(part.data));
+    pieces.push(Buffer.from('\r\n'));
+  }
+  if (close) pieces.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(pieces);
+}
+
+/** A whole HTTP/1.1 POST as bytes: request line, headers (Content-Length unless given), body. */
+export function rawPost(path: string, headers: Record<string, string>, body: Uint8Array): Buffer {
+  const all = { Host: 'localhost', Connection: 'close', ...headers };
+  if (!Object.keys(all).some((h) => /^(content-length|transfer-encoding)$/i.test(h))) Object.assign(all, { 'Content-Length': String(body.length) });
+  const head = `POST ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
