@@ -63,6 +63,7 @@ describe('hostile JPEG', () => {
     ['a length below 2', withSegments(jpg, Buffer.from([0xff, 0xe1, 0x00, 0x01])), /declares length 1/],
     ['a second SOI', withSegments(jpg, Buffer.from([0xff, 0xd8])), /second SOI/],
     ['garbage where a marker belongs', Buffer.concat([jpg.subarray(0, 2), segment(0xe0, Buffer.alloc(4)), Buffer.from([0x12, 0x34]), jpg.subarray(2)]), /expected a marker/],
+    ['a frame header cut short by its own length (the size would be read from the next segment)', withSegments(jpg.subarray(0, 2), segment(0xc0, Buffer.from([8, 0, 16])), jpg.subarray(2)), /fewer than a frame header/],
     ['a 0x0 frame', Buffer.from(jpg).fill(0, Buffer.from(jpg).indexOf(Buffer.from([0xff, 0xc0])) + 5, Buffer.from(jpg).indexOf(Buffer.from([0xff, 0xc0])) + 9), /frame size 0x0/],
     ['EOI right after the headers', Buffer.concat([jpg.subarray(0, ecsStart(jpg) - 20), Buffer.from([0xff, 0xd9])]), /no image data/],
     ['SOS before any frame', Buffer.concat([Buffer.from([0xff, 0xd8]), segment(0xda, Buffer.alloc(10)), Buffer.from([0xff, 0xd9])]), /SOS before any SOF/],
@@ -132,6 +133,9 @@ describe('hostile WebP', () => {
     ['a VP8X canvas that differs from the bitstream', riff([riffChunk('VP8X', Buffer.from([0, 0, 0, 0, 99, 0, 0, 99, 0, 0])), image]), /canvas is 100x100 but the image is 128x128/],
     ['a VP8 bitstream without its start code', riff([riffChunk('VP8 ', Buffer.alloc(20))]), /start code/],
     ['an animation flag without ANIM', riff([riffChunk('VP8X', Buffer.from([2, 0, 0, 0, 9, 0, 0, 9, 0, 0]))]), /no ANIM chunk/],
+    ['a VP8 chunk shorter than its frame header (the size would be read from the next chunk)', riff([riffChunk('VP8 ', image.subarray(8, 16)), riffChunk('ICMT', latin1('test1x1\0'))]), /fewer than its 10-byte header/],
+    ['a simple file with a second image chunk after its bitstream', riff([image, image]), /second image chunk "VP8 "/],
+    ['a simple file with an ALPH chunk after its bitstream', riff([image, riffChunk('ALPH', Buffer.alloc(6))]), /second image chunk "ALPH"/],
   ])('%s', (_, input, message) => expectTypedError(input, 'corrupt_image', message));
 });
 

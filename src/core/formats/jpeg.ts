@@ -166,7 +166,8 @@ function scan(bytes: Uint8Array, headersOnly = false): JpegLayout {
     pos = end;
 
     if (isSof(marker)) {
-      view.need(payloadStart, 6, `${type} header`);
+      // Inside the segment, not from the bytes after it.
+      if (end - payloadStart < 6) throw view.corrupt(`${type} at offset ${pos} holds ${end - payloadStart} bytes, fewer than a frame header`);
       const height = view.u16be(payloadStart + 1, 'frame height');
       const width = view.u16be(payloadStart + 3, 'frame width');
       if (width === 0 || height === 0) {

@@ -28,6 +28,8 @@ const VP8X_PAYLOAD = 10;
 const XMP_FOURCCS = new Set(['XMP ', 'XMP\0']);
 /** Chunks that make up or describe the image; a new `XMP ` chunk goes after the last of them. */
 const IMAGE_FOURCCS = new Set(['VP8X', 'ICCP', 'ANIM', 'ANMF', 'ALPH', 'VP8 ', 'VP8L', 'EXIF']);
+/** Chunks that may not follow the bitstream of a simple file (RFC 9649 allows only one image there). */
+const SIMPLE_FORBIDDEN_AFTER = new Set(['VP8X', 'ANIM', 'ANMF', 'ALPH', 'VP8 ', 'VP8L']);
 const MAX_CHUNKS = 200_000;
 
 interface Chunk extends Block {
@@ -53,8 +55,11 @@ interface WebpLayout {
 
 function readBitstream(view: ByteView, chunk: Chunk): Canvas {
   const at = chunk.payloadStart;
+  // The header must lie inside the chunk: read past it, the size would come
+  // from the next chunk's bytes, and change when that chunk does.
+  const header = chunk.fourcc === 'VP8 ' ? 10 : 5;
+  if (chunk.payloadSize < header) throw view.corrupt(`the ${printable(chunk.fourcc)} chunk holds ${chunk.payloadSize} bytes, fewer than its ${header}-byte header`);
   if (chunk.fourcc === 'VP8 ') {
-    view.need(at, 10, 'VP8 frame header');
     if ((view.bytes[at]! & 1) !== 0) throw view.corrupt('the VP8 bitstream does not start with a key frame');
     if (view.bytes[at + 3] !== 0x9d || view.bytes[at + 4] !== 0x01 || view.bytes[at + 5] !== 0x2a) {
       throw view.corrupt('the VP8 bitstream lacks its start code');
@@ -64,7 +69,6 @@ function readBitstream(view: ByteView, chunk: Chunk): Canvas {
     if (width === 0 || height === 0) throw view.corrupt(`VP8 frame size ${width}x${height}`);
     return { width, height, alpha: false };
   }
-  view.need(at, 5, 'VP8L header');
   if (view.bytes[at] !== 0x2f) throw view.corrupt('the VP8L bitstream lacks its 0x2F signature');
   const bits = view.u32le(at + 1, 'VP8L header');
   if (bits >>> 29 !== 0) throw view.corrupt(`unknown VP8L version ${bits >>> 29}`);
@@ -101,6 +105,11 @@ function scan(bytes: Uint8Array): WebpLayout {
   const first = chunks[0];
   if (!first) throw view.corrupt('no chunks after the RIFF header');
   if (first.fourcc === 'VP8 ' || first.fourcc === 'VP8L') {
+    // Decoders read a simple file's first chunk and ignore the rest, but the
+    // VP8X header that XMP needs makes them read every chunk: a second image,
+    // alpha or animation chunk would then stop the file from decoding.
+    const stray = chunks.find((c, i) => i > 0 && SIMPLE_FORBIDDEN_AFTER.has(c.fourcc));
+    if (stray) throw view.corrupt(`a simple WebP file holds a second image chunk ${printable(stray.fourcc)} at offset ${stray.offset}`);
     return { blocks, chunks, vp8x: undefined, bitstream: readBitstream(view, first) };
   }
   if (first.fourcc !== 'VP8X') throw view.corrupt(`the first chunk is ${printable(first.fourcc)}, not VP8 , VP8L or VP8X`);

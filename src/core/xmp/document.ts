@@ -102,8 +102,11 @@ export function parseXmp(text: string): XmpDocument {
   let failure: string | undefined;
   let pendingStart = -1;
 
+  // Stop at the first error: saxes would go on and build an Error (with a
+  // stack trace) for every later one, seconds for a packet of 64 KB of them.
   parser.on('error', (error) => {
     failure ??= error.message;
+    throw new StopParsing();
   });
   parser.on('opentagstart', () => {
     if (stack.length >= MAX_XMP_DEPTH) {

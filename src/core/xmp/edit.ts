@@ -13,17 +13,22 @@ export interface TextEdit {
   readonly text: string;
 }
 
-/** Apply non-overlapping edits to `source`. */
+/**
+ * Apply non-overlapping edits to `source`, in one pass: a packet may need
+ * thousands of edits (one per duplicate property), and splicing the string
+ * once per edit would copy it that many times.
+ */
 export function applyEdits(source: string, edits: readonly TextEdit[]): string {
-  const sorted = [...edits].sort((a, b) => b.start - a.start || b.end - a.end);
-  let out = source;
-  let limit = Infinity;
+  const sorted = [...edits].sort((a, b) => a.start - b.start || a.end - b.end);
+  const parts: string[] = [];
+  let pos = 0;
   for (const edit of sorted) {
-    if (edit.end > limit) throw new Error('internal: overlapping XMP edits');
-    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
-    limit = edit.start;
+    if (edit.start < pos) throw new Error('internal: overlapping XMP edits');
+    parts.push(source.slice(pos, edit.start), edit.text);
+    pos = edit.end;
   }
-  return out;
+  parts.push(source.slice(pos));
+  return parts.join('');
 }
 
 export function escapeText(value: string): string {
