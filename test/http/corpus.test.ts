@@ -73,4 +73,6 @@ it('usage counts exactly the 200s, the slowest call is well within the bound, an
   expect({ protect: report.protect!.used, verify: report.verify!.used }).toEqual(counted);
   expect(counted.protect).toBe(CORPUS.length - INTENTIONALLY_CORRUPT.size - AMBIGUOUS_XMP.size);
   expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  // The figure docs/reliability.md quotes.
+  console.info(`corpus over HTTP: ${CORPUS.length} files, ${counted.protect + counted.verify} answers of 200, slowest call ${slowestMs.toFixed(0)} ms`);
 });

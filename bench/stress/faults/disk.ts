@@ -1,0 +1,215 @@
+/**
+ * d. The embedded database's file system fails under 4 clients: it fills up
+ * (and later has room again), or it turns read-only (as ext4 does on an I/O
+ * error). Calls must get a JSON 503 service_unavailable, never a 500 or a
+ * dead process; afterwards (space back, or the file system repaired and the
+ * server restarted) the database must open, and its counts must never
+ * exceed the 200s answered.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpuSnapshot, cpuUse } from '../../cpu-usage.js';
+import { countsTable, label, latencyTable, Load, ok, type Outcome } from '../support/clients.js';
+import { mix, smallJpeg, type Operation } from '../support/corpus.js';
+import { LoopFs } from '../support/loop-fs.js';
+import { freePort, sleep } from '../support/net.js';
+import { mb, ms } from '../support/report.js';
+import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
+import { freshDataDir } from '../support/setup.js';
+import { fmtUsage, probe, timeline, until, type Context } from './common.js';
+
+const CLIENTS = 4;
+const FS_MB = 256;
+const OPS: readonly Operation[] = ['protect', 'verify'];
+
+const per = (count: (op: Operation) => number): Usage => ({ protect: count('protect'), verify: count('verify') });
+const unavailable = (o: Outcome) => o.status === 503 && o.code === 'service_unavailable' && o.json && Number(o.retryAfter) >= 1;
+
+/** A server on a fresh data directory on a fresh loop file system, under load. */
+async function setUp(ctx: Context, scope: string): Promise<{ fs: LoopFs; dataDir: string; server: Serve; key: string; load: Load; t0: number } | undefined> {
+  const problem = LoopFs.problem();
+  if (problem) {
+    ctx.checks.check(scope, 'scenario can run here', false, problem);
+    return undefined;
+  }
+  const fs = LoopFs.create(FS_MB);
+  const dataDir = join(fs.mount, 'data');
+  mkdirSync(dataDir, { mode: 0o700 });
+  freshDataDir(ctx.template, dataDir);
+  fs.sync();
+  const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' });
+  const key = server.bootstrapKey!;
+  // On disk, as a database running for more than half a minute would be: the fault hits the server's writes, not our copy.
+  fs.sync();
+  const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5) });
+  const t0 = performance.now();
+  load.start();
+  return { fs, dataDir, server, key, load, t0 };
+}
+
+/** While the fault lasts: do the health check and a database read answer? */
+async function probes(ctx: Context, scope: string, server: Serve, key: string, expectRefusal: boolean): Promise<void> {
+  const [ready, usage] = await Promise.all([probe(server.url, '/readyz'), probe(server.url, '/api/v1/usage', key)]);
+  ctx.log(`during the fault: GET /readyz ${ready.text}; GET /api/v1/usage ${usage.text}`);
+  ctx.checks.check(scope, 'health check answers during the fault', expectRefusal ? ready.status === 503 : ready.status !== 0, `GET /readyz: ${ready.text}${expectRefusal ? ' (503 expected)' : ''}`);
+  ctx.checks.check(scope, 'usage answers during the fault', usage.status === 200 || usage.status === 503, `GET /api/v1/usage: ${usage.text}`);
+}
+
+/** Cores the server uses with no request to serve: anything much above 0 is a thread spinning. */
+async function idleCpu(ctx: Context, scope: string, server: Serve): Promise<void> {
+  const a = cpuSnapshot(server.pid);
+  await sleep(3_000);
+  const use = cpuUse(a, cpuSnapshot(server.pid));
+  ctx.checks.check(scope, 'idle once the load stops', use !== undefined && use.serverCores < 0.2, `server CPU over 3 s without requests: ${use ? `${use.serverCores.toFixed(2)} cores` : 'unknown'}`);
+}
+
+function judge(ctx: Context, scope: string, outcomes: readonly Outcome[], server: Serve): void {
+  ctx.log(countsTable(outcomes));
+  ctx.log('');
+  ctx.log(latencyTable(outcomes));
+  const strange = outcomes.filter((o) => o.status !== 200 && !unavailable(o));
+  ctx.checks.check(scope, 'only 200 or JSON 503 service_unavailable + Retry-After', strange.length === 0, strange.length ? `${strange.length} others: ${[...new Set(strange.map(label))].join(', ')}` : `${outcomes.length} answers, ${outcomes.filter(unavailable).length} x 503`);
+  ctx.checks.check(scope, 'server stays up', server.running, server.running ? 'running' : `exited ${JSON.stringify(server.exit)}`);
+}
+
+export async function diskFull(ctx: Context): Promise<void> {
+  const scope = 'd. disk full, embedded';
+  ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the ${FS_MB} MB file system is filled at 3 s; at 13 s the server is restarted on the full disk; then room is made`);
+  const setup = await setUp(ctx, scope);
+  if (!setup) return;
+  const { fs, dataDir, server, key, load, t0 } = setup;
+  await until(t0 + 3_000);
+  const free = fs.freeBytes();
+  const taken = fs.fill();
+  const fullAt = performance.now();
+  ctx.log(`filled: ${mb(taken / 1048576)} MB taken (${mb(free / 1048576)} MB were free); ${fs.freeBytes()} bytes free now`);
+  await until(t0 + 5_000);
+  await probes(ctx, scope, server, key, false);
+  await until(t0 + 13_000);
+  await load.stop();
+
+  const outcomes = load.outcomes;
+  ctx.log(timeline(outcomes, t0, [['disk full', fullAt]]));
+  ctx.log('');
+  judge(ctx, scope, outcomes, server);
+  const refused = outcomes.filter((o) => o.status !== 200);
+  ctx.log(refused.length ? `first refusal ${ms(refused[0]!.end - fullAt)} ms after the disk filled` : 'no call was refused while the disk was full: what the server wrote fitted in blocks it already had');
+  const counted = per((op) => ok(outcomes, op));
+  const usage = await usageOf(server.url, key).catch((error: Error) => error.message);
+  ctx.checks.check(scope, 'usage == 200s (live)', typeof usage !== 'string' && OPS.every((op) => usage[op] === counted[op]), `200s: ${fmtUsage(counted)}; usage: ${typeof usage === 'string' ? usage : fmtUsage(usage)}`);
+  await idleCpu(ctx, scope, server);
+  const exit = await server.stop();
+  ctx.checks.check(scope, 'exit 0 on SIGTERM, disk full', exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+  showWarnings(ctx.log, server);
+
+  // A start needs new blocks (lock file, admin socket, the database's own files): the disk being full must show as a clean refusal or 503s.
+  const more = await startDuringFault(ctx, scope, 'full disk', dataDir, key);
+  fs.unfill();
+  await reopen(ctx, scope, dataDir, key, per((op) => counted[op] + more[op]), true);
+}
+
+/** Start on the broken file system: it may refuse to start (exit != 0, saying why) or serve 200s and 503s; it must not hang or answer 500. */
+async function startDuringFault(ctx: Context, scope: string, fault: string, dataDir: string, key: string): Promise<Usage> {
+  const property = `start on a ${fault}: refused cleanly or serves`;
+  let server: Serve;
+  try {
+    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' }, { ready: false, timeoutMs: 30_000 });
+  } catch (error) {
+    const message = (error as Error).message.replace(/omk_[0-9A-Za-z]+/g, 'omk_[masked]');
+    const exited = /exited during start \((\{[^)]*\})\)/.exec(message)?.[1];
+    const named = /ENOSPC|no space|EROFS|read-only/i.test(message);
+    ctx.log(`start on a ${fault}: ${message.slice(0, 1500)}`);
+    ctx.checks.check(scope, property, exited !== undefined, `${exited ? `did not start, exit ${exited}` : 'hung'}; the message ${named ? 'names' : 'does NOT name'} the cause: ${message.split('\n').find((l) => /Error/.test(l))?.trim() ?? '-'}`);
+    return { protect: 0, verify: 0 };
+  }
+  const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5, 5) }).start();
+  await sleep(3_000);
+  await load.stop();
+  const ready = await probe(server.url, '/readyz');
+  ctx.log(`started on a ${fault}; GET /readyz ${ready.text}`);
+  ctx.log(countsTable(load.outcomes));
+  const strange = load.outcomes.filter((o) => o.status !== 200 && !unavailable(o));
+  ctx.checks.check(scope, property, strange.length === 0, `started; ${load.outcomes.length} calls, ${strange.length} neither 200 nor 503 ${[...new Set(strange.map(label))].join(', ')}`);
+  const exit = await server.stop();
+  ctx.checks.check(scope, `exit 0 on SIGTERM after a start on a ${fault}`, exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+  showWarnings(ctx.log, server);
+  return per((op) => ok(load.outcomes, op));
+}
+
+export async function readOnly(ctx: Context): Promise<void> {
+  const scope = 'd. read-only, embedded';
+  ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the file system turns read-only (ext4 error, errors=remount-ro) at 3 s; load stops at 10 s`);
+  const setup = await setUp(ctx, scope);
+  if (!setup) return;
+  const { fs, dataDir, server, key, load, t0 } = setup;
+  await until(t0 + 3_000);
+  const brokenAt = performance.now();
+  fs.breakToReadOnly();
+  ctx.log(`file system read-only: ${fs.readOnly}`);
+  await until(t0 + 5_000);
+  await probes(ctx, scope, server, key, true);
+  await until(t0 + 10_000);
+  await load.stop();
+
+  const outcomes = load.outcomes;
+  ctx.log(timeline(outcomes, t0, [['read-only', brokenAt]]));
+  ctx.log('');
+  judge(ctx, scope, outcomes, server);
+  const firstRefusal = outcomes.find((o) => o.status !== 200 && o.start >= brokenAt);
+  // The write-behind runs every 10 ms and retries every second: by then it must have noticed.
+  const lateOk = outcomes.filter((o) => o.status === 200 && o.start >= brokenAt + 1_000);
+  ctx.checks.check(
+    scope,
+    'refuses (503) once the database cannot be written',
+    lateOk.length === 0,
+    `first refusal ${firstRefusal ? `${ms(firstRefusal.end - brokenAt)} ms after the fault` : 'never'}; ${lateOk.length} calls sent 1 s or more after it got 200`,
+  );
+  await idleCpu(ctx, scope, server);
+  const stopBegan = performance.now();
+  const exit = await server.stop();
+  ctx.checks.check(scope, 'stops on SIGTERM', exit.signal === null, `${exit.signal === 'SIGKILL' ? 'still running, SIGKILLed' : `exit ${exit.code}`} ${ms(performance.now() - stopBegan)} ms after SIGTERM; ${logSummary(server)}`);
+  showWarnings(ctx.log, server, 3);
+  const more = await startDuringFault(ctx, scope, 'read-only file system', dataDir, key);
+  const fsck = fs.repair();
+  ctx.log(`unmounted, e2fsck -fy: exit ${fsck.status} (${fsck.output}), mounted again`);
+  const before = per((op) => ok(outcomes.filter((o) => o.end < brokenAt), op));
+  ctx.log(`200s answered before the fault: ${fmtUsage(before)}; in all: ${fmtUsage(per((op) => ok(outcomes, op)))}`);
+  await reopen(ctx, scope, dataDir, key, per((op) => ok(outcomes, op) + more[op]), false);
+}
+
+/**
+ * Start again on the recovered data directory: the database must open and
+ * count exactly from there; its usage must equal the 200s (`exact`) or at
+ * least never exceed them.
+ */
+async function reopen(ctx: Context, scope: string, dataDir: string, key: string, answered: Usage, exact: boolean): Promise<void> {
+  let server: Serve;
+  try {
+    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' });
+  } catch (error) {
+    ctx.checks.check(scope, 'database opens after recovery', false, (error as Error).message.slice(0, 1500));
+    return;
+  }
+  const usage = await usageOf(server.url, key);
+  ctx.checks.check(scope, 'database opens after recovery', true, `usage ${fmtUsage(usage)}`);
+  const lost = per((op) => answered[op] - usage[op]);
+  ctx.checks.check(
+    scope,
+    exact ? 'usage == 200s after recovery' : 'usage <= 200s after recovery',
+    OPS.every((op) => (exact ? lost[op] === 0 : lost[op] >= 0)),
+    `usage ${fmtUsage(usage)}; 200s answered: ${fmtUsage(answered)}; lost: ${fmtUsage(lost)}`,
+  );
+  const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5, 3) }).start();
+  await sleep(3_000);
+  await load.stop();
+  const after = await usageOf(server.url, key);
+  const added = per((op) => ok(load.outcomes, op));
+  ctx.checks.check(
+    scope,
+    'exact counting after recovery',
+    OPS.every((op) => after[op] - usage[op] === added[op]) && load.outcomes.every((o) => o.status === 200),
+    `${load.outcomes.length} calls, ${fmtUsage(added)} x 200; usage grew by ${fmtUsage(per((op) => after[op] - usage[op]))}`,
+  );
+  const exit = await server.stop();
+  ctx.checks.check(scope, 'recovered server stops cleanly', exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+}

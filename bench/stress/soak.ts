@@ -1,0 +1,110 @@
+/**
+ * `npm run soak`: the real server on the embedded database for a long time
+ * (default 10 minutes) under 2 clients, 70 % protect and 30 % verify of the
+ * test corpus. Its resident size is sampled every 10 s and printed as it
+ * goes. Asserts: every call 200, usage == the 200s, and the resident size at
+ * the end within 10 % of its size after the first minute (a leak grows; the
+ * allocator settings of `npm start` keep freed memory, so a healthy process
+ * stays flat once warm).
+ *
+ * Options: --minutes N. Exits 1 when a property fails.
+ */
+import { parseArgs } from 'node:util';
+import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
+import { countsTable, latencyTable, Load, ok } from './support/clients.js';
+import { corpusUploads, mix } from './support/corpus.js';
+import { freePort, sleep } from './support/net.js';
+import { Checks, mb, table } from './support/report.js';
+import { RssSampler, type RssSample } from './support/rss.js';
+import { errorLines, logSummary, Serve, showWarnings, usageOf } from './support/server.js';
+import { freshDataDir, prepare } from './support/setup.js';
+
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' } } });
+const MINUTES = Number(values.minutes);
+if (!(MINUTES > 0)) throw new Error('--minutes must be a positive number');
+const CLIENTS = 2;
+const SAMPLE_MS = 10_000;
+const WARM_MS = 60_000;
+const TOLERANCE = 0.1;
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const checks = new Checks(log);
+const template = prepare(log);
+const uploads = corpusUploads();
+log(`soak: ${MINUTES} min, ${CLIENTS} clients, protect/verify 70/30 over ${uploads.length} corpus files; RSS every ${SAMPLE_MS / 1000} s`);
+
+const server = await Serve.start(await freePort(), {
+  OPTMARK_DATA_DIR: freshDataDir(template),
+  OPTMARK_LOG_LEVEL: 'warn',
+  OPTMARK_PROTECT_LIMIT: '1000000000',
+  OPTMARK_VERIFY_LIMIT: '1000000000',
+});
+const key = server.bootstrapKey!;
+const rss = new RssSampler(server, SAMPLE_MS);
+const cpuBefore = cpuSnapshot(server.pid);
+const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix(uploads, 0.7, 11) }).start();
+const began = performance.now();
+
+const row = (t: string, rssMb: number, calls: number, rate: string, failed: number) =>
+  `${t.padStart(6)}  ${mb(rssMb).padStart(6)}  ${String(calls).padStart(7)}  ${rate.padStart(7)}  ${String(failed).padStart(7)}`;
+log(`${'t'.padStart(6)}  ${'RSS MB'.padStart(6)}  ${'calls'.padStart(7)}  ${'calls/s'.padStart(7)}  ${'non-200'.padStart(7)}`);
+log(row('0 s', rss.first, 0, '-', 0));
+let lastCalls = 0;
+let lastAt = began;
+let printed = 1;
+while (performance.now() - began < MINUTES * 60_000) {
+  await sleep(1_000);
+  // One line per sample, as it is taken, so a long run shows its progress.
+  for (; printed < rss.samples.length; printed++) {
+    const sample = rss.samples[printed]!;
+    const now = performance.now();
+    const calls = load.outcomes.length;
+    log(row(`${Math.round(sample.at / 1000)} s`, sample.rssMb, calls, ((calls - lastCalls) / ((now - lastAt) / 1000)).toFixed(1), load.outcomes.filter((o) => o.status !== 200).length));
+    lastCalls = calls;
+    lastAt = now;
+  }
+}
+await load.stop();
+rss.stop();
+const cpu = cpuUse(cpuBefore, cpuSnapshot(server.pid));
+const elapsed = (performance.now() - began) / 1000;
+const usage = await usageOf(server.url, key);
+const exit = await server.stop();
+
+const outcomes = load.outcomes;
+log('');
+log(countsTable(outcomes));
+log('');
+log(latencyTable(outcomes));
+const warm = rss.samples.find((s) => s.at >= WARM_MS) ?? rss.samples[Math.floor(rss.samples.length / 2)]!;
+const end = rss.last;
+const drift = (end - warm.rssMb) / warm.rssMb;
+// A leak keeps climbing; a process still warming up flattens out: the trend of the second half tells them apart.
+const slope = trend(rss.samples.filter((x) => x.at >= (MINUTES * 60_000) / 2));
+log('');
+log(
+  table(
+    ['calls', 'calls/s', 'RSS start MB', `RSS at ${Math.round(warm.at / 1000)} s MB`, 'RSS end MB', 'drift', '2nd half MB/min', 'RSS peak MB', 'server cores', 'client cores', 'other cores'],
+    [[outcomes.length, (outcomes.length / elapsed).toFixed(1), mb(rss.first), mb(warm.rssMb), mb(end), `${(drift * 100).toFixed(1)}%`, slope.toFixed(2), mb(rss.peakMb), cpu?.serverCores.toFixed(2) ?? '-', cpu?.clientCores.toFixed(2) ?? '-', cpu?.otherCores.toFixed(2) ?? '-']],
+  ),
+);
+const failed = outcomes.filter((o) => o.status !== 200);
+log(`\nRSS series (MB, every ${SAMPLE_MS / 1000} s): ${rss.samples.map((x) => x.rssMb.toFixed(0)).join(' ')}`);
+checks.check('soak', 'every call 200', failed.length === 0, `${outcomes.length} calls, ${failed.length} not 200`);
+const counted = { protect: ok(outcomes, 'protect'), verify: ok(outcomes, 'verify') };
+checks.check('soak', 'usage == 200s', usage.protect === counted.protect && usage.verify === counted.verify, `protect ${usage.protect} used / ${counted.protect} x 200, verify ${usage.verify} / ${counted.verify}`);
+checks.check('soak', `RSS at the end within ${TOLERANCE * 100} % of RSS at ${Math.round(warm.at / 1000)} s`, Math.abs(drift) <= TOLERANCE, `${mb(warm.rssMb)} -> ${mb(end)} MB (${(drift * 100).toFixed(1)} %)`);
+checks.check('soak', 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+showWarnings(log, server, 1);
+process.exit(checks.summary() ? 0 : 1);
+
+/** Least-squares slope of RSS over time, MB per minute. */
+function trend(samples: readonly RssSample[]): number {
+  if (samples.length < 2) return Number.NaN;
+  const xs = samples.map((x) => x.at / 60_000);
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const my = samples.reduce((a, x) => a + x.rssMb, 0) / samples.length;
+  const num = samples.reduce((a, x, i) => a + (xs[i]! - mx) * (x.rssMb - my), 0);
+  const den = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+  return num / den;
+}

@@ -1,0 +1,167 @@
+/**
+ * What must hold for any input, however broken. protect and verify either
+ * succeed or refuse with a client error code (anything else would be a 500),
+ * within a time bound; verify and protect agree on what is wrong with a file;
+ * and a protected file is opted out, stays so when protected again, keeps
+ * every non-XMP byte of the input (its content digest, so a signed tag stays
+ * valid) and, when the input decodes, decodes to the same pixels.
+ *
+ * Free of test-runner imports: the long fuzz runs it under plain tsx.
+ */
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import sharp from 'sharp';
+import { declaredDimensions } from '../../src/core/formats/dimensions.js';
+import type { ContainerHandler } from '../../src/core/formats/handler.js';
+import { createProvenance, HANDLERS, OptmarkError, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
+
+/** The codes a bad image may get: all 4xx. image_dimensions_too_large is new and may not be raised yet. */
+export const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'corrupt_image',
+  'invalid_xmp',
+  'ambiguous_xmp',
+  'unsupported_image_format',
+  'empty_image',
+  'image_dimensions_too_large',
+]);
+/** verify reads the first of two packets instead of refusing (docs/formats.md). */
+const VERIFY_CODES: ReadonlySet<ErrorCode> = new Set([...CLIENT_CODES].filter((c) => c !== 'ambiguous_xmp'));
+/** What protect may refuse in a file verify reads: it has to pick a packet, or make the merged one fit. */
+const PROTECT_ONLY: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ambiguous_xmp', 'invalid_xmp']);
+const NONE: ReadonlySet<ErrorCode> = new Set();
+
+/** Far above a normal call (milliseconds), far below a hang or a quadratic blow-up. */
+export const CALL_BUDGET_MS = 2000;
+/** Pixel comparison only for images this small: the decode, not the property, would dominate. */
+const MAX_DECODE_PIXELS = 4_000_000;
+// Every input is new: libvips' operation cache would only hold memory across thousands of them.
+sharp.cache(false);
+
+export class PropertyViolation extends Error {}
+
+const KID = 'fuzz';
+const keyPair = generateKeyPairSync('ed25519');
+export const provenance = createProvenance({
+  keys: { active: { kid: KID, privateKey: keyPair.privateKey }, publicKey: (kid) => (kid === KID ? keyPair.publicKey : undefined) },
+  issuer: () => 'https://fuzz.invalid',
+  // A fixed clock makes signing deterministic, so protecting twice can give the same bytes.
+  clock: { now: () => new Date(Date.UTC(2025, 0, 1)) },
+});
+
+export interface CheckOptions {
+  readonly sign?: boolean;
+  readonly pixels?: boolean;
+  /** Index into PROHIBITED_CODES. */
+  readonly value?: number;
+  readonly budgetMs?: number;
+}
+
+export interface CheckReport {
+  readonly verify: 'ok' | ErrorCode;
+  readonly protect: 'ok' | ErrorCode;
+  /** Protecting the output again gave the same bytes (undefined when protect refused). */
+  readonly idempotent?: boolean;
+  readonly pixelsCompared: boolean;
+  readonly slowestMs: number;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode };
+
+function fail(message: string, cause?: unknown): never {
+  throw new PropertyViolation(message, cause === undefined ? undefined : { cause });
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
+
+export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}): Promise<CheckReport> {
+  const budget = options.budgetMs ?? CALL_BUDGET_MS;
+  let slowestMs = 0;
+  function timed<T>(what: string, call: () => T, allowed: ReadonlySet<ErrorCode>): Outcome<T> {
+    const started = performance.now();
+    let outcome: Outcome<T>;
+    try {
+      outcome = { ok: true, value: call() };
+    } catch (error) {
+      if (!(error instanceof OptmarkError) || !allowed.has(error.code)) fail(`${what} threw ${describeError(error)}`, error);
+      outcome = { ok: false, code: error.code };
+    }
+    const ms = performance.now() - started;
+    slowestMs = Math.max(slowestMs, ms);
+    if (ms > budget) fail(`${what} took ${ms.toFixed(0)} ms (bound ${budget} ms)`);
+    return outcome;
+  }
+
+  const value = PROHIBITED_CODES[(options.value ?? 0) % PROHIBITED_CODES.length] as ProhibitedCode;
+  const protectOptions = { value, ...(options.sign ? { signer: provenance.signer } : {}) };
+  const read = timed('verify', () => verify(bytes, { provenance }), VERIFY_CODES);
+  const written = timed('protect', () => protect(bytes, protectOptions), CLIENT_CODES);
+  const verdict = (o: Outcome<unknown>): 'ok' | ErrorCode => (o.ok ? 'ok' : o.code);
+  const report = { verify: verdict(read), protect: verdict(written), pixelsCompared: false, slowestMs };
+
+  if (written.ok && !read.ok) fail(`protect succeeded on a file verify refuses (${read.code})`);
+  if (!written.ok && read.ok && !PROTECT_ONLY.has(written.code)) fail(`verify reads the file but protect refuses it with ${written.code}`);
+  if (!written.ok && !read.ok && written.code !== read.code) fail(`protect says ${written.code}, verify says ${read.code}`);
+  if (!written.ok) return { ...report, slowestMs };
+
+  const out = written.value;
+  const handler = HANDLERS.find((h) => h.canHandle(bytes))!;
+  if (out.sha256 !== createHash('sha256').update(out.bytes).digest('hex')) fail('protect reported a sha256 that is not its output');
+  if (out.mimeType !== handler.mimeType || !handler.canHandle(out.bytes)) fail(`protect changed the format to ${out.mimeType}`);
+
+  const reread = timed('verify of the output', () => verify(out.bytes, { provenance }), NONE);
+  if (reread.ok && !reread.value.optedOut) fail('the output of protect is not opted out');
+  if (reread.ok && options.sign && !reread.value.provenance.valid) fail(`the output's provenance tag does not verify: ${JSON.stringify(reread.value.provenance)}`);
+
+  const again = timed('protect of the output', () => protect(out.bytes, protectOptions), NONE);
+  const idempotent = again.ok && Buffer.from(again.value.bytes).equals(Buffer.from(out.bytes));
+  if (again.ok && !idempotent) {
+    const third = timed('verify of the output protected twice', () => verify(again.value.bytes), NONE);
+    if (third.ok && !third.value.optedOut) fail('protecting the output again lost the opt-out');
+  }
+
+  checkNonXmpBytes(handler, bytes, out.bytes);
+  const pixelsCompared = options.pixels ? await samePixels(handler, bytes, out.bytes) : false;
+  return { ...report, idempotent, pixelsCompared, slowestMs };
+}
+
+/** The input's non-XMP blocks, in order, byte for byte; undefined when our own full parse refuses the file. */
+function nonXmpBytes(handler: ContainerHandler, bytes: Uint8Array): Buffer | undefined {
+  let blocks;
+  try {
+    blocks = handler.blocks(bytes);
+  } catch (error) {
+    if (error instanceof OptmarkError) return undefined;
+    fail(`blocks() threw ${describeError(error)}`, error);
+  }
+  return Buffer.concat(blocks.filter((b) => b.kind === 'other').map((b) => bytes.subarray(b.offset, b.offset + b.length)));
+}
+
+function checkNonXmpBytes(handler: ContainerHandler, input: Uint8Array, output: Uint8Array): void {
+  // protect reads only up to the image data when the file ends in EOI; the full walk may still refuse the scan.
+  const before = nonXmpBytes(handler, input);
+  if (before === undefined) return;
+  const after = nonXmpBytes(handler, output);
+  if (after === undefined) fail('the output of protect is refused by our own full parse, the input was not');
+  if (!before.equals(after)) fail('protect changed bytes outside the XMP blocks');
+}
+
+async function decode(handler: ContainerHandler, bytes: Uint8Array): Promise<{ data: Buffer; shape: string } | undefined> {
+  const size = declaredDimensions(bytes, handler.format);
+  if (!size || size.width * size.height > MAX_DECODE_PIXELS) return undefined;
+  try {
+    const { data, info } = await sharp(bytes, { pages: -1, limitInputPixels: MAX_DECODE_PIXELS * 4 }).raw().toBuffer({ resolveWithObject: true });
+    return { data, shape: `${info.width}x${info.height}x${info.channels}` };
+  } catch {
+    return undefined;
+  }
+}
+
+async function samePixels(handler: ContainerHandler, input: Uint8Array, output: Uint8Array): Promise<boolean> {
+  const before = await decode(handler, input);
+  if (!before) return false;
+  const after = await decode(handler, output);
+  if (!after) fail('the input decodes but the output of protect does not');
+  if (after.shape !== before.shape || !after.data.equals(before.data)) fail(`protect changed the pixels (${before.shape} -> ${after.shape})`);
+  return true;
+}

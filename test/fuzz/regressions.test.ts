@@ -1,0 +1,37 @@
+/**
+ * Replays every input the long fuzz saved (test/fuzz/regressions/) through
+ * the fuzz property, and the hand-made tricky inputs of test/fuzz/known/,
+ * whose names also say what protect must answer: `<what>.<ok|code>.<ext>`.
+ * Each input runs unsigned with the pixel comparison, and signed.
+ */
+import { describe, expect, it } from 'vitest';
+import { KNOWN_DIR, loadFixtures, REGRESSIONS_DIR } from './fixtures.js';
+import { checkInput } from './property.js';
+
+const found = loadFixtures(REGRESSIONS_DIR);
+const known = loadFixtures(KNOWN_DIR);
+
+async function replay(bytes: Uint8Array) {
+  const report = await checkInput(bytes, { pixels: true });
+  const signed = await checkInput(bytes, { sign: true });
+  expect(signed.protect).toBe(report.protect);
+  return report;
+}
+
+describe('hand-made tricky inputs', () => {
+  it('are all there', () => {
+    expect(known.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it.each(known.map((f) => [f.name, f.bytes] as const))('%s', async (name, bytes) => {
+    const report = await replay(bytes);
+    expect(report.protect).toBe(name.split('.').at(-2));
+    if (report.protect === 'ok') expect(report.idempotent).toBe(true);
+  });
+});
+
+describe('inputs the long fuzz found', () => {
+  it.each(found.map((f) => [f.name, f.bytes] as const))('%s', async (_name, bytes) => {
+    await replay(bytes);
+  });
+});
