@@ -43,6 +43,12 @@ export interface Config {
   readonly decodeConcurrency: number;
   /** Decodes that may wait for a turn; past that, 503 server_busy (OPTMARK_DECODE_QUEUE, default 8). */
   readonly decodeQueue: number;
+  /** The fingerprint secrets file (OPTMARK_FINGERPRINT_KEYS; default DATA_DIR/fingerprint-keys.json). Share it between servers. */
+  readonly fingerprintKeysPath: string;
+  /** Worker threads that run fingerprint detection (OPTMARK_FINGERPRINT_THREADS, default: the number of CPUs). */
+  readonly fingerprintThreads: number;
+  /** Detections that may wait for a thread; past that, 503 server_busy (OPTMARK_FINGERPRINT_QUEUE, default 32). */
+  readonly fingerprintQueue: number;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
   readonly signingKeysPath: string;
 }
@@ -91,6 +97,9 @@ export function loadConfig(env: Env = process.env): Config {
     decodeConcurrency: integer(env, 'OPTMARK_DECODE_CONCURRENCY', availableParallelism(), 1, 256),
     decodeQueue: integer(env, 'OPTMARK_DECODE_QUEUE', 8, 0, 10_000),
     baseUrl,
+    fingerprintKeysPath: resolve(env.OPTMARK_FINGERPRINT_KEYS?.trim() || join(dataDir, 'fingerprint-keys.json')),
+    fingerprintThreads: integer(env, 'OPTMARK_FINGERPRINT_THREADS', availableParallelism(), 1, 256),
+    fingerprintQueue: integer(env, 'OPTMARK_FINGERPRINT_QUEUE', 32, 0, 100_000),
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
   });
 }

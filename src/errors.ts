@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'unsupported_image_format'
   | 'corrupt_image'
   | 'image_dimensions_too_large'
+  | 'fingerprint_not_possible'
   | 'invalid_xmp'
   | 'ambiguous_xmp'
   | 'invalid_option'
@@ -92,6 +93,14 @@ export class ImageDimensionsTooLargeError extends OptmarkError {
     readonly limit: number,
   ) {
     super(`The image is ${width}x${height} pixels, over the limit of ${limit} pixels`);
+  }
+}
+
+/** The image cannot carry the in-pixel fingerprint (too small, CMYK, 16-bit, animated, ...); `reason` says which. */
+export class FingerprintNotPossibleError extends OptmarkError {
+  readonly code = 'fingerprint_not_possible';
+  constructor(readonly reason: string) {
+    super(`This image cannot be fingerprinted: ${reason}`);
   }
 }
 

@@ -11,6 +11,7 @@
  */
 import sharp from 'sharp';
 import { sniff } from '../core/formats/sniff.js';
+import { carryMetadata } from '../core/formats/carry-metadata.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, ServerBusyError, UnsupportedFormatError } from '../errors.js';
 
@@ -30,6 +31,15 @@ export interface DecodeOptions {
   readonly grey?: boolean;
   /** Shrink so that neither side is over this (JPEG shrinks while decoding, which is much cheaper). */
   readonly maxSide?: number;
+  /** Shrink so that the shorter side is this (never enlarge); the same cheap shrink-on-load. */
+  readonly minSide?: number;
+  /**
+   * The values as stored, not converted to sRGB through the image's colour
+   * profile: what a re-encoding that carries the profile over must be fed.
+   */
+  readonly stored?: boolean;
+  /** Turned as displayed, by the EXIF orientation (which then no longer applies to the pixels). */
+  readonly orient?: boolean;
 }
 
 export interface Pixels {
@@ -39,8 +49,30 @@ export interface Pixels {
   readonly channels: number;
 }
 
+/** What the header says about the pixels, before decoding them. */
+export interface PixelFacts {
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+  /** libvips' interpretation: 'srgb', 'b-w', 'cmyk', 'rgb16', 'grey16', ... */
+  readonly space: string;
+  /** Bits per sample as libvips names them: 'uchar' is 8-bit. */
+  readonly depth: string;
+  readonly pages: number;
+  /** EXIF orientation, 1 (as stored) to 8. */
+  readonly orientation: number;
+}
+
 export interface PixelDecoder {
   decode(bytes: Uint8Array, options?: DecodeOptions): Promise<Pixels>;
+  probe(bytes: Uint8Array): Promise<PixelFacts>;
+  /**
+   * Encode pixels in the format of `original`, carrying its metadata (colour
+   * profile, EXIF, XMP, text) over: PNG lossless, lossless WebP stays
+   * lossless, JPEG and lossy WebP at quality 95 (JPEG without chroma
+   * subsampling, so a fine mark is not averaged away).
+   */
+  encodeLike(original: Uint8Array, pixels: Pixels): Promise<Uint8Array>;
   /** Decodes running and waiting now. */
   readonly load: { readonly running: number; readonly waiting: number };
 }
@@ -72,8 +104,11 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       const done = await turn();
       try {
         let pipeline = sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', sequentialRead: true });
+        if (options.orient) pipeline = pipeline.rotate();
         if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
+        else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
         if (options.grey) pipeline = pipeline.greyscale();
+        if (options.stored) pipeline = pipeline.keepIccProfile();
         const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
         return { data, width: info.width, height: info.height, channels: info.channels };
       } catch (error) {
@@ -81,6 +116,27 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       } finally {
         done();
       }
+    },
+    async probe(bytes) {
+      const format = sniff(bytes).format;
+      try {
+        const m = await sharp(bytes, { limitInputPixels: limits.maxPixels }).metadata();
+        return { width: m.width ?? 0, height: m.pageHeight ?? m.height ?? 0, channels: m.channels ?? 0, space: m.space ?? '', depth: m.depth ?? '', pages: m.pages ?? 1, orientation: m.orientation ?? 1 };
+      } catch (error) {
+        throw refusal(error, format, declaredDimensions(bytes, format), limits.maxPixels);
+      }
+    },
+    async encodeLike(original, pixels) {
+      const handler = sniff(original);
+      const raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
+      const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
+      const encoded =
+        handler.format === 'jpeg'
+          ? await raw.jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer()
+          : handler.format === 'png'
+            ? await raw.png({ compressionLevel: 6 }).toBuffer()
+            : await raw.webp(lossless ? { lossless: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
+      return carryMetadata(original, encoded);
     },
     get load() {
       return { running, waiting: waiting.length };

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../core/bytes/digest.js';
 import { readMetadata, type ImageMetadata } from '../core/metadata.js';
 import { NO_TAG, type TagCheck } from '../core/provenance/tag.js';
+import type { Fingerprinting } from './fingerprint.js';
 import type { Provenance } from './provenance.js';
 import { isOptedOut, signalsOf } from '../core/signals.js';
 import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
@@ -41,8 +42,8 @@ export interface VerifyOptions {
   /** Checks provenance tags against the keys we know; without it a tag is present but not verifiable. */
   readonly provenance?: Provenance;
 }
-/** The in-pixel detector is not built yet: it examines no blocks. */
-const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks: 0 };
+/** Without the pixel check (the synchronous library call): no block examined. */
+export const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks: 0 };
 
 /**
  * Check an image for the opt-out and the other signals it carries.
@@ -79,6 +80,20 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
 
 export function verify(bytes: Uint8Array, options: VerifyOptions = {}): VerifyResult {
   return inspect(bytes, options).result;
+}
+
+/**
+ * `inspect` and then the in-pixel fingerprint check, which decodes pixels:
+ * only once the container has been found sound, so broken files are never
+ * handed to the decoder.
+ */
+export async function inspectWithFingerprint(
+  bytes: Uint8Array,
+  options: VerifyOptions & { readonly fingerprint: Fingerprinting },
+): Promise<{ result: VerifyResult; details: VerifyDetails }> {
+  const inspected = inspect(bytes, options);
+  const fingerprint = await options.fingerprint.check(bytes);
+  return { result: { ...inspected.result, fingerprint }, details: inspected.details };
 }
 
 /** The tag check; the content digest is only computed when there is a tag to check. */

@@ -8,6 +8,7 @@ import { ConfigError } from '../config.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
 import { serveCommand } from './serve-command.js';
+import { fingerprintKeysCommand } from './fingerprint-keys-command.js';
 import { signingKeysCommand } from './signing-keys-command.js';
 import { verifyCommand } from './verify-command.js';
 import { UsageError } from './usage-error.js';
@@ -15,15 +16,17 @@ import { UsageError } from './usage-error.js';
 export const HELP = `optmark: mark images with the IPTC/PLUS Data Mining AI-training opt-out, losslessly, and verify it
 
 Usage:
-  optmark protect <file...> [--out DIR] [--value CODE] [--json]
+  optmark protect <file...> [--out DIR] [--value CODE] [--fingerprint] [--json]
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
       The marked copy is saved as <name>-optout.<ext> in DIR (created if needed; default: next to the input).
       CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
       A provenance tag is signed with the deployment's key ring (created if missing).
+      --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
+      the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95).
   optmark verify <file...> [--jwks FILE|URL] [--json]
       Report whether each file carries the opt-out, the other opt-out signals found,
-      and whether its provenance tag is valid (with --jwks: against another
-      deployment's published keys).
+      whether its provenance tag is valid (with --jwks: against another
+      deployment's published keys), and whether the in-pixel fingerprint is found.
   optmark serve
       Run the HTTP API (configuration: environment variables, see README).
   optmark accounts create --name NAME --plan free|pro|lifetime [--json]
@@ -35,6 +38,8 @@ Usage:
       Administration; works while "optmark serve" runs.
   optmark signing-keys list|rotate [--json]
       The provenance signing keys (public keys: GET /.well-known/jwks.json).
+  optmark fingerprint-keys list|rotate|remove VERSION [--json]
+      The fingerprint secrets: the newest version marks, every listed version is detected.
   optmark help
 
   --json prints one JSON object per file, one per line.
@@ -56,6 +61,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await adminCommand(command, rest);
       case 'signing-keys':
         return await signingKeysCommand(rest);
+      case 'fingerprint-keys':
+        return await fingerprintKeysCommand(rest);
       case undefined:
       case 'help':
       case '--help':

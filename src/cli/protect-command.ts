@@ -3,6 +3,7 @@ import { protect } from '../app/protect-image.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput, writeOutput, CliError } from './files.js';
+import { markingFingerprint } from './fingerprint-for-cli.js';
 import { signingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
@@ -11,25 +12,30 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     out: { type: 'string' },
     value: { type: 'string' },
     json: { type: 'boolean' },
+    fingerprint: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('protect needs at least one file');
   const value = values.value ?? DEFAULT_CODE;
   if (!isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
-  const { signer } = signingProvenance(loadConfig());
+  const config = loadConfig();
+  const { signer } = signingProvenance(config);
+  const fingerprint = values.fingerprint ? markingFingerprint(config) : undefined;
   let failed = 0;
   for (const file of positionals) {
     try {
-      const input = await readInput(file);
+      const original = await readInput(file);
+      // The fingerprint re-encodes the pixels; the metadata is written on top, losslessly.
+      const input = fingerprint ? await fingerprint.mark(original) : original;
       const result = protect(input, { value, filename: basename(file), signer });
       const output = join(values.out ?? dirname(file), result.filename);
-      if (resolve(output) === resolve(file) && result.changed) {
+      if (resolve(output) === resolve(file) && (result.changed || fingerprint)) {
         throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');
       }
       if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
       if (values.json) {
         printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed, c2paInvalidated: result.c2paInvalidated });
       } else {
-        const note = result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`;
+        const note = `${result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`}${fingerprint ? ', fingerprinted' : ''}`;
         process.stdout.write(`${file} -> ${output} (${note})\n`);
         if (result.c2paInvalidated) process.stderr.write(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)\n`);
       }

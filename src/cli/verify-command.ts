@@ -1,6 +1,7 @@
-import { inspect } from '../app/verify-image.js';
+import { inspectWithFingerprint } from '../app/verify-image.js';
 import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput, reportFailure } from './files.js';
+import { checkingFingerprint } from './fingerprint-for-cli.js';
 import { checkingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
@@ -8,8 +9,11 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' }, jwks: { type: 'string' } });
   if (positionals.length === 0) throw new UsageError('verify needs at least one file');
   let provenance;
+  let fingerprint;
   try {
-    provenance = await checkingProvenance(loadConfig(), values.jwks);
+    const config = loadConfig();
+    provenance = await checkingProvenance(config, values.jwks);
+    fingerprint = checkingFingerprint(config);
   } catch (error) {
     reportFailure(error, values.json);
     return 1;
@@ -17,7 +21,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   let failed = 0;
   for (const file of positionals) {
     try {
-      const { result, details } = inspect(await readInput(file), { provenance });
+      const { result, details } = await inspectWithFingerprint(await readInput(file), { provenance, fingerprint });
       if (values.json) {
         printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings });
         continue;
@@ -34,6 +38,9 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
       const p = result.provenance;
       lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
+      const f = result.fingerprint;
+      const share = `${Math.round(f.confidence * 100)} % of ${f.blocks} blocks match`;
+      lines.push(`  fingerprint (experimental): ${f.blocks === 0 ? 'not examined (no key, or an image too small or unreadable as pixels)' : f.present ? `PRESENT, ${share}` : `not found, ${share}`}`);
       lines.push(`  sha256: ${result.sha256}`);
       for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
       process.stdout.write(`${lines.join('\n')}\n`);

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
+import type { Fingerprinting } from '../app/fingerprint.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
@@ -28,6 +29,8 @@ export interface HttpDeps {
   readonly access: ApiAccess;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
+  /** The in-pixel fingerprint check of every verify. */
+  readonly fingerprint: Fingerprinting;
   /** The public signing keys, published at /.well-known/jwks.json. */
   readonly jwks: () => unknown;
   readonly ping: () => Promise<void>;
@@ -126,7 +129,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
-  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, upload: { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds }, clock });
+  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, fingerprint: deps.fingerprint, upload: { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds }, clock });
   return app;
 }
 

@@ -40,6 +40,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   unsupported_image_format: 415,
   corrupt_image: 422,
   image_dimensions_too_large: 422,
+  fingerprint_not_possible: 422,
   invalid_xmp: 422,
   ambiguous_xmp: 422,
   quota_exceeded: 429,

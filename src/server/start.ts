@@ -14,6 +14,10 @@ import { EmbeddedStore } from '../adapters/db/embedded-store.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
 import { createProvenance } from '../app/provenance.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
+import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { createFingerprintPool } from '../adapters/fingerprint-pool.js';
+import { createPixelDecoder } from '../adapters/pixels.js';
+import { createFingerprinting } from '../app/fingerprint.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
@@ -57,6 +61,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
   const access = createApiAccess({ store, clock, limits, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });
+  const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
+  const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
+  const pool = createFingerprintPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
+  const fingerprint = createFingerprinting({
+    pixels,
+    detect: (task) => pool.detect(task),
+    detecting: () => fingerprintKeys.detecting,
+    marking: () => fingerprintKeys.marking,
+  });
 
   let sweeper: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
@@ -66,7 +79,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // holds them in memory, so a crash leaves none to give back.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
-    app = await buildHttpApp({ config, access, provenance, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     if (sweeps) {
       sweeper = setInterval(() => {
@@ -93,6 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           await socket?.close();
           await store.flush();
           await database.close();
+          await pool.close();
         })();
         return closing;
       },
@@ -102,6 +116,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});
+    await pool.close().catch(() => {});
     throw error;
   }
 }

@@ -89,7 +89,7 @@ describe('optmark verify', () => {
   it('reports an unmarked file in words', async () => {
     const run = await optmark('verify', 'photo.jpg');
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}provenance tag: none\n {2}sha256: [0-9a-f]{64}\n$/);
+    expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}provenance tag: none\n {2}fingerprint \(experimental\): not examined \([^)]+\)\n {2}sha256: [0-9a-f]{64}\n$/);
   });
 
   it('exits 1 for a file it cannot read', async () => {

@@ -262,16 +262,19 @@ describe('the image (rows 16-29)', () => {
     await row(() => post(bytes, '/api/v1/verify'), 422, 'corrupt_image');
   });
 
-  // Our contract: neither endpoint decodes pixels in this release, so a
-  // header that declares a huge image costs nothing and is marked like any
-  // other (the pixel decoder refuses it: test/adapters/pixels.test.ts).
+  // Our contract: protect never decodes pixels, so a header that declares a
+  // huge image costs nothing and is marked like any other. verify's
+  // fingerprint check would decode: the pixel decoder refuses the size from
+  // the header (test/adapters/pixels.test.ts), and the metadata answer
+  // stands with a fingerprint that examined no block.
   it.each([
     ['a 1-bit PNG of 20000x20000 (about 50 KB)', bombPng()],
     ['a JPEG whose frame says 65500x65500', hugeFrame(JPEG)],
-  ])('24: %s: 200 on both endpoints, quickly, the size untouched', async (_, bytes) => {
+  ])('24: %s: 200 on both endpoints, quickly, no pixel decoded', async (_, bytes) => {
     const started = performance.now();
     await row(() => post(bytes, '/api/v1/protect'), 200, undefined, { protect: 1 });
-    await row(() => post(bytes, '/api/v1/verify'), 200, undefined, { verify: 1 });
+    const verified = await row(() => post(bytes, '/api/v1/verify'), 200, undefined, { verify: 1 });
+    expect(verified.json.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
     expect(performance.now() - started).toBeLessThan(3000);
   });
 

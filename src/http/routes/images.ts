@@ -3,9 +3,10 @@
  * unit (preHandler, before the body is read), read the one image part, run
  * the same use case the CLI runs, answer exactly the spec's fields.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { protect, type ProtectResult } from '../../app/protect-image.js';
-import { verify } from '../../app/verify-image.js';
+import type { Fingerprinting } from '../../app/fingerprint.js';
+import { inspectWithFingerprint } from '../../app/verify-image.js';
 import type { ApiAccess, Ticket } from '../../app/api-access.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
@@ -22,6 +23,7 @@ declare module 'fastify' {
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
   readonly provenance: Provenance;
+  readonly fingerprint: Fingerprinting;
   readonly upload: UploadLimits;
   readonly clock: () => Date;
 }
@@ -29,10 +31,16 @@ export interface ImageRouteOptions {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, provenance, upload: uploadLimits, clock } = options;
+  const { access, provenance, fingerprint, upload: uploadLimits, clock } = options;
 
-  const reserve = (operation: Operation) => async (request: FastifyRequest) => {
-    request.ticket = await access.open(request.headers.authorization, operation);
+  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const ticket = await access.open(request.headers.authorization, operation);
+    request.ticket = ticket;
+    // A call that ends without its answer being sent (the client went away,
+    // before or after this point) gives its unit and its slot back. 'close'
+    // comes after onSend has settled a call that answered; then it is a no-op.
+    reply.raw.once('close', () => void ticket.settle(false));
+    if (request.raw.socket?.destroyed) await ticket.settle(false);
   };
 
   // A call that reserved a unit settles it before its response goes out (so
@@ -47,13 +55,6 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
       setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - used }], clock());
     }
     return payload;
-  });
-  // A request that never reaches onSend (the client went away) gives its unit back.
-  app.addHook('onRequestAbort', async (request) => {
-    await request.ticket?.settle(false);
-  });
-  app.addHook('onResponse', async (request) => {
-    await request.ticket?.settle(false);
   });
 
   app.post('/api/v1/protect', {
@@ -73,7 +74,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('verify'),
     handler: async (request) => {
       const upload = await readImagePart(request, uploadLimits);
-      return verify(upload.bytes, { provenance });
+      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint })).result;
     },
   });
 

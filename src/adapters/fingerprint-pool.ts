@@ -1,0 +1,39 @@
+/**
+ * Fingerprint detection on a pool of worker threads (piscina), with a bounded
+ * queue: past it, ServerBusyError (503) rather than an ever longer wait.
+ */
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { ServerBusyError } from '../errors.js';
+import type { DetectAnswer, DetectTask } from './fingerprint-worker.js';
+
+export interface FingerprintPool {
+  detect(task: DetectTask): Promise<DetectAnswer>;
+  close(): Promise<void>;
+}
+
+/**
+ * The worker's compiled file. Run from the TypeScript sources (the tests),
+ * this module is a .ts file that a worker thread cannot load; the build of
+ * the same source (`npm run build`, which `npm test` runs first) is used.
+ */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.js')) return fileURLToPath(new URL('./fingerprint-worker.js', import.meta.url));
+  return fileURLToPath(new URL('../../dist/adapters/fingerprint-worker.js', import.meta.url));
+}
+
+export function createFingerprintPool(options: { threads: number; queue: number }): FingerprintPool {
+  const pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: options.threads, maxQueue: options.queue, idleTimeout: 60_000 });
+  return {
+    async detect(task) {
+      try {
+        return (await pool.run(task, { transferList: [task.data.buffer as ArrayBuffer] })) as DetectAnswer;
+      } catch (error) {
+        if (/queue is at limit/i.test((error as Error).message)) throw new ServerBusyError('fingerprint checks');
+        throw error;
+      }
+    },
+    close: () => pool.destroy(),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The experimental in-pixel fingerprint as the use cases see it: check an
+ * image on every verify, and mark one on request (the CLI's
+ * `protect --fingerprint`; the API's protect never does, as the spec says).
+ *
+ * Checking decodes a reduced grey copy (cheap: JPEG shrinks while decoding),
+ * turned as displayed, and runs the detector off the event loop. An image the decoder will not
+ * take (over the pixel limit, pixel data libvips rejects) is reported as
+ * examined in no block, `blocks: 0`, rather than failing the whole verify:
+ * its metadata answer stands on its own.
+ *
+ * Marking decodes the stored values at full size, embeds in the displayed
+ * orientation (core/fingerprint/orientation.ts), re-encodes in the same format and carries the original's metadata over; the opt-out and the
+ * provenance tag are written on top by protect, losslessly.
+ */
+import { embedFingerprint, deriveFingerprintKey, FingerprintRefusedError, CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, toDisplayed, toStored } from '../core/fingerprint/index.js';
+import { declaredDimensions } from '../core/formats/dimensions.js';
+import { sniff } from '../core/formats/sniff.js';
+import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
+import { NO_FINGERPRINT, type FingerprintCheck } from './verify-image.js';
+
+export interface FingerprintSecret {
+  readonly version: number;
+  readonly secret: Uint8Array;
+}
+
+/** The pixel work the fingerprint needs (src/adapters/pixels.ts). */
+export interface PixelPort {
+  decode(bytes: Uint8Array, options?: { grey?: boolean; minSide?: number; stored?: boolean; orient?: boolean }): Promise<{ data: Uint8Array; width: number; height: number; channels: number }>;
+  probe(bytes: Uint8Array): Promise<{ space: string; depth: string; pages: number; orientation: number }>;
+  encodeLike(original: Uint8Array, pixels: { data: Uint8Array; width: number; height: number; channels: number }): Promise<Uint8Array>;
+}
+
+/** Runs the detector somewhere that does not block (src/adapters/fingerprint-pool.ts). */
+export type DetectPort = (task: {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: number;
+  secrets: readonly FingerprintSecret[];
+}) => Promise<{ present: boolean; confidence: number; blocks: number }>;
+
+export interface Fingerprinting {
+  check(bytes: Uint8Array): Promise<FingerprintCheck>;
+  mark(bytes: Uint8Array): Promise<Uint8Array>;
+}
+
+export interface FingerprintDeps {
+  readonly pixels: PixelPort;
+  readonly detect: DetectPort;
+  /** Versions looked for, newest first; empty when this deployment has no fingerprint secret. */
+  readonly detecting: () => readonly FingerprintSecret[];
+  /** The version new marks are made with; undefined when marking is not set up. */
+  readonly marking: () => FingerprintSecret | undefined;
+}
+
+/** Shorter side of the copy the detector gets: that of its analysis canvas, the cheapest size that loses nothing. */
+const DETECT_SIDE = CANVAS_SIDE;
+
+export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
+  return {
+    async check(bytes) {
+      const secrets = deps.detecting();
+      if (secrets.length === 0) return NO_FINGERPRINT;
+      // Too small to look at: answer without decoding or queueing anything.
+      const size = declaredDimensions(bytes, sniff(bytes).format);
+      if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
+      let grey;
+      try {
+        grey = await deps.pixels.decode(bytes, { grey: true, minSide: DETECT_SIDE, orient: true });
+      } catch (error) {
+        if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
+        throw error;
+      }
+      // A copy of its own, so the worker can take it without a second copy.
+      const data = new Uint8Array(grey.data);
+      return deps.detect({ data, width: grey.width, height: grey.height, channels: grey.channels, secrets });
+    },
+
+    async mark(bytes) {
+      const secret = deps.marking();
+      if (!secret) throw new FingerprintNotPossibleError('this deployment has no fingerprint key');
+      const facts = await deps.pixels.probe(bytes);
+      if (facts.pages > 1) throw new FingerprintNotPossibleError('it is animated');
+      if (facts.space === 'cmyk') throw new FingerprintNotPossibleError('it is CMYK (convert it to RGB first)');
+      if (facts.depth !== 'uchar') throw new FingerprintNotPossibleError(`it has ${facts.depth === 'ushort' ? '16' : 'more than 8'} bits per sample, which 8-bit marking would reduce`);
+      const pixels = await deps.pixels.decode(bytes, { stored: true });
+      // Marked as displayed, kept as stored: the EXIF orientation stays valid,
+      // and a copy whose pixels were turned for display carries the mark upright.
+      const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
+      let marked;
+      try {
+        const displayed = toDisplayed(pixels, orientation);
+        const result = embedFingerprint(displayed, deriveFingerprintKey(secret.secret, String(secret.version)));
+        marked = toStored({ ...displayed, data: result.data }, orientation);
+      } catch (error) {
+        if (error instanceof FingerprintRefusedError) throw new FingerprintNotPossibleError(error.message.replace(/^The image is /, 'it is '));
+        throw error;
+      }
+      return deps.pixels.encodeLike(bytes, { ...pixels, data: marked.data });
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The fingerprint for the local commands: the deployment's secrets
+ * (OPTMARK_FINGERPRINT_KEYS, default DATA_DIR/fingerprint-keys.json), so a
+ * file marked on the command line is found by the server and the other way
+ * round. One file at a time, so detection runs in this thread.
+ */
+import { createFingerprinting, type Fingerprinting } from '../app/fingerprint.js';
+import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import detect from '../adapters/fingerprint-worker.js';
+import { createPixelDecoder } from '../adapters/pixels.js';
+import type { Config } from '../config.js';
+
+function fingerprinting(config: Config, keys: FingerprintKeys | undefined): Fingerprinting {
+  return createFingerprinting({
+    pixels: createPixelDecoder({ maxPixels: config.maxPixels, concurrency: 1, queue: 1 }),
+    detect: async (task) => detect(task),
+    detecting: () => keys?.detecting ?? [],
+    marking: () => keys?.marking,
+  });
+}
+
+/** For verify: the secrets if this deployment has any (none are created). */
+export function checkingFingerprint(config: Config): Fingerprinting {
+  return fingerprinting(config, FingerprintKeys.openExisting(config.fingerprintKeysPath));
+}
+
+/** For protect --fingerprint: the secrets, created with a first one if there are none yet. */
+export function markingFingerprint(config: Config): Fingerprinting {
+  return fingerprinting(config, FingerprintKeys.open(config.fingerprintKeysPath));
+}

@@ -1,0 +1,19 @@
+/**
+ * Why an image cannot carry the fingerprint. A plain Error subclass: the
+ * application maps it to its own error classes.
+ */
+export type FingerprintRefusal =
+  /** The shorter side is below MIN_EMBED_SIDE: the analysis canvas would be finer than the image. */
+  | 'too_small'
+  /** Longer than MAX_ASPECT times the shorter side. */
+  | 'too_elongated';
+
+export class FingerprintRefusedError extends Error {
+  readonly reason: FingerprintRefusal;
+
+  constructor(reason: FingerprintRefusal, message: string) {
+    super(message);
+    this.name = 'FingerprintRefusedError';
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Embedding: the quality bound, the layout contract (alpha untouched, luma
+ * only) and the refusals.
+ */
+import { describe, expect, it } from 'vitest';
+import { deriveFingerprintKey, embedFingerprint, FingerprintRefusedError, type Raster } from '../../../src/core/fingerprint/index.js';
+import { flatGrey, syntheticPhoto } from './synthetic.js';
+
+const key = deriveFingerprintKey(Buffer.from('fingerprint test secret, 32 byte'), 'test-1');
+
+function psnr(a: Uint8Array, b: Uint8Array, channels: number, colours: number): number {
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (i % channels >= colours) continue;
+    sum += (a[i]! - b[i]!) ** 2;
+    n++;
+  }
+  return 10 * Math.log10((255 * 255 * n) / sum);
+}
+
+/** Byte equality without vitest's deep diff, which is slow on large arrays. */
+const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
+
+describe('embedFingerprint', () => {
+  it('keeps PSNR at 42 dB or more, as it reports, on varied pictures', () => {
+    const pictures: Raster[] = [syntheticPhoto(640, 480, 1), syntheticPhoto(300, 700, 2), flatGrey(400, 300, 128), flatGrey(400, 300, 3), flatGrey(300, 300, 254)];
+    for (const picture of pictures) {
+      const { data, psnr: reported } = embedFingerprint(picture, key);
+      const colours = picture.channels >= 3 ? 3 : 1;
+      const measured = psnr(picture.data, data, picture.channels, colours);
+      expect(reported).toBeGreaterThanOrEqual(42);
+      expect(measured).toBeCloseTo(reported, 6);
+      // Near 43.3 dB by construction on ordinary content (clipping only raises it).
+      if (picture.channels === 3) expect(reported).toBeLessThan(44);
+    }
+  });
+
+  it('changes R, G and B by the same amount (luma only) unless a value clips', () => {
+    const picture = syntheticPhoto(512, 384, 3);
+    const { data } = embedFingerprint(picture, key);
+    let unequal = 0;
+    let changed = 0;
+    for (let p = 0; p < data.length; p += 3) {
+      const d = [0, 1, 2].map((c) => data[p + c]! - picture.data[p + c]!);
+      const clipped = [0, 1, 2].some((c) => data[p + c] === 0 || data[p + c] === 255);
+      if (d[0] !== 0) changed++;
+      if (!clipped && (d[0] !== d[1] || d[1] !== d[2])) unequal++;
+    }
+    expect(unequal).toBe(0);
+    expect(changed).toBeGreaterThan((data.length / 3) * 0.5);
+  });
+
+  it('leaves alpha untouched (RGBA and grey + alpha)', () => {
+    const rgba = syntheticPhoto(400, 300, 4, 4);
+    const marked = embedFingerprint(rgba, key).data;
+    let alphaChanged = 0;
+    for (let p = 3; p < marked.length; p += 4) if (marked[p] !== rgba.data[p]) alphaChanged++;
+    expect(alphaChanged).toBe(0);
+
+    const grey = flatGrey(400, 300, 90);
+    const greyAlpha: Raster = { data: new Uint8Array(400 * 300 * 2), width: 400, height: 300, channels: 2 };
+    for (let i = 0; i < 400 * 300; i++) {
+      greyAlpha.data[2 * i] = grey.data[i]!;
+      greyAlpha.data[2 * i + 1] = i & 255;
+    }
+    const markedGrey = embedFingerprint(greyAlpha, key);
+    expect(markedGrey.psnr).toBeGreaterThanOrEqual(42);
+    let greyAlphaChanged = 0;
+    for (let i = 0; i < 400 * 300; i++) if (markedGrey.data[2 * i + 1] !== (i & 255)) greyAlphaChanged++;
+    expect(greyAlphaChanged).toBe(0);
+  });
+
+  it('does not modify its input and is deterministic', () => {
+    const picture = syntheticPhoto(320, 260, 5);
+    const copy = Uint8Array.from(picture.data);
+    const a = embedFingerprint(picture, key).data;
+    expect(same(picture.data, copy)).toBe(true);
+    expect(same(embedFingerprint(picture, key).data, a)).toBe(true);
+  });
+
+  it('refuses images too small or too elongated, with a typed reason', () => {
+    const refusal = (image: Raster) => {
+      try {
+        embedFingerprint(image, key);
+      } catch (error) {
+        expect(error).toBeInstanceOf(FingerprintRefusedError);
+        return (error as FingerprintRefusedError).reason;
+      }
+      return undefined;
+    };
+    expect(refusal(flatGrey(255, 1000))).toBe('too_small');
+    expect(refusal(flatGrey(16, 16))).toBe('too_small');
+    expect(refusal(flatGrey(1100, 256))).toBe('too_elongated');
+    expect(refusal(flatGrey(1024, 256))).toBeUndefined();
+  });
+
+  it('rejects a buffer that does not match its declared layout', () => {
+    expect(() => embedFingerprint({ data: new Uint8Array(10), width: 300, height: 300, channels: 3 }, key)).toThrow(RangeError);
+    expect(() => embedFingerprint({ data: new Uint8Array(300 * 300 * 5), width: 300, height: 300, channels: 5 }, key)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Test pictures made in code: reproducible (own seeded generator), with the
+ * ingredients that matter to a watermark detector: smooth gradients, noise
+ * and texture at several scales, and hard-edged strokes like text.
+ */
+import sharp, { type Sharp } from 'sharp';
+import type { Raster } from '../../../src/core/fingerprint/index.js';
+
+/** mulberry32: a tiny deterministic generator for test content. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Value noise: random values on a coarse grid, bilinearly interpolated. */
+function valueNoise(width: number, height: number, cell: number, rnd: () => number): Float32Array {
+  const gw = Math.ceil(width / cell) + 2;
+  const gh = Math.ceil(height / cell) + 2;
+  const grid = Float32Array.from({ length: gw * gh }, () => rnd() * 2 - 1);
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const gy = y / cell;
+    const j = Math.floor(gy);
+    const fy = gy - j;
+    for (let x = 0; x < width; x++) {
+      const gx = x / cell;
+      const i = Math.floor(gx);
+      const fx = gx - i;
+      const a = grid[j * gw + i]! + fx * (grid[j * gw + i + 1]! - grid[j * gw + i]!);
+      const b = grid[(j + 1) * gw + i]! + fx * (grid[(j + 1) * gw + i + 1]! - grid[(j + 1) * gw + i]!);
+      out[y * width + x] = a + fy * (b - a);
+    }
+  }
+  return out;
+}
+
+/** A photo-like RGB picture: gradient sky, multi-scale texture, fine grain, a block of "text". */
+export function syntheticPhoto(width: number, height: number, seed: number, channels: 3 | 4 = 3): Raster {
+  const rnd = random(seed);
+  const layers = [64, 16, 4].map((cell) => valueNoise(width, height, cell, rnd));
+  const data = new Uint8Array(width * height * channels);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const texture = y > height / 3 ? 40 * layers[0]![i]! + 25 * layers[1]![i]! + 12 * layers[2]![i]! : 6 * layers[0]![i]!;
+      const grain = (rnd() - 0.5) * 6;
+      // Strokes: a grid of short bars, as lines of text are.
+      const inText = x > width * 0.1 && x < width * 0.6 && y > height * 0.05 && y < height * 0.25;
+      const stroke = inText && (Math.floor(y / 6) % 2 === 0) && (Math.floor(x / 3) * 7919 + Math.floor(y / 12) * 104729) % 5 < 3;
+      const base = 70 + 110 * (y / height) + texture + grain;
+      const p = i * channels;
+      data[p] = clamp(stroke ? 20 : base + 20);
+      data[p + 1] = clamp(stroke ? 20 : base);
+      data[p + 2] = clamp(stroke ? 25 : base - 25 + 30 * (x / width));
+      if (channels === 4) data[p + 3] = (x * 7 + y * 3) & 255;
+    }
+  }
+  return { data, width, height, channels };
+}
+
+export function flatGrey(width: number, height: number, level = 128): Raster {
+  return { data: new Uint8Array(width * height).fill(level), width, height, channels: 1 };
+}
+
+const clamp = (v: number) => Math.max(0, Math.min(255, Math.round(v)));
+
+/** Through a real encoder and back, with an optional sharp transformation, as luminance (one channel). */
+export async function roundTrip(image: Raster, transform: (s: Sharp) => Sharp): Promise<Raster> {
+  const raw = { width: image.width, height: image.height, channels: image.channels as 1 | 2 | 3 | 4 };
+  const encoded = await transform(sharp(image.data, { raw })).toBuffer();
+  const { data, info } = await sharp(encoded).removeAlpha().greyscale().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}

@@ -1,0 +1,103 @@
+/**
+ * `optmark protect --fingerprint` and `optmark fingerprint-keys`: the mark is
+ * added under the opt-out (which third-party readers still read), the colour
+ * profile and EXIF survive the re-encode, PNG stays lossless and within the
+ * PSNR bound, images that cannot carry the mark are refused in words, and a
+ * rotation keeps older marks detectable until their version is removed.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExifTool } from '../support/exiftool.js';
+import { killAll, optmark, optmarkJson } from '../process/support.js';
+import { texturedPhoto } from './support.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'optmark-fp-cli-'));
+const env = { OPTMARK_DATA_DIR: join(dir, 'data') };
+const exiftool = new ExifTool();
+afterAll(async () => {
+  await exiftool.close();
+  await killAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Verified {
+  optedOut: boolean;
+  fingerprint: { present: boolean; confidence: number; blocks: number };
+  provenance: { valid: boolean };
+}
+
+const write = (name: string, bytes: Uint8Array) => {
+  const path = join(dir, name);
+  writeFileSync(path, bytes);
+  return path;
+};
+
+async function protectFingerprinted(path: string): Promise<string> {
+  const out = await optmarkJson<{ output: string }>(['protect', '--fingerprint', '--out', join(dir, 'out'), path], env);
+  return out.output;
+}
+
+function psnr(a: Buffer, b: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i]! - b[i]!) ** 2;
+  return 10 * Math.log10((255 * 255) / (sum / a.length));
+}
+
+describe('protect --fingerprint', () => {
+  it('JPEG: fingerprint found, opt-out read by ExifTool, ICC profile and EXIF kept, provenance valid', async () => {
+    const photo = await sharp(await texturedPhoto(640, 480, 'png')).withIccProfile('p3').withExif({ IFD0: { Artist: 'Ada' } }).jpeg({ quality: 92 }).toBuffer();
+    const output = await protectFingerprinted(write('photo.jpg', photo));
+    const verified = await optmarkJson<Verified>(['verify', output], env);
+    expect(verified).toMatchObject({ optedOut: true, fingerprint: { present: true }, provenance: { valid: true } });
+    const tags = await exiftool.readJson(output, ['-XMP-plus:DataMining', '-IFD0:Artist', '-ICC_Profile:ProfileDescription']);
+    expect(tags).toMatchObject({ 'XMP-plus:DataMining': 'DMI-PROHIBITED-AIMLTRAINING', 'IFD0:Artist': 'Ada' });
+    expect(tags['ICC_Profile:ProfileDescription']).toBeTruthy();
+    const original = await optmarkJson<Verified>(['verify', join(dir, 'photo.jpg')], env);
+    expect(original.fingerprint.present).toBe(false);
+  });
+
+  it('PNG with alpha: stays PNG, alpha untouched, colour within the PSNR bound of 42 dB', async () => {
+    const rgb = await sharp(await texturedPhoto(512, 384, 'png')).raw().toBuffer();
+    const alpha = Buffer.from(Array.from({ length: 512 * 384 }, (_, i) => (i * 7) & 255));
+    const rgba = Buffer.alloc(512 * 384 * 4);
+    for (let i = 0; i < 512 * 384; i++) rgba.set([rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!, alpha[i]!], i * 4);
+    const source = write('alpha.png', await sharp(rgba, { raw: { width: 512, height: 384, channels: 4 } }).png().toBuffer());
+    const output = await protectFingerprinted(source);
+    expect(readFileSync(output).subarray(1, 4).toString()).toBe('PNG');
+    const [before, after] = await Promise.all([source, output].map((f) => sharp(readFileSync(f)).raw().toBuffer()));
+    const channel = (b: Buffer, c: number) => Buffer.from(b.filter((_, i) => i % 4 === c));
+    expect(channel(after!, 3).equals(channel(before!, 3))).toBe(true);
+    const colour = (b: Buffer) => Buffer.from(b.filter((_, i) => i % 4 !== 3));
+    expect(psnr(colour(before!), colour(after!))).toBeGreaterThanOrEqual(42);
+    expect((await optmarkJson<Verified>(['verify', output], env)).fingerprint.present).toBe(true);
+  });
+
+  it.each([
+    ['too small', () => texturedPhoto(200, 150), /at least 256 pixels/],
+    ['CMYK', async () => sharp(await texturedPhoto(400, 300)).toColourspace('cmyk').jpeg().toBuffer(), /CMYK/],
+    ['16-bit', async () => sharp(await texturedPhoto(400, 300, 'png')).toColourspace('rgb16').png().toBuffer(), /16 bits/],
+  ])('refuses an image that is %s, in words, and writes nothing', async (name, make, message) => {
+    const bytes = await make();
+    const path = write(`refused-${name.replace(/\W/g, '')}.${bytes[0] === 0xff ? 'jpg' : 'png'}`, bytes);
+    const run = await optmark(['protect', '--fingerprint', '--json', '--out', join(dir, 'refused'), path], env);
+    expect(run.code).toBe(1);
+    const failure = JSON.parse(run.stdout) as { code: string; error: string };
+    expect(failure.code).toBe('fingerprint_not_possible');
+    expect(failure.error).toMatch(message);
+  });
+});
+
+it('fingerprint-keys: a rotation keeps older marks detectable until their version is removed', async () => {
+  const first = await protectFingerprinted(write('v1.png', await texturedPhoto(320, 256, 'png', 3)));
+  const rotated = await optmarkJson<{ version: number }>(['fingerprint-keys', 'rotate'], env);
+  expect(rotated.version).toBe(2);
+  const second = await protectFingerprinted(write('v2.png', await texturedPhoto(320, 256, 'png', 5)));
+  for (const file of [first, second]) expect((await optmarkJson<Verified>(['verify', file], env)).fingerprint.present).toBe(true);
+  expect((await optmark(['fingerprint-keys', 'remove', '2'], env)).code).toBe(2);
+  expect(await optmarkJson(['fingerprint-keys', 'remove', '1'], env)).toEqual({ removed: 1 });
+  expect((await optmarkJson<Verified>(['verify', first], env)).fingerprint.present).toBe(false);
+  expect((await optmarkJson<Verified>(['verify', second], env)).fingerprint.present).toBe(true);
+}, 180_000);

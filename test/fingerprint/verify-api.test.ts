@@ -1,0 +1,87 @@
+/**
+ * The fingerprint in every verify, through the API: an image marked with this
+ * deployment's secret (as `optmark protect --fingerprint` does) is found,
+ * also after a JPEG re-encode, and upright whatever the EXIF orientation; unmarked and flat images are not; the API's
+ * protect never adds the mark.
+ */
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
+import detect from '../../src/adapters/fingerprint-worker.js';
+import { createPixelDecoder } from '../../src/adapters/pixels.js';
+import { createFingerprinting } from '../../src/app/fingerprint.js';
+import { postImage, startTestServer, type TestServer } from '../support/server.js';
+import { texturedPhoto } from './support.js';
+
+let t: TestServer;
+let key: string;
+let marked: Uint8Array;
+let fingerprinting: ReturnType<typeof createFingerprinting>;
+const original = await texturedPhoto(640, 480);
+
+beforeAll(async () => {
+  t = await startTestServer();
+  key = await t.key('pro');
+  const keys = FingerprintKeys.open(join(t.dataDir, 'fingerprint-keys.json'));
+  fingerprinting = createFingerprinting({
+    pixels: createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 }),
+    detect: async (task) => detect(task),
+    detecting: () => keys.detecting,
+    marking: () => keys.marking,
+  });
+  marked = await fingerprinting.mark(original);
+});
+afterAll(async () => t?.close());
+
+async function fingerprintOf(bytes: Uint8Array) {
+  const response = await postImage(t.url, key, bytes, { path: '/api/v1/verify' });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { fingerprint: { present: boolean; confidence: number; blocks: number } }).fingerprint;
+}
+
+describe('verify', () => {
+  it('finds the mark, with most blocks matching', async () => {
+    const f = await fingerprintOf(marked);
+    expect(f.present).toBe(true);
+    expect(f.confidence).toBeGreaterThan(0.9);
+    expect(f.blocks).toBeGreaterThan(50);
+  });
+
+  it('finds it after a JPEG re-encode at quality 75 and a resize to half', async () => {
+    const attacked = await sharp(marked).resize(320).jpeg({ quality: 75 }).toBuffer();
+    expect((await fingerprintOf(attacked)).present).toBe(true);
+  });
+
+  it('marks a photo that EXIF turns for display upright: found as it is, and in a copy turned and stripped of its metadata', async () => {
+    const sideways = await sharp(original).withMetadata({ orientation: 6 }).jpeg({ quality: 92 }).toBuffer();
+    const markedSideways = await fingerprinting.mark(sideways);
+    expect((await sharp(markedSideways).metadata()).orientation).toBe(6);
+    expect((await fingerprintOf(markedSideways)).present).toBe(true);
+    // What a platform does: apply the orientation, drop EXIF, re-encode.
+    const upright = await sharp(markedSideways).rotate().jpeg({ quality: 85 }).toBuffer();
+    expect((await sharp(upright).metadata()).orientation).toBeUndefined();
+    expect((await fingerprintOf(upright)).present).toBe(true);
+  });
+
+  it('does not find it in the unmarked original: about half the blocks match', async () => {
+    const f = await fingerprintOf(original);
+    expect(f.present).toBe(false);
+    expect(f.blocks).toBeGreaterThan(50);
+    expect(f.confidence).toBeGreaterThan(0.25);
+    expect(f.confidence).toBeLessThan(0.75);
+  });
+
+  it('examines no block of a flat grey image, or of one too small', async () => {
+    const grey = await sharp({ create: { width: 512, height: 512, channels: 3, background: '#808080' } }).png().toBuffer();
+    expect(await fingerprintOf(grey)).toEqual({ present: false, confidence: 0, blocks: 0 });
+    const tiny = await sharp(original).resize(64).png().toBuffer();
+    expect(await fingerprintOf(tiny)).toEqual({ present: false, confidence: 0, blocks: 0 });
+  });
+});
+
+it("the API's protect writes the opt-out and never the fingerprint", async () => {
+  const response = await postImage(t.url, key, original);
+  const protectedBytes = Buffer.from(((await response.json()) as { imageBase64: string }).imageBase64, 'base64');
+  expect((await fingerprintOf(protectedBytes)).present).toBe(false);
+});
