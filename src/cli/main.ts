@@ -5,6 +5,7 @@
  */
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { ConfigError } from '../config.js';
+import { DatabaseStartError } from '../adapters/db/open.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
 import { serveCommand } from './serve-command.js';
@@ -78,10 +79,16 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     // Problems of setup, not bugs: one line, no stack.
-    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof DatabaseStartError || isSystemError(error)) {
       process.stderr.write(`optmark: ${error.message}\n`);
       return 1;
     }
     throw error;
   }
+}
+
+/** A file-system or other operating-system refusal (EROFS, ENOSPC, EACCES ...): its message names the path and the cause. */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const e = error as NodeJS.ErrnoException | undefined;
+  return e instanceof Error && typeof e.code === 'string' && typeof e.syscall === 'string';
 }

@@ -22,7 +22,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
         `    curl -H "Authorization: Bearer ${server.bootstrapKey.key}" -F image=@photo.jpg ${server.url}/api/v1/protect\n\n`,
     );
   }
-  await new Promise<void>((resolve) => {
+  return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -31,13 +31,24 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
       }
       stopping = true;
       server.app.log.info({ signal }, 'stopping: finishing in-flight requests');
-      server.close().then(resolve, (error: unknown) => {
-        server.app.log.error({ err: error }, 'error while stopping');
-        resolve();
-      });
+      const stopped = (code: number) => {
+        // Everything is closed, so the process ends by itself; should a
+        // handle still hold it, end it anyway rather than hang a restart.
+        setTimeout(() => {
+          server.app.log.warn('still running 5 s after closing everything: exiting now');
+          process.exit(code);
+        }, 5000).unref();
+        resolve(code);
+      };
+      server.close().then(
+        () => stopped(0),
+        (error: unknown) => {
+          server.app.log.error({ err: error }, 'error while stopping');
+          stopped(1);
+        },
+      );
     };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
-  return 0;
 }

@@ -70,7 +70,12 @@ export async function startAdminSocket(dataDir: string, admin: Admin, log: Fasti
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        rmSync(path, { force: true });
+        try {
+          rmSync(path, { force: true });
+        } catch {
+          // A data directory gone read-only keeps the socket file; the next
+          // start replaces it. The rest of the shutdown must still run.
+        }
       }),
   };
 }

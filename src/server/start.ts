@@ -102,11 +102,26 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);
-          await server.close();
-          await socket?.close();
-          await store.flush();
-          await database.close();
-          await pool.close();
+          // Every step runs even when one before it fails (a read-only data
+          // directory, a database that stopped): a step skipped would leave a
+          // thread or handle that keeps the process from exiting.
+          let failure: unknown;
+          const steps: Array<[string, () => Promise<void> | undefined]> = [
+            ['the HTTP server', () => server.close()],
+            ['the admin socket', () => socket?.close()],
+            ['the usage writes still pending', () => store.flush()],
+            ['the database', () => database.close()],
+            ['the fingerprint workers', () => pool.close()],
+          ];
+          for (const [what, step] of steps) {
+            try {
+              await step();
+            } catch (error) {
+              server.log.error({ err: error }, `could not close ${what}`);
+              failure ??= error;
+            }
+          }
+          if (failure !== undefined) throw failure;
         })();
         return closing;
       },

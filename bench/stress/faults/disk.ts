@@ -119,7 +119,7 @@ async function startDuringFault(ctx: Context, scope: string, fault: string, data
     const exited = /exited during start \((\{[^)]*\})\)/.exec(message)?.[1];
     const named = /ENOSPC|no space|EROFS|read-only/i.test(message);
     ctx.log(`start on a ${fault}: ${message.slice(0, 1500)}`);
-    ctx.checks.check(scope, property, exited !== undefined, `${exited ? `did not start, exit ${exited}` : 'hung'}; the message ${named ? 'names' : 'does NOT name'} the cause: ${message.split('\n').find((l) => /Error/.test(l))?.trim() ?? '-'}`);
+    ctx.checks.check(scope, property, exited !== undefined, `${exited ? `did not start, exit ${exited}` : 'hung'}; the message ${named ? 'names' : 'does NOT name'} the cause: ${message.split('\n').find((l) => /Error|optmark:/.test(l))?.trim() ?? '-'}`);
     return { protect: 0, verify: 0 };
   }
   const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5, 5) }).start();

@@ -26,6 +26,13 @@ import { guarded } from './unavailable.js';
 const FLUSH_DELAY_MS = 10;
 /** While writing fails, try again this often. */
 const RETRY_DELAY_MS = 1000;
+/**
+ * A batch is one small transaction (milliseconds). One still unanswered after
+ * this long means the database is not keeping up, or stuck (a disk gone
+ * read-only): calls are refused from then on instead of getting 200s whose
+ * counts might never be written.
+ */
+const MAX_WRITE_LAG_MS = 500;
 /** Bound on cached keys (the cache is rebuilt from the database on demand). */
 const MAX_CACHED_KEYS = 10_000;
 /** last_used_at is a hint: written at most once a minute per key. */
@@ -52,6 +59,7 @@ export class EmbeddedStore implements Store {
   private readonly lastWritten = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
+  private writingSince = 0;
   private failure: unknown;
 
   constructor(
@@ -150,6 +158,7 @@ export class EmbeddedStore implements Store {
     const touched = [...this.touched].filter(([id, at]) => at.getTime() - (this.lastWritten.get(id) ?? 0) >= TOUCH_INTERVAL_MS);
     this.touched.clear();
     if (dirty.length === 0 && touched.length === 0) return;
+    this.writingSince = performance.now();
     this.writing = this.write(dirty, touched).then(
       () => {
         this.failure = undefined;
@@ -172,6 +181,9 @@ export class EmbeddedStore implements Store {
   private refuseWhileFailing(): void {
     if (this.failure !== undefined) {
       throw new ServiceUnavailableError('The database cannot be written; try again shortly', 5, { cause: this.failure });
+    }
+    if (this.writing && performance.now() - this.writingSince > MAX_WRITE_LAG_MS) {
+      throw new ServiceUnavailableError('The database is not keeping up with writes; try again shortly', 2);
     }
   }
 

@@ -3,7 +3,7 @@
  * the embedded PGlite in the data directory (locked against a second process).
  * One Kysely dialect, one set of migrations, run here at every open.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -50,7 +50,9 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const lock = lockDataDir(options.dataDir);
   try {
-    const pglite = await PGliteThread.start(join(options.dataDir, 'pgdata'));
+    const pglite = await PGliteThread.start(join(options.dataDir, 'pgdata')).catch((error: unknown) => {
+      throw explainStartFailure(error, options.dataDir);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });
     await migrate(db);
     return {
@@ -68,6 +70,29 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     lock.release();
     throw error;
   }
+}
+
+/** The embedded database could not start for a reason of the machine's (a full disk): a setup problem, not a bug. */
+export class DatabaseStartError extends Error {}
+
+/** Room PostgreSQL needs to start (a WAL segment is 16 MB). */
+const MIN_FREE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * PGlite reports a start on a full disk only as "Aborted()": name the likely
+ * cause when the data directory's file system is (nearly) full.
+ */
+function explainStartFailure(error: unknown, dataDir: string): unknown {
+  let free: number;
+  try {
+    const stats = statfsSync(dataDir);
+    free = stats.bavail * stats.bsize;
+  } catch {
+    return error;
+  }
+  if (free >= MIN_FREE_BYTES) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new DatabaseStartError(`the embedded database could not start: no space left on the file system of ${dataDir} (${Math.floor(free / 1024)} KB free; PGlite said "${message}")`, { cause: error });
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {

@@ -2,6 +2,11 @@
  * The main thread's side of pglite-thread.js: start the thread, send it
  * statements, match answers to questions. If the thread dies, every pending
  * and later statement fails as "unavailable" (503), never hangs.
+ *
+ * A thread can also stop answering without dying: when its file system turns
+ * read-only under it, PGlite was seen spinning at full CPU forever. A
+ * watchdog treats a statement left unanswered for STALL_MS as the same
+ * failure, and stops the thread.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -19,7 +24,12 @@ export interface EmbeddedDatabase {
 interface Pending {
   resolve(result: StatementResult): void;
   reject(error: Error): void;
+  readonly since: number;
 }
+
+/** A statement of ours takes milliseconds; one unanswered this long means the thread is stuck. */
+export const STALL_MS = 5000;
+const WATCH_EVERY_MS = 500;
 
 class EmbeddedDatabaseError extends Error {
   constructor(
@@ -34,6 +44,7 @@ export class PGliteThread implements EmbeddedDatabase {
   private readonly pending = new Map<number, Pending>();
   private next = 1;
   private failure: Error | undefined;
+  private readonly watchdog: NodeJS.Timeout;
 
   private constructor(private readonly worker: Worker) {
     worker.on('message', (message: { id: number; rows: unknown[]; affectedRows?: number; error?: { message: string; code?: string } }) => {
@@ -43,13 +54,22 @@ export class PGliteThread implements EmbeddedDatabase {
       if (message.error) waiting.reject(new EmbeddedDatabaseError(message.error.message, message.error.code));
       else waiting.resolve({ rows: message.rows, affectedRows: message.affectedRows });
     });
-    const fail = (error: Error) => {
-      this.failure ??= new EmbeddedDatabaseError(`the embedded database stopped: ${error.message}`, 'ECONNRESET');
-      for (const waiting of this.pending.values()) waiting.reject(this.failure);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`its thread exited with code ${code}`)));
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => this.fail(new Error(`its thread exited with code ${code}`)));
+    this.watchdog = setInterval(() => {
+      const oldest = this.pending.values().next().value as Pending | undefined;
+      if (oldest && performance.now() - oldest.since > STALL_MS) {
+        this.fail(new Error(`a statement got no answer in ${STALL_MS / 1000} s (is its disk failing?)`));
+        void this.worker.terminate();
+      }
+    }, WATCH_EVERY_MS).unref();
+  }
+
+  private fail(error: Error): void {
+    clearInterval(this.watchdog);
+    this.failure ??= new EmbeddedDatabaseError(`the embedded database stopped: ${error.message}`, 'ECONNRESET');
+    for (const waiting of this.pending.values()) waiting.reject(this.failure);
+    this.pending.clear();
   }
 
   /** Open the database at `path` on a new thread; resolves once it is ready. */
@@ -72,18 +92,20 @@ export class PGliteThread implements EmbeddedDatabase {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, since: performance.now() });
       this.worker.postMessage({ id, sql, params });
     });
   }
 
+  /** Close the database cleanly; a stuck thread is stopped by the watchdog instead, so this always ends. */
   async close(): Promise<void> {
     if (this.failure) return;
     const id = this.next++;
     await new Promise<StatementResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, since: performance.now() });
       this.worker.postMessage({ id, close: true });
     }).catch(() => {});
+    clearInterval(this.watchdog);
     await this.worker.terminate();
   }
 }
