@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { random } from '../test/support/random.js';
 
 export const PHOTO_PACKAGES = ['lomiri-wallpapers-16.04', 'lomiri-wallpapers-20.04', 'mate-backgrounds', 'plasma-workspace-wallpapers', 'python-matplotlib-data'];
 
@@ -73,17 +74,6 @@ export interface RgbImage {
   readonly height: number;
 }
 
-/** mulberry32, for reproducible drawings. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Graphics: flat colour fields, UI-like panels with text lines, charts,

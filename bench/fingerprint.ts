@@ -26,7 +26,7 @@ const LONG_SIDE = 2048;
 const QUICK = process.argv.includes('--quick');
 const NULL_KEYS = QUICK ? 2 : 20;
 const GRAPHICS = QUICK ? 4 : 20;
-const LATENCY_RUNS = QUICK ? 5 : 40;
+const LATENCY_RUNS = QUICK ? 5 : 100;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const started = performance.now();
 

@@ -6,9 +6,8 @@
  * A version is removed (and no longer detected) only on purpose.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { createExclusive } from './exclusive-file.js';
+import { readFileSync, statSync } from 'node:fs';
+import { loadIfExists, loadOrCreate, writePrivateJson } from './exclusive-file.js';
 
 export interface FingerprintSecret {
   readonly version: number;
@@ -34,12 +33,7 @@ interface SecretsFile {
 }
 
 function write(path: string, file: SecretsFile, exclusive = false): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const text = `${JSON.stringify(file, null, 2)}\n`;
-  if (exclusive) return createExclusive(path, text);
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, path);
+  writePrivateJson(path, file, exclusive ? 'create' : 'replace');
 }
 
 const fresh = (version: number, now: Date): StoredSecret => ({ version, createdAt: now.toISOString(), secret: randomBytes(32).toString('base64') });
@@ -54,30 +48,17 @@ export class FingerprintKeys {
   /** Open the file at `path`, creating it with one secret when it does not exist. */
   static open(path: string, now: Date = new Date()): FingerprintKeys {
     const keys = new FingerprintKeys(path);
-    try {
-      keys.load();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      try {
-        write(path, { format: 'optmark-fingerprint-keys', secrets: [fresh(1, now)] }, true);
-      } catch (raced) {
-        if ((raced as NodeJS.ErrnoException).code !== 'EEXIST') throw raced;
-      }
-      keys.load();
-    }
+    loadOrCreate(
+      () => keys.load(),
+      () => write(path, { format: 'optmark-fingerprint-keys', secrets: [fresh(1, now)] }, true),
+    );
     return keys;
   }
 
   /** Open an existing file; undefined when there is none at `path`. */
   static openExisting(path: string): FingerprintKeys | undefined {
     const keys = new FingerprintKeys(path);
-    try {
-      keys.load();
-      return keys;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    return loadIfExists(() => keys.load()) ? keys : undefined;
   }
 
   private load(): void {

@@ -6,9 +6,8 @@
  * rotation within a second.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { createExclusive } from './exclusive-file.js';
+import { readFileSync, statSync } from 'node:fs';
+import { loadIfExists, loadOrCreate, writePrivateJson } from './exclusive-file.js';
 
 interface StoredKey {
   readonly kid: string;
@@ -57,15 +56,7 @@ function newKey(now: Date): StoredKey {
 
 /** Write through a temporary file and a rename, with owner-only permissions. */
 function writeRing(path: string, ring: KeyRingFile, exclusive = false): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const text = `${JSON.stringify(ring, null, 2)}\n`;
-  if (exclusive) {
-    createExclusive(path, text);
-    return;
-  }
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, path);
+  writePrivateJson(path, ring, exclusive ? 'create' : 'replace');
 }
 
 export class SigningKeys {
@@ -80,31 +71,20 @@ export class SigningKeys {
   /** Open the key ring at `path`, creating it with one key when it does not exist. */
   static open(path: string, now: Date = new Date()): SigningKeys {
     const keys = new SigningKeys(path);
-    try {
-      keys.load();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      const first = newKey(now);
-      try {
+    loadOrCreate(
+      () => keys.load(),
+      () => {
+        const first = newKey(now);
         writeRing(path, { version: 1, active: first.kid, keys: [first] }, true);
-      } catch (raced) {
-        if ((raced as NodeJS.ErrnoException).code !== 'EEXIST') throw raced;
-      }
-      keys.load();
-    }
+      },
+    );
     return keys;
   }
 
   /** Open an existing key ring; undefined when there is none at `path`. */
   static openExisting(path: string): SigningKeys | undefined {
     const keys = new SigningKeys(path);
-    try {
-      keys.load();
-      return keys;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    return loadIfExists(() => keys.load()) ? keys : undefined;
   }
 
   private load(): void {

@@ -6,6 +6,7 @@
  * included: a length, size or CRC set on an item wins over the real one.
  */
 import { crc32 } from 'node:zlib';
+import { latin1, u16be, u32be, u32le } from '../support/build.js';
 
 export type Format = 'jpeg' | 'png' | 'webp';
 
@@ -60,26 +61,6 @@ export interface WebpParts {
 }
 
 export type Parts = JpegParts | PngParts | WebpParts;
-
-const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
-
-export function u16be(n: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeUInt16BE(n & 0xffff);
-  return b;
-}
-
-export function u32be(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n >>> 0);
-  return b;
-}
-
-export function u32le(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n >>> 0);
-  return b;
-}
 
 export function formatOf(bytes: Uint8Array): Format | undefined {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

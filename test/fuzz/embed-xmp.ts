@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { pngChunk, u32be, type JpegParts, type JpegSegment, type Parts, type PngParts, type WebpParts } from './containers.js';
+import { u32be } from '../support/build.js';
+import { pngChunk, type JpegParts, type JpegSegment, type Parts, type PngParts, type WebpParts } from './containers.js';
 
 const APP1 = 0xe1;
 export const XMP_SIGNATURE = 'http://ns.adobe.com/xap/1.0/\0';

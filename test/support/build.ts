@@ -10,7 +10,7 @@ export const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
 
 export function u16be(n: number): Buffer {
   const b = Buffer.alloc(2);
-  b.writeUInt16BE(n);
+  b.writeUInt16BE(n & 0xffff);
   return b;
 }
 

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import { ROOT } from './server.js';
+import { random } from '../../../test/support/random.js';
 
 export type Operation = 'protect' | 'verify';
 
@@ -49,17 +50,6 @@ export function smallJpeg(): Upload {
   return multipart('exiftool/XMP.jpg', readFileSync(join(CORPUS, 'exiftool', 'XMP.jpg')));
 }
 
-/** A deterministic pseudo-random sequence (mulberry32), so that runs post the same mix. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Picks an operation (protect with probability `protectShare`) and a file, at random. */
 export function mix(uploads: readonly Upload[], protectShare: number, seed = 1): () => { op: Operation; upload: Upload } {

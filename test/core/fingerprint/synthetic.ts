@@ -5,18 +5,8 @@
  */
 import sharp, { type Sharp } from 'sharp';
 import type { Raster } from '../../../src/core/fingerprint/index.js';
+import { random } from '../../support/random.js';
 
-/** mulberry32: a tiny deterministic generator for test content. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Value noise: random values on a coarse grid, bilinearly interpolated. */
 function valueNoise(width: number, height: number, cell: number, rnd: () => number): Float32Array {

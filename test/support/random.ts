@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a tiny deterministic pseudo-random generator, for content and
+ * sequences that must be the same on every run (test pictures, benchmark
+ * mixes). Not for anything secret.
+ */
+export function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
