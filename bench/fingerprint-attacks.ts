@@ -4,6 +4,7 @@
  * encoded file a verifier would receive.
  */
 import sharp, { type Sharp } from 'sharp';
+import { random } from '../test/support/random.js';
 import type { RgbImage } from './fingerprint-images.js';
 
 export interface Attack {
@@ -24,14 +25,9 @@ function crop(image: RgbImage, left: number, top: number, right: number, bottom:
 
 /** Gaussian noise of the given sd on every channel, from a fixed seed (Box-Muller over mulberry32). */
 function withNoise(image: RgbImage, sd: number): RgbImage {
-  let a = 12345;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = random(12345);
+  // Half a step up, so that log() never sees 0.
+  const uniform = () => next() + 0.5 / 4294967296;
   const data = new Uint8Array(image.data.length);
   for (let i = 0; i < data.length; i += 2) {
     const radius = Math.sqrt(-2 * Math.log(uniform()));

@@ -11,7 +11,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { random } from '../test/support/random.js';
 
-export const PHOTO_PACKAGES = ['lomiri-wallpapers-16.04', 'lomiri-wallpapers-20.04', 'mate-backgrounds', 'plasma-workspace-wallpapers', 'python-matplotlib-data'];
+const PHOTO_PACKAGES = ['lomiri-wallpapers-16.04', 'lomiri-wallpapers-20.04', 'mate-backgrounds', 'plasma-workspace-wallpapers', 'python-matplotlib-data'];
 
 const LOMIRI = '/usr/share/backgrounds';
 const LOMIRI_PHOTOS = [
@@ -32,7 +32,7 @@ export interface PhotoFile {
 }
 
 /** The allow-listed photos that are on this machine. */
-export function photoFiles(): PhotoFile[] {
+function photoFiles(): PhotoFile[] {
   const files: PhotoFile[] = [];
   for (const name of LOMIRI_PHOTOS) files.push({ name, path: join(LOMIRI, `${name}.jpg`) });
   for (const name of MATE_PHOTOS) files.push({ name, path: join(MATE, `${name}.jpg`) });

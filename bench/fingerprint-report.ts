@@ -1,4 +1,5 @@
 /** docs/fingerprint.md from the benchmark's results, and the PASS/FAIL lines. */
+import { targetLine, type Target } from './report.js';
 
 export interface AttackRow {
   readonly id: string;
@@ -71,7 +72,7 @@ const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 
 export function renderReport(r: Results): { markdown: string; targets: string[] } {
-  const targets: Array<{ name: string; pass: boolean; detail: string }> = [];
+  const targets: Target[] = [];
   targets.push({ name: 'PSNR >= 42 dB on every image', pass: r.psnr.min >= 42, detail: `min ${r.psnr.min.toFixed(2)} dB, median ${r.psnr.median.toFixed(2)} dB` });
   for (const a of r.attacks) {
     if (a.target === undefined) continue;
@@ -84,7 +85,7 @@ export function renderReport(r: Results): { markdown: string; targets: string[] 
     targets.push({ name: `latency p50 <= 60 ms, ${name} 12 MP JPEG`, pass: q.p50 <= 60, detail: ms(q.p50) });
     targets.push({ name: `latency p95 <= 100 ms, ${name} 12 MP JPEG`, pass: q.p95 <= 100, detail: ms(q.p95) });
   }
-  const lines = targets.map((t) => (t.pass ? `PASS  ${t.name}: ${t.detail}` : `FAIL  ${t.name}: ${t.detail}  <<<<<<<<<< TARGET MISSED`));
+  const lines = targets.map((t) => targetLine(t, false));
 
   const attackTable = [
     '| Transformation | Detected | 95 % interval | Mean confidence | 10th pct confidence | Target | Detect (median, analysis-size input) |',
@@ -159,7 +160,7 @@ Embedding takes ${ms(r.embedMsMedianPhotos)} per photo (median, ≤ 2048 px) and
 
 ${attackTable}
 
-With ${r.photos} photos, a perfect score's 95 % interval starts at ${(100 * wilsonLow(r.photos)).toFixed(1)} %: the
+With ${r.photos} photos, a perfect score's 95 % interval starts at ${(100 * wilson(r.photos, r.photos)[0]).toFixed(1)} %: the
 99 % targets are met as measured, not proven at that confidence; more
 photos would narrow it.
 
@@ -242,8 +243,11 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   return { markdown, targets: lines };
 }
 
-/** Lower end of the Wilson 95 % interval for n successes out of n. */
-function wilsonLow(n: number): number {
+/** Wilson score interval for k successes of n, 95 %. */
+export function wilson(k: number, n: number): [number, number] {
   const z = 1.959964;
-  return n / (n + z * z);
+  const p = k / n;
+  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
 }

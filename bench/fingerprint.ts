@@ -15,9 +15,10 @@ import sharp from 'sharp';
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
 import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
-import { ATTACKS, NULL_ATTACKS, type Attack } from './fingerprint-attacks.js';
+import { ATTACKS, NULL_ATTACKS } from './fingerprint-attacks.js';
 import { ensurePhotos, graphics, type RgbImage } from './fingerprint-images.js';
-import { renderReport, type AttackRow, type Results } from './fingerprint-report.js';
+import { quantile } from './timing.js';
+import { renderReport, wilson, type AttackRow, type Results } from './fingerprint-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TMP = join(ROOT, '.bench-tmp');
@@ -47,23 +48,6 @@ async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
 async function loadPhoto(path: string, name: string): Promise<RgbImage> {
   const { data, info } = await sharp(readFileSync(path)).rotate().removeAlpha().toColourspace('srgb').resize(LONG_SIDE, LONG_SIDE, { fit: 'inside', withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
   return { name, data, width: info.width, height: info.height };
-}
-
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
-}
-
-/** Wilson score interval for k successes of n, 95 %. */
-function wilson(k: number, n: number): [number, number] {
-  const z = 1.959964;
-  const p = k / n;
-  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
-  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
 }
 
 log(`optmark fingerprint benchmark — node ${process.version}, sharp ${sharp.versions.sharp} / libvips ${sharp.versions.vips}, ${os.cpus()[0]?.model ?? 'CPU'} x${os.cpus().length}`);
@@ -120,8 +104,8 @@ for (const attack of ATTACKS) {
 // ---- false positives --------------------------------------------------------------------------
 const nullKeys: FingerprintKey[] = Array.from({ length: NULL_KEYS }, (_, i) => deriveFingerprintKey(Buffer.from(`null key ${i} for the fingerprint benchmark`), `null-${i}`));
 const negatives: Array<RgbImage & { kind: 'photo' | 'graphic' }> = [...photos.map((p) => ({ ...p, kind: 'photo' as const })), ...graphics(GRAPHICS).map((g) => ({ ...g, kind: 'graphic' as const }))];
-const nullMatches: number[] = [];
-const nullBlocks: number[] = [];
+/** Matches of the trials where all 128 blocks voted. */
+const all128: number[] = [];
 /**
  * For the calibration test, one transformation per (image, key): the same
  * image under ten transformations with one key gives correlated counts,
@@ -139,14 +123,14 @@ for (const [imageIndex, image] of negatives.entries()) {
     const input = await decodeForDetection(await attack.apply(image));
     for (const [keyIndex, k] of nullKeys.entries()) {
       const result = detectFingerprint(input, [k]);
-      if (result.blocks === 128 && (imageIndex + keyIndex) % NULL_ATTACKS.length === attackIndex) independentMatches.push(Math.round(result.confidence * 128));
       trials++;
       const matches = Math.round(result.confidence * result.blocks);
-      nullMatches.push(matches);
-      nullBlocks.push(result.blocks);
       if (result.blocks > 0) smallestP = Math.min(smallestP, binomialUpperTail(result.blocks, matches));
-      if (result.blocks === 128) confidences128.push(result.confidence);
-      else {
+      if (result.blocks === 128) {
+        all128.push(matches);
+        if ((imageIndex + keyIndex) % NULL_ATTACKS.length === attackIndex) independentMatches.push(matches);
+        confidences128.push(result.confidence);
+      } else {
         fewerBlocks.trials++;
         fewerBlocks.minBlocks = Math.min(fewerBlocks.minBlocks, result.blocks);
       }
@@ -158,7 +142,6 @@ for (const [imageIndex, image] of negatives.entries()) {
   }
   log(`null: ${image.name.padEnd(40)} trials so far ${trials}, false positives ${falsePositives}`);
 }
-const all128 = nullMatches.filter((_, i) => nullBlocks[i] === 128);
 const calibration = { ...binomialCalibration(independentMatches, 128), all: binomialCalibration(all128, 128) };
 
 // ---- latency ----------------------------------------------------------------------------------
@@ -262,4 +245,3 @@ function binomialCalibration(matches: readonly number[], n: number) {
   return { trials: count, mean, sd, expectedMean: n / 2, expectedSd: Math.sqrt(n) / 2, ksDistance: distance, ksP: Math.min(1, Math.max(0, p)), max: Math.max(...matches) };
 }
 
-export type { Attack };

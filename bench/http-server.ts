@@ -54,10 +54,12 @@ export function ensureTemplate(root: string, dir: string, log: (line: string) =>
   const partial = `${template}.part`;
   rmSync(partial, { recursive: true, force: true });
   const open = pathToFileURL(join(root, 'dist', 'adapters', 'db', 'open.js')).href;
-  const script = `const { openDatabase } = await import(${JSON.stringify(open)});
-const db = await openDatabase({ databaseUrl: undefined, dataDir: ${JSON.stringify(partial)} });
-await db.close();`;
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  // CommonJS -e with import(): --input-type=module would be inherited by PGlite's worker thread, which then cannot load its file.
+  const script = `import(${JSON.stringify(open)}).then(async ({ openDatabase }) => {
+    const db = await openDatabase({ databaseUrl: undefined, dataDir: ${JSON.stringify(partial)} });
+    await db.close();
+  });`;
+  const result = spawnSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`could not create the database template: ${result.stderr}`);
   rmSync(join(partial, 'optmark.lock'), { force: true });
   renameSync(partial, template);

@@ -23,10 +23,16 @@ export interface Budget {
 export const DEFAULT_BUDGET: Budget = { warmupRuns: 3, minRuns: 15, minTimeMs: 1000, maxRuns: 500 };
 
 export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
+  return quantile(values, 0.5);
+}
+
+/** The q-quantile, interpolated between the two nearest values. */
+export function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  if (sorted.length === 0) return Number.NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
 }
 
 export function summarise(times: readonly number[]): Sample {

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
-import { countsTable, latencyTable, Load, ok } from './support/clients.js';
+import { countsTable, latencyTable, Load, okUsage } from './support/clients.js';
 import { corpusUploads, mix } from './support/corpus.js';
 import { freePort, sleep } from './support/net.js';
 import { Checks, mb, table } from './support/report.js';
@@ -91,7 +91,7 @@ log(
 const failed = outcomes.filter((o) => o.status !== 200);
 log(`\nRSS series (MB, every ${SAMPLE_MS / 1000} s): ${rss.samples.map((x) => x.rssMb.toFixed(0)).join(' ')}`);
 checks.check('soak', 'every call 200', failed.length === 0, `${outcomes.length} calls, ${failed.length} not 200`);
-const counted = { protect: ok(outcomes, 'protect'), verify: ok(outcomes, 'verify') };
+const counted = okUsage(outcomes);
 checks.check('soak', 'usage == 200s', usage.protect === counted.protect && usage.verify === counted.verify, `protect ${usage.protect} used / ${counted.protect} x 200, verify ${usage.verify} / ${counted.verify}`);
 checks.check('soak', `RSS at the end within ${TOLERANCE * 100} % of RSS at ${Math.round(warm.at / 1000)} s`, Math.abs(drift) <= TOLERANCE, `${mb(warm.rssMb)} -> ${mb(end)} MB (${(drift * 100).toFixed(1)} %)`);
 checks.check('soak', 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);

@@ -6,7 +6,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createExclusive } from './exclusive-file.js';
+import { createExclusive } from './private-file.js';
 
 const LOCK_FILE = 'optmark.lock';
 

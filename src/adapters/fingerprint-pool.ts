@@ -5,10 +5,11 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServerBusyError } from '../errors.js';
-import type { DetectAnswer, DetectTask } from './fingerprint-worker.js';
+import type { DetectTask } from '../app/fingerprint.js';
+import type { FingerprintCheck } from '../app/verify-image.js';
 
 export interface FingerprintPool {
-  detect(task: DetectTask): Promise<DetectAnswer>;
+  detect(task: DetectTask): Promise<FingerprintCheck>;
   close(): Promise<void>;
 }
 
@@ -28,7 +29,7 @@ export function createFingerprintPool(options: { threads: number; queue: number 
   return {
     async detect(task) {
       try {
-        return (await pool.run(task, { transferList: [task.data.buffer as ArrayBuffer] })) as DetectAnswer;
+        return (await pool.run(task, { transferList: [task.data.buffer as ArrayBuffer] })) as FingerprintCheck;
       } catch (error) {
         if (/queue is at limit/i.test((error as Error).message)) throw new ServerBusyError('fingerprint checks');
         throw error;

@@ -4,22 +4,9 @@
  * loop that serves every other request.
  */
 import { createHash } from 'node:crypto';
+import type { DetectTask } from '../app/fingerprint.js';
+import type { FingerprintCheck } from '../app/verify-image.js';
 import { deriveFingerprintKey, detectFingerprint, type FingerprintKey } from '../core/fingerprint/index.js';
-
-export interface DetectTask {
-  readonly data: Uint8Array;
-  readonly width: number;
-  readonly height: number;
-  readonly channels: number;
-  /** The versions to look for, newest first. */
-  readonly secrets: ReadonlyArray<{ readonly version: number; readonly secret: Uint8Array }>;
-}
-
-export interface DetectAnswer {
-  readonly present: boolean;
-  readonly confidence: number;
-  readonly blocks: number;
-}
 
 /** Derived keys, by version and secret digest: deriving builds the key's whole tile, which costs more than a lookup. */
 const derived = new Map<string, FingerprintKey>();
@@ -34,7 +21,7 @@ function keyFor(version: number, secret: Uint8Array): FingerprintKey {
   return key;
 }
 
-export default function detect(task: DetectTask): DetectAnswer {
+export default function detect(task: DetectTask): FingerprintCheck {
   const keys = task.secrets.map((s) => keyFor(s.version, s.secret));
   const result = detectFingerprint({ data: task.data, width: task.width, height: task.height, channels: task.channels }, keys);
   return { present: result.present, confidence: result.confidence, blocks: result.blocks };

@@ -6,8 +6,7 @@
  * rotation within a second.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { loadIfExists, loadOrCreate, writePrivateJson } from './exclusive-file.js';
+import { WatchedJsonFile } from './private-file.js';
 
 interface StoredKey {
   readonly kid: string;
@@ -54,89 +53,72 @@ function newKey(now: Date): StoredKey {
   };
 }
 
-/** Write through a temporary file and a rename, with owner-only permissions. */
-function writeRing(path: string, ring: KeyRingFile, exclusive = false): void {
-  writePrivateJson(path, ring, exclusive ? 'create' : 'replace');
+/** The ring as used: the file, the active private key and every public key, parsed once per change. */
+interface Ring {
+  readonly file: KeyRingFile;
+  readonly active: { readonly kid: string; readonly privateKey: KeyObject };
+  readonly publicKeys: ReadonlyMap<string, KeyObject>;
+}
+
+function parseRing(json: unknown, path: string): Ring {
+  const file = json as KeyRingFile;
+  const active = file.keys?.find((k) => k.kid === file.active);
+  if (file.version !== 1 || !active?.privateKey) throw new Error(`${path} is not an optmark key ring with an active key`);
+  return {
+    file,
+    active: { kid: active.kid, privateKey: createPrivateKey(active.privateKey) },
+    publicKeys: new Map(file.keys.map((k) => [k.kid, createPublicKey({ key: k.publicJwk, format: 'jwk' })])),
+  };
 }
 
 export class SigningKeys {
-  private publicKeys = new Map<string, KeyObject>();
-  private activeKey!: { kid: string; privateKey: KeyObject };
-  private ring!: KeyRingFile;
-  private mtimeMs = 0;
-  private checkedAt = 0;
+  private constructor(private readonly ring: WatchedJsonFile<Ring>) {}
 
-  private constructor(readonly path: string) {}
+  /** The file the keys live in. */
+  get path(): string {
+    return this.ring.path;
+  }
 
   /** Open the key ring at `path`, creating it with one key when it does not exist. */
   static open(path: string, now: Date = new Date()): SigningKeys {
-    const keys = new SigningKeys(path);
-    loadOrCreate(
-      () => keys.load(),
-      () => {
+    return new SigningKeys(
+      WatchedJsonFile.open(path, parseRing, () => {
         const first = newKey(now);
-        writeRing(path, { version: 1, active: first.kid, keys: [first] }, true);
-      },
+        return { version: 1, active: first.kid, keys: [first] } satisfies KeyRingFile;
+      }),
     );
-    return keys;
   }
 
   /** Open an existing key ring; undefined when there is none at `path`. */
   static openExisting(path: string): SigningKeys | undefined {
-    const keys = new SigningKeys(path);
-    return loadIfExists(() => keys.load()) ? keys : undefined;
-  }
-
-  private load(): void {
-    const ring = JSON.parse(readFileSync(this.path, 'utf8')) as KeyRingFile;
-    const active = ring.keys.find((k) => k.kid === ring.active);
-    if (ring.version !== 1 || !active?.privateKey) throw new Error(`${this.path} is not an optmark key ring with an active key`);
-    this.publicKeys = new Map(ring.keys.map((k) => [k.kid, createPublicKey({ key: k.publicJwk, format: 'jwk' })]));
-    this.activeKey = { kid: active.kid, privateKey: createPrivateKey(active.privateKey) };
-    this.ring = ring;
-    this.mtimeMs = statSync(this.path).mtimeMs;
-  }
-
-  /** Re-read the file if it changed (looked at most once a second). */
-  private refresh(): void {
-    const now = Date.now();
-    if (now - this.checkedAt < 1000) return;
-    this.checkedAt = now;
-    try {
-      if (statSync(this.path).mtimeMs !== this.mtimeMs) this.load();
-    } catch {
-      // Keep the keys we have; a broken or missing file must not stop signing.
-    }
+    const ring = WatchedJsonFile.openExisting(path, parseRing);
+    return ring && new SigningKeys(ring);
   }
 
   get active(): { readonly kid: string; readonly privateKey: KeyObject } {
-    this.refresh();
-    return this.activeKey;
+    return this.ring.current.active;
   }
 
   publicKey(kid: string): KeyObject | undefined {
-    this.refresh();
-    return this.publicKeys.get(kid);
+    return this.ring.current.publicKeys.get(kid);
   }
 
   /** The public keys, active and retired, as a JWKS (RFC 7517). */
   jwks(): { keys: PublicJwk[] } {
-    this.refresh();
-    return { keys: this.ring.keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'EdDSA', use: 'sig' })) };
+    return { keys: this.ring.current.file.keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'EdDSA', use: 'sig' })) };
   }
 
   list(): KeyInfo[] {
-    this.refresh();
-    return this.ring.keys.map((k) => ({ kid: k.kid, createdAt: k.createdAt, retiredAt: k.retiredAt, active: k.kid === this.ring.active }));
+    const { file } = this.ring.current;
+    return file.keys.map((k) => ({ kid: k.kid, createdAt: k.createdAt, retiredAt: k.retiredAt, active: k.kid === file.active }));
   }
 
   /** Make a new active key; the old one is retired and keeps only its public half. */
   rotate(now: Date = new Date()): KeyInfo {
-    this.load();
+    const { file } = this.ring.reload();
     const next = newKey(now);
-    const keys = this.ring.keys.map((k) => (k.kid === this.ring.active ? { kid: k.kid, createdAt: k.createdAt, retiredAt: now.toISOString(), publicJwk: k.publicJwk } : k));
-    writeRing(this.path, { version: 1, active: next.kid, keys: [...keys, next] });
-    this.load();
+    const keys = file.keys.map((k) => (k.kid === file.active ? { kid: k.kid, createdAt: k.createdAt, retiredAt: now.toISOString(), publicJwk: k.publicJwk } : k));
+    this.ring.replace({ version: 1, active: next.kid, keys: [...keys, next] } satisfies KeyRingFile);
     return { kid: next.kid, createdAt: next.createdAt, retiredAt: null, active: true };
   }
 }

@@ -31,14 +31,17 @@ export interface PixelPort {
   encodeLike(original: Uint8Array, pixels: { data: Uint8Array; width: number; height: number; channels: number }): Promise<Uint8Array>;
 }
 
+/** What the detector is given: a reduced grey copy of the image and the secrets to look for, newest first. */
+export interface DetectTask {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+  readonly secrets: readonly FingerprintSecret[];
+}
+
 /** Runs the detector somewhere that does not block (src/adapters/fingerprint-pool.ts). */
-export type DetectPort = (task: {
-  data: Uint8Array;
-  width: number;
-  height: number;
-  channels: number;
-  secrets: readonly FingerprintSecret[];
-}) => Promise<{ present: boolean; confidence: number; blocks: number }>;
+export type DetectPort = (task: DetectTask) => Promise<FingerprintCheck>;
 
 export interface Fingerprinting {
   check(bytes: Uint8Array): Promise<FingerprintCheck>;

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExclusive } from '../../src/adapters/exclusive-file.js';
+import { createExclusive } from '../../src/adapters/private-file.js';
 import { openDatabase, type DatabaseHandle } from '../../src/adapters/db/open.js';
 import { SqlStore } from '../../src/adapters/db/sql-store.js';
 import { createAdmin, type Admin } from '../../src/app/admin.js';

@@ -5,8 +5,8 @@
  * tail kept as is). Serialising writes whatever the structure says, lies
  * included: a length, size or CRC set on an item wins over the real one.
  */
-import { crc32 } from 'node:zlib';
-import { latin1, u16be, u32be, u32le } from '../support/build.js';
+import { crc32 } from '../../src/core/bytes/digest.js';
+import { chunk, latin1, segment, u32le } from '../support/build.js';
 
 export type Format = 'jpeg' | 'png' | 'webp';
 
@@ -120,15 +120,10 @@ function parseJpeg(bytes: Buffer): JpegParts {
 function serialiseJpeg(parts: JpegParts): Buffer {
   const pieces: Buffer[] = [Buffer.from([0xff, 0xd8])];
   for (const s of parts.segments) {
-    pieces.push(Buffer.from([0xff, s.marker]));
-    if (!s.standalone) pieces.push(u16be(s.length ?? s.payload.length + 2), s.payload);
+    pieces.push(s.standalone ? Buffer.from([0xff, s.marker]) : segment(s.marker, s.payload, s.length));
   }
   pieces.push(parts.tail);
   return Buffer.concat(pieces);
-}
-
-export function pngCrc(type: string, data: Uint8Array): number {
-  return crc32(data, crc32(latin1(type)));
 }
 
 function parsePng(bytes: Buffer): PngParts {
@@ -149,8 +144,8 @@ function parsePng(bytes: Buffer): PngParts {
 function serialisePng(parts: PngParts, fixCrc: boolean): Buffer {
   const pieces: Buffer[] = [parts.signature];
   for (const c of parts.chunks) {
-    const crc = c.crcLie ?? (fixCrc ? pngCrc(c.type, c.data) : c.crc);
-    pieces.push(u32be(c.length ?? c.data.length), latin1(c.type), c.data, u32be(crc));
+    // No CRC given to chunk() means the right one.
+    pieces.push(chunk(c.type, c.data, c.crcLie ?? (fixCrc ? undefined : c.crc), c.length ?? c.data.length));
   }
   pieces.push(parts.trailer);
   return Buffer.concat(pieces);
@@ -158,7 +153,7 @@ function serialisePng(parts: PngParts, fixCrc: boolean): Buffer {
 
 /** A chunk whose stored CRC is right, for chunks a mutation makes up. */
 export function pngChunk(type: string, data: Buffer): PngChunk {
-  return { type, data, crc: pngCrc(type, data) };
+  return { type, data, crc: crc32(Buffer.concat([latin1(type), data])) };
 }
 
 function parseWebp(bytes: Buffer): WebpParts {

@@ -4,14 +4,11 @@
  * and JPEG Extended XMP: building parts for a packet, and editing the
  * GUID, length and offset fields of existing parts.
  */
-import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { u32be } from '../support/build.js';
+import { EXTENSION_SIGNATURE, XMP_SIGNATURE, u32be } from '../support/build.js';
 import { pngChunk, type JpegParts, type JpegSegment, type Parts, type PngParts, type WebpParts } from './containers.js';
 
 const APP1 = 0xe1;
-export const XMP_SIGNATURE = 'http://ns.adobe.com/xap/1.0/\0';
-export const EXTENSION_SIGNATURE = 'http://ns.adobe.com/xmp/extension/\0';
 const EXTENSION_HEADER = EXTENSION_SIGNATURE.length + 32 + 8;
 const PNG_KEYWORD = 'XML:com.adobe.xmp\0';
 const VP8X_XMP_FLAG = 0x04;
@@ -146,7 +143,6 @@ function embedWebp(parts: WebpParts, packet: Buffer, placement: number): void {
   }
 }
 
-export const md5Guid = (data: Uint8Array) => createHash('md5').update(data).digest('hex').toUpperCase();
 
 /** APP1 segments carrying `data` as Extended XMP under `guid`, `chunk` bytes each. */
 export function extensionSegments(guid: string, data: Buffer, chunk: number): JpegSegment[] {

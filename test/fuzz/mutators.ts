@@ -18,23 +18,20 @@ import {
   isExtensionApp1,
   LENGTH_LIES,
   lie,
-  md5Guid,
   placeExtension,
   type LengthLie,
   type PartEdit,
 } from './embed-xmp.js';
 import { applyXmpEdits, TEMPLATES, xmpEdit, type XmpEdit } from './xmp-mutations.js';
+import { bareXmp, md5Guid } from '../support/build.js';
 
 export interface Seed {
   readonly name: string;
-  readonly format: Format;
-  readonly bytes: Buffer;
   readonly parts: Parts;
 }
 
 export function makeSeed(name: string, bytes: Buffer): Seed {
-  const parts = parse(bytes);
-  return { name, format: parts.format, bytes, parts };
+  return { name, parts: parse(bytes) };
 }
 
 export type Op =
@@ -124,7 +121,7 @@ function applyOp(parts: Parts, op: Op, seeds: readonly Seed[], limits: Limits): 
       items.splice(op.at % (items.length + 1), 0, newItem(parts.format, op.kind, op.payload));
       return;
     case 'graft': {
-      const donors = seeds.filter((s) => s.format === parts.format);
+      const donors = seeds.filter((s) => s.parts.format === parts.format);
       const donor = itemsOf(donors[op.seed % donors.length]!.parts);
       if (donor.length) items.splice(op.at % (items.length + 1), 0, { ...donor[op.item % donor.length] });
       return;
@@ -168,8 +165,7 @@ function applyOp(parts: Parts, op: Op, seeds: readonly Seed[], limits: Limits): 
 }
 
 const EXTENDED_TEMPLATE = (body: string) =>
-  `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-  `<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/">${body}</rdf:Description></rdf:RDF></x:xmpmeta>`;
+  bareXmp(`<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/">${body}</rdf:Description>`);
 const EXTENDED_BODIES = [
   `<dc:description>${'extended '.repeat(200)}</dc:description>`,
   '<plus:DataMining>http://ns.useplus.org/ldf/vocab/DMI-ALLOWED</plus:DataMining>',
@@ -228,7 +224,7 @@ export function build(spec: CaseSpec, seeds: readonly Seed[], limits: Limits): B
   if (!seed) throw new Error(`unknown seed ${spec.seed}`);
   const parts = clone(seed.parts);
   for (const op of spec.ops) applyOp(parts, op, seeds, limits);
-  return finish(serialise(parts, { fixCrc: spec.fixCrc }), spec.finish, seed.format);
+  return finish(serialise(parts, { fixCrc: spec.fixCrc }), spec.finish, seed.parts.format);
 }
 
 const index = fc.nat({ max: 1000 });
@@ -281,7 +277,7 @@ const finishArbitrary: fc.Arbitrary<Finish> = fc
  * of them ask for the costly pixel comparison.
  */
 export function fuzzCase(seeds: readonly Seed[], format: Format, limits: Limits, pixelRate = 0.25): fc.Arbitrary<FuzzCase> {
-  const mine = seeds.filter((s) => s.format === format);
+  const mine = seeds.filter((s) => s.parts.format === format);
   return fc
     .record({
       seed: fc.constantFrom(...mine.map((s) => s.name)),
@@ -303,7 +299,7 @@ export function shortHash(bytes: Uint8Array): string {
 }
 
 /** One line for a failure report: seed, operations and the size and hash of the bytes (not the bytes). */
-export function describeCase(c: Omit<FuzzCase, 'sign' | 'pixels' | 'value'> & Partial<FuzzCase>): string {
+function describeCase(c: Omit<FuzzCase, 'sign' | 'pixels' | 'value'> & Partial<FuzzCase>): string {
   const ops = JSON.stringify(c.ops, (_k, v: unknown) => (v instanceof Uint8Array ? `<${v.length} bytes>` : v));
   return `${c.format} seed=${c.seed} ops=${ops} fixCrc=${c.fixCrc} finish=${JSON.stringify(c.finish)} sign=${c.sign} -> ${c.bytes.length} bytes sha256:${shortHash(c.bytes)}`;
 }

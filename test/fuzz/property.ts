@@ -12,10 +12,10 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import sharp from 'sharp';
 import { declaredDimensions } from '../../src/core/formats/dimensions.js';
 import type { ContainerHandler } from '../../src/core/formats/handler.js';
-import { createProvenance, HANDLERS, OptmarkError, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
+import { createProvenance, OptmarkError, sniff, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
 
 /** The codes a bad image may get: all 4xx. image_dimensions_too_large is new and may not be raised yet. */
-export const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'corrupt_image',
   'invalid_xmp',
   'ambiguous_xmp',
@@ -30,7 +30,7 @@ const PROTECT_ONLY: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ambiguous_xmp'
 const NONE: ReadonlySet<ErrorCode> = new Set();
 
 /** Far above a normal call (milliseconds), far below a hang or a quadratic blow-up. */
-export const CALL_BUDGET_MS = 2000;
+const CALL_BUDGET_MS = 2000;
 /** Pixel comparison only for images this small: the decode, not the property, would dominate. */
 const MAX_DECODE_PIXELS = 4_000_000;
 // Every input is new: libvips' operation cache would only hold memory across thousands of them.
@@ -40,7 +40,7 @@ export class PropertyViolation extends Error {}
 
 const KID = 'fuzz';
 const keyPair = generateKeyPairSync('ed25519');
-export const provenance = createProvenance({
+const provenance = createProvenance({
   keys: { active: { kid: KID, privateKey: keyPair.privateKey }, publicKey: (kid) => (kid === KID ? keyPair.publicKey : undefined) },
   issuer: () => 'https://fuzz.invalid',
   // A fixed clock makes signing deterministic, so protecting twice can give the same bytes.
@@ -102,10 +102,10 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
   if (written.ok && !read.ok) fail(`protect succeeded on a file verify refuses (${read.code})`);
   if (!written.ok && read.ok && !PROTECT_ONLY.has(written.code)) fail(`verify reads the file but protect refuses it with ${written.code}`);
   if (!written.ok && !read.ok && written.code !== read.code) fail(`protect says ${written.code}, verify says ${read.code}`);
-  if (!written.ok) return { ...report, slowestMs };
+  if (!written.ok) return report;
 
   const out = written.value;
-  const handler = HANDLERS.find((h) => h.canHandle(bytes))!;
+  const handler = sniff(bytes);
   if (out.sha256 !== createHash('sha256').update(out.bytes).digest('hex')) fail('protect reported a sha256 that is not its output');
   if (out.mimeType !== handler.mimeType || !handler.canHandle(out.bytes)) fail(`protect changed the format to ${out.mimeType}`);
 

@@ -30,7 +30,7 @@ export const TEMPLATES: readonly string[] = [
   wrap(` <RDF xmlns="${RDF}"><Description xmlns:plus="${PLUS}" plus:DataMining="${VOCAB}DMI-UNSPECIFIED"/></RDF>`),
 ];
 
-export const DATA_MINING_VALUES: readonly string[] = [
+const DATA_MINING_VALUES: readonly string[] = [
   `${VOCAB}DMI-PROHIBITED-AIMLTRAINING`,
   `${VOCAB}DMI-PROHIBITED-GENAIMLTRAINING`,
   `${VOCAB}DMI-PROHIBITED`,

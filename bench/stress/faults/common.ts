@@ -4,6 +4,7 @@ import { sleep } from '../support/net.js';
 import type { PgCluster } from '../support/pg-cluster.js';
 import { table, type Checks } from '../support/report.js';
 import { cli, usageOf, type Usage } from '../support/server.js';
+import { scratchDir } from '../support/setup.js';
 
 export interface Context {
   readonly log: (line?: string) => void;
@@ -13,6 +14,12 @@ export interface Context {
   /** The run's own PostgreSQL cluster, made on first use. */
   cluster(): Promise<PgCluster>;
 }
+
+/** A usage figure per operation from a function of the operation. */
+export const per = (count: (op: 'protect' | 'verify') => number): Usage => ({ protect: count('protect'), verify: count('verify') });
+
+/** The operations, for checks over both. */
+export const OPS = ['protect', 'verify'] as const;
 
 /** Seconds since `t0`, for reports. */
 export const since = (t0: number, t: number) => `${((t - t0) / 1000).toFixed(2)} s`;
@@ -43,10 +50,16 @@ export async function awaitUsage(url: string, key: string, settled: (u: Usage) =
   }
 }
 
-/** An account and a key on a PostgreSQL database, through the admin CLI alone. */
-export async function pgKey(env: Record<string, string>): Promise<string> {
+/**
+ * A server environment on a new database of the run's own PostgreSQL
+ * cluster (the data directory then only holds the key files), and an
+ * account with a key made through the admin CLI alone.
+ */
+export async function pgServer(ctx: Context, database: string, extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; key: string }> {
+  const cluster = await ctx.cluster();
+  const env = { DATABASE_URL: await cluster.createDatabase(database), OPTMARK_DATA_DIR: scratchDir('unused'), OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', ...extra };
   await cli(['accounts', 'create', '--name', 'acme', '--plan', 'pro'], env);
-  return (await cli<{ key: string }>(['keys', 'issue', '--account', 'acme'], env)).key;
+  return { env, key: (await cli<{ key: string }>(['keys', 'issue', '--account', 'acme'], env)).key };
 }
 
 /** Resolves at `t` (a performance.now() time). */

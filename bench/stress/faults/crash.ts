@@ -9,13 +9,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { countsTable, label, Load, ok, type Outcome } from '../support/clients.js';
-import { mix, smallJpeg, type Operation } from '../support/corpus.js';
+import { countsTable, label, Load, okUsage } from '../support/clients.js';
+import { mix, smallJpeg } from '../support/corpus.js';
 import { freePort, sleep } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
-import { freshDataDir, scratchDir } from '../support/setup.js';
-import { awaitUsage, fmtUsage, pgKey, since, timeline, until, type Context } from './common.js';
+import { freshDataDir } from '../support/setup.js';
+import { awaitUsage, fmtUsage, OPS, per, pgServer, since, timeline, until, type Context } from './common.js';
 
 const CLIENTS = 8;
 const KILL_AT_MS = 5_000;
@@ -23,15 +23,10 @@ const END_AT_MS = 15_000;
 const TTL_S = 5;
 /** 200s received this close before the kill may still be in the write-behind batch (10 ms apart) the kill loses. */
 const LAST_BATCH_MS = 250;
-const OPS: readonly Operation[] = ['protect', 'verify'];
 
 interface Crash {
   readonly key: string;
-  readonly t0: number;
-  readonly killAt: number;
-  readonly outcomes: Outcome[];
   readonly server: Serve;
-  readonly restartMs: number;
   readonly atRestart: Usage;
   readonly atEnd: Usage;
   readonly before: Usage;
@@ -39,8 +34,6 @@ interface Crash {
   /** 200s received in the LAST_BATCH_MS before the kill. */
   readonly lastBatch: number;
 }
-
-const per = (count: (op: Operation) => number): Usage => ({ protect: count('protect'), verify: count('verify') });
 
 async function crashUnderLoad(ctx: Context, scope: string, env: Record<string, string>, key: string | undefined, beforeRestart: () => void = () => {}): Promise<Crash> {
   const port = await freePort();
@@ -82,15 +75,11 @@ async function crashUnderLoad(ctx: Context, scope: string, env: Record<string, s
   ctx.checks.check(scope, 'restart opens the database', server.running, `ready ${ms(restartMs)} ms after spawn`);
   return {
     key,
-    t0,
-    killAt,
-    outcomes,
     server,
-    restartMs,
     atRestart,
     atEnd,
-    before: per((op) => ok(pre, op)),
-    after: per((op) => ok(post, op)),
+    before: okUsage(pre),
+    after: okUsage(post),
     lastBatch: pre.filter((o) => o.status === 200 && o.end >= killAt - LAST_BATCH_MS).length,
   };
 }
@@ -98,14 +87,7 @@ async function crashUnderLoad(ctx: Context, scope: string, env: Record<string, s
 export async function crashPostgres(ctx: Context): Promise<void> {
   const scope = 'b. SIGKILL, PostgreSQL';
   ctx.log(`\n== ${scope}: ${CLIENTS} clients for ${END_AT_MS / 1000} s, server SIGKILLed at ${KILL_AT_MS / 1000} s and restarted; OPTMARK_RESERVATION_TTL=${TTL_S}`);
-  const cluster = await ctx.cluster();
-  const env = {
-    DATABASE_URL: await cluster.createDatabase('optmark_crash'),
-    OPTMARK_DATA_DIR: scratchDir('unused'),
-    OPTMARK_RESERVATION_TTL: String(TTL_S),
-    OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64',
-  };
-  const key = await pgKey(env);
+  const { env, key } = await pgServer(ctx, 'optmark_crash', { OPTMARK_RESERVATION_TTL: String(TTL_S) });
   const run = await crashUnderLoad(ctx, scope, env, key);
   const total = per((op) => run.before[op] + run.after[op]);
   const excess = per((op) => run.atRestart[op] - run.before[op]);

@@ -9,24 +9,30 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuSnapshot, cpuUse } from '../../cpu-usage.js';
-import { countsTable, label, latencyTable, Load, ok, type Outcome } from '../support/clients.js';
-import { mix, smallJpeg, type Operation } from '../support/corpus.js';
+import { countsTable, label, latencyTable, Load, okUsage, unavailable, type Outcome } from '../support/clients.js';
+import { mix, smallJpeg } from '../support/corpus.js';
 import { LoopFs } from '../support/loop-fs.js';
 import { freePort, sleep } from '../support/net.js';
 import { mb, ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { fmtUsage, probe, timeline, until, type Context } from './common.js';
+import { fmtUsage, OPS, per, probe, timeline, until, type Context } from './common.js';
 
 const CLIENTS = 4;
 const FS_MB = 256;
-const OPS: readonly Operation[] = ['protect', 'verify'];
 
-const per = (count: (op: Operation) => number): Usage => ({ protect: count('protect'), verify: count('verify') });
-const unavailable = (o: Outcome) => o.status === 503 && o.code === 'service_unavailable' && o.json && Number(o.retryAfter) >= 1;
 
 /** A server on a fresh data directory on a fresh loop file system, under load. */
-async function setUp(ctx: Context, scope: string): Promise<{ fs: LoopFs; dataDir: string; server: Serve; key: string; load: Load; t0: number } | undefined> {
+interface Setup {
+  readonly fs: LoopFs;
+  readonly dataDir: string;
+  readonly server: Serve;
+  readonly key: string;
+  readonly load: Load;
+  readonly t0: number;
+}
+
+async function setUp(ctx: Context, scope: string): Promise<Setup | undefined> {
   const problem = LoopFs.problem();
   if (problem) {
     ctx.checks.check(scope, 'scenario can run here', false, problem);
@@ -72,29 +78,37 @@ function judge(ctx: Context, scope: string, outcomes: readonly Outcome[], server
   ctx.checks.check(scope, 'server stays up', server.running, server.running ? 'running' : `exited ${JSON.stringify(server.exit)}`);
 }
 
+/**
+ * The fault under load: the probes at 5 s, the load until `endMs`, then the
+ * timeline and the properties every fault shares; the outcomes.
+ */
+async function duringFault(ctx: Context, scope: string, setup: Setup, event: [string, number], expectRefusal: boolean, endMs: number): Promise<readonly Outcome[]> {
+  const { server, key, load, t0 } = setup;
+  await until(t0 + 5_000);
+  await probes(ctx, scope, server, key, expectRefusal);
+  await until(t0 + endMs);
+  await load.stop();
+  ctx.log(timeline(load.outcomes, t0, [event]));
+  ctx.log('');
+  judge(ctx, scope, load.outcomes, server);
+  return load.outcomes;
+}
+
 export async function diskFull(ctx: Context): Promise<void> {
   const scope = 'd. disk full, embedded';
   ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the ${FS_MB} MB file system is filled at 3 s; at 13 s the server is restarted on the full disk; then room is made`);
   const setup = await setUp(ctx, scope);
   if (!setup) return;
-  const { fs, dataDir, server, key, load, t0 } = setup;
+  const { fs, dataDir, server, key, t0 } = setup;
   await until(t0 + 3_000);
   const free = fs.freeBytes();
   const taken = fs.fill();
   const fullAt = performance.now();
   ctx.log(`filled: ${mb(taken / 1048576)} MB taken (${mb(free / 1048576)} MB were free); ${fs.freeBytes()} bytes free now`);
-  await until(t0 + 5_000);
-  await probes(ctx, scope, server, key, false);
-  await until(t0 + 13_000);
-  await load.stop();
-
-  const outcomes = load.outcomes;
-  ctx.log(timeline(outcomes, t0, [['disk full', fullAt]]));
-  ctx.log('');
-  judge(ctx, scope, outcomes, server);
+  const outcomes = await duringFault(ctx, scope, setup, ['disk full', fullAt], false, 13_000);
   const refused = outcomes.filter((o) => o.status !== 200);
   ctx.log(refused.length ? `first refusal ${ms(refused[0]!.end - fullAt)} ms after the disk filled` : 'no call was refused while the disk was full: what the server wrote fitted in blocks it already had');
-  const counted = per((op) => ok(outcomes, op));
+  const counted = okUsage(outcomes);
   const usage = await usageOf(server.url, key).catch((error: Error) => error.message);
   ctx.checks.check(scope, 'usage == 200s (live)', typeof usage !== 'string' && OPS.every((op) => usage[op] === counted[op]), `200s: ${fmtUsage(counted)}; usage: ${typeof usage === 'string' ? usage : fmtUsage(usage)}`);
   await idleCpu(ctx, scope, server);
@@ -133,7 +147,7 @@ async function startDuringFault(ctx: Context, scope: string, fault: string, data
   const exit = await server.stop();
   ctx.checks.check(scope, `exit 0 on SIGTERM after a start on a ${fault}`, exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
   showWarnings(ctx.log, server);
-  return per((op) => ok(load.outcomes, op));
+  return okUsage(load.outcomes);
 }
 
 export async function readOnly(ctx: Context): Promise<void> {
@@ -141,20 +155,12 @@ export async function readOnly(ctx: Context): Promise<void> {
   ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the file system turns read-only (ext4 error, errors=remount-ro) at 3 s; load stops at 10 s`);
   const setup = await setUp(ctx, scope);
   if (!setup) return;
-  const { fs, dataDir, server, key, load, t0 } = setup;
+  const { fs, dataDir, server, key, t0 } = setup;
   await until(t0 + 3_000);
   const brokenAt = performance.now();
   fs.breakToReadOnly();
   ctx.log(`file system read-only: ${fs.readOnly}`);
-  await until(t0 + 5_000);
-  await probes(ctx, scope, server, key, true);
-  await until(t0 + 10_000);
-  await load.stop();
-
-  const outcomes = load.outcomes;
-  ctx.log(timeline(outcomes, t0, [['read-only', brokenAt]]));
-  ctx.log('');
-  judge(ctx, scope, outcomes, server);
+  const outcomes = await duringFault(ctx, scope, setup, ['read-only', brokenAt], true, 10_000);
   const firstRefusal = outcomes.find((o) => o.status !== 200 && o.start >= brokenAt);
   // The write-behind runs every 10 ms; a batch unanswered for MAX_WRITE_LAG_MS (2 s) stops the 200s: allow 1 s more.
   const lateOk = outcomes.filter((o) => o.status === 200 && o.start >= brokenAt + 3_000);
@@ -172,9 +178,10 @@ export async function readOnly(ctx: Context): Promise<void> {
   const more = await startDuringFault(ctx, scope, 'read-only file system', dataDir, key);
   const fsck = fs.repair();
   ctx.log(`unmounted, e2fsck -fy: exit ${fsck.status} (${fsck.output}), mounted again`);
-  const before = per((op) => ok(outcomes.filter((o) => o.end < brokenAt), op));
-  ctx.log(`200s answered before the fault: ${fmtUsage(before)}; in all: ${fmtUsage(per((op) => ok(outcomes, op)))}`);
-  await reopen(ctx, scope, dataDir, key, per((op) => ok(outcomes, op) + more[op]), false);
+  const before = okUsage(outcomes.filter((o) => o.end < brokenAt));
+  const counted = okUsage(outcomes);
+  ctx.log(`200s answered before the fault: ${fmtUsage(before)}; in all: ${fmtUsage(counted)}`);
+  await reopen(ctx, scope, dataDir, key, per((op) => counted[op] + more[op]), false);
 }
 
 /**
@@ -203,7 +210,7 @@ async function reopen(ctx: Context, scope: string, dataDir: string, key: string,
   await sleep(3_000);
   await load.stop();
   const after = await usageOf(server.url, key);
-  const added = per((op) => ok(load.outcomes, op));
+  const added = okUsage(load.outcomes);
   ctx.checks.check(
     scope,
     'exact counting after recovery',

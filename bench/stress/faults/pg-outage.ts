@@ -5,13 +5,12 @@
  * server must stay up and serve 200s again soon after; and once the
  * reservation sweep has run, usage must equal the 200s exactly.
  */
-import { countsTable, latencies, latencyTable, Load, ok } from '../support/clients.js';
+import { countsTable, latencies, latencyTable, Load, okUsage, unavailable } from '../support/clients.js';
 import { mix, smallJpeg } from '../support/corpus.js';
 import { freePort } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { cli, errorLines, logSummary, Serve, showWarnings, usageOf } from '../support/server.js';
-import { scratchDir } from '../support/setup.js';
-import { awaitUsage, fmtUsage, pgKey, since, timeline, until, type Context } from './common.js';
+import { awaitUsage, fmtUsage, pgServer, since, timeline, until, type Context } from './common.js';
 
 const SCOPE = 'a. PostgreSQL killed';
 const CLIENTS = 16;
@@ -28,13 +27,7 @@ export async function pgOutage(ctx: Context): Promise<void> {
   const { log, checks } = ctx;
   log(`\n== ${SCOPE}: ${CLIENTS} clients protect/verify a 10 KB JPEG for ${END_AT_MS / 1000} s; PostgreSQL stopped (immediate) at ${KILL_AT_MS / 1000} s, started at ${RESTART_AT_MS / 1000} s`);
   const cluster = await ctx.cluster();
-  const env = {
-    DATABASE_URL: await cluster.createDatabase('optmark_outage'),
-    OPTMARK_DATA_DIR: scratchDir('unused'),
-    OPTMARK_RESERVATION_TTL: String(TTL_S),
-    OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64',
-  };
-  const key = await pgKey(env);
+  const { env, key } = await pgServer(ctx, 'optmark_outage', { OPTMARK_RESERVATION_TTL: String(TTL_S) });
   const server = await Serve.start(await freePort(), env);
   const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5) });
   const t0 = performance.now();
@@ -71,12 +64,11 @@ export async function pgOutage(ctx: Context): Promise<void> {
   log('');
   log(latencyTable(outcomes));
 
-  const isUnavailable = (o: (typeof outcomes)[number]) => o.status === 503 && o.code === 'service_unavailable' && o.json && Number(o.retryAfter) >= 1;
-  const strange = outcomes.filter((o) => o.status !== 200 && !isUnavailable(o));
+  const strange = outcomes.filter((o) => o.status !== 200 && !unavailable(o));
   checks.check(SCOPE, 'only 200 or JSON 503 service_unavailable + Retry-After', strange.length === 0, strange.length === 0 ? `${outcomes.length} answers, ${outcomes.filter((o) => o.status === 503).length} x 503` : `${strange.length} others: ${[...new Set(strange.map((o) => `${o.status} ${o.code}`))].join(', ')}`);
   checks.check(SCOPE, 'no 500', outcomes.every((o) => o.status !== 500), `${outcomes.filter((o) => o.status === 500).length} x 500`);
   const during = outcomes.filter((o) => o.start >= downAt && o.end <= restartAt);
-  checks.check(SCOPE, 'all 503 while the database is down', during.length > 0 && during.every(isUnavailable), `${during.length} requests sent and answered while down, ${during.filter((o) => o.status === 200).length} x 200`);
+  checks.check(SCOPE, 'all 503 while the database is down', during.length > 0 && during.every(unavailable), `${during.length} requests sent and answered while down, ${during.filter((o) => o.status === 200).length} x 200`);
   const slowest503 = latencies(outcomes.filter((o) => o.status === 503));
   checks.check(SCOPE, '503s answered promptly', slowest503.max < 5_000, `p50 ${ms(slowest503.percentile(50))} ms, p99 ${ms(slowest503.percentile(99))} ms, max ${ms(slowest503.max)} ms`);
   checks.check(SCOPE, 'server stays up', runningAfterLoad, runningAfterLoad ? 'running' : `exited ${JSON.stringify(server.exit)}`);
@@ -87,7 +79,7 @@ export async function pgOutage(ctx: Context): Promise<void> {
     `first 503 ${firstFailure ? `${ms(firstFailure.end - killAt)} ms after the kill` : 'never'}; PostgreSQL down for ${since(downAt, upAt)} (pg_ctl start took ${since(restartAt, upAt)}); first 200 ${ms(recoveryMs)} ms after it accepted connections`,
   );
 
-  const counted = { protect: ok(outcomes, 'protect'), verify: ok(outcomes, 'verify') };
+  const counted = okUsage(outcomes);
   const right = await usageOf(server.url, key);
   const swept = await awaitUsage(server.url, key, (u) => u.protect === counted.protect && u.verify === counted.verify, SWEEP_WAIT_MS);
   checks.check(

@@ -6,13 +6,13 @@
  * service_unavailable on an open connection, a refused or reset connection,
  * or a 200 when the call got in before the server handled the signal.
  */
-import { countBy, countsTable, label, Load, ok } from '../support/clients.js';
+import { countBy, countsTable, label, Load, okUsage } from '../support/clients.js';
 import { corpusUploads, mix } from '../support/corpus.js';
 import { freePort } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, usageOf } from '../support/server.js';
-import { freshDataDir, scratchDir } from '../support/setup.js';
-import { fmtUsage, pgKey, timeline, until, type Context } from './common.js';
+import { freshDataDir } from '../support/setup.js';
+import { fmtUsage, pgServer, timeline, until, type Context } from './common.js';
 
 const CLIENTS = 8;
 const SIGNAL_AT_MS = 5_000;
@@ -64,13 +64,12 @@ async function sigtermUnderLoad(ctx: Context, scope: string, env: Record<string,
   const again = await Serve.start(port, env);
   const usage = await usageOf(again.url, key);
   await again.stop();
-  const counted = { protect: ok(outcomes, 'protect'), verify: ok(outcomes, 'verify') };
+  const counted = okUsage(outcomes);
   ctx.checks.check(scope, 'usage == 200s after a restart', usage.protect === counted.protect && usage.verify === counted.verify, `200s: ${fmtUsage(counted)}; usage: ${fmtUsage(usage)}`);
 }
 
 export async function sigterm(ctx: Context): Promise<void> {
   await sigtermUnderLoad(ctx, 'c. SIGTERM, embedded', { OPTMARK_DATA_DIR: freshDataDir(ctx.template), OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' }, undefined);
-  const cluster = await ctx.cluster();
-  const env = { DATABASE_URL: await cluster.createDatabase('optmark_sigterm'), OPTMARK_DATA_DIR: scratchDir('unused'), OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' };
-  await sigtermUnderLoad(ctx, 'c. SIGTERM, PostgreSQL', env, await pgKey(env));
+  const { env, key } = await pgServer(ctx, 'optmark_sigterm');
+  await sigtermUnderLoad(ctx, 'c. SIGTERM, PostgreSQL', env, key);
 }

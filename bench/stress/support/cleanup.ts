@@ -7,15 +7,18 @@
  */
 const tasks: Array<{ name: string; run: () => void }> = [];
 
-/** Register a task; the returned function runs it now (once) and unregisters it. */
-export function onCleanup(name: string, run: () => void): () => void {
+/**
+ * Register a task; the returned function unregisters it and, unless told
+ * the thing is gone already, runs it now (once).
+ */
+export function onCleanup(name: string, run: () => void): (runNow?: boolean) => void {
   const task = { name, run };
   tasks.push(task);
-  return () => {
+  return (runNow = true) => {
     const index = tasks.indexOf(task);
     if (index < 0) return;
     tasks.splice(index, 1);
-    run();
+    if (runNow) run();
   };
 }
 

@@ -162,6 +162,12 @@ export function latencies(outcomes: readonly Outcome[]): Histogram {
 
 export const ok = (outcomes: readonly Outcome[], op?: Operation) => outcomes.filter((o) => o.status === 200 && (op === undefined || o.op === op)).length;
 
+/** The 200s of each operation: what the server's usage must show. */
+export const okUsage = (outcomes: readonly Outcome[]): Record<Operation, number> => ({ protect: ok(outcomes, 'protect'), verify: ok(outcomes, 'verify') });
+
+/** A JSON 503 service_unavailable with Retry-After: the answer while the database is away or cannot be written. */
+export const unavailable = (o: Outcome) => o.status === 503 && o.code === 'service_unavailable' && o.json && Number(o.retryAfter) >= 1;
+
 /** Outcomes per label, one column per operation. */
 export function countsTable(outcomes: readonly Outcome[]): string {
   const labels = [...countBy(outcomes).keys()];

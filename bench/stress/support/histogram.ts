@@ -9,19 +9,13 @@ const LOG_GROWTH = Math.log(GROWTH);
 export class Histogram {
   private readonly buckets = new Map<number, number>();
   count = 0;
-  private sum = 0;
   max = 0;
 
   record(ms: number): void {
     const index = ms <= MIN_MS ? 0 : Math.ceil(Math.log(ms / MIN_MS) / LOG_GROWTH);
     this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
     this.count++;
-    this.sum += ms;
     if (ms > this.max) this.max = ms;
-  }
-
-  get mean(): number {
-    return this.count === 0 ? Number.NaN : this.sum / this.count;
   }
 
   /** The latency below which `p` percent of the recorded ones fall (upper edge of its bucket, capped at the maximum). */

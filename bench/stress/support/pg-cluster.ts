@@ -5,7 +5,7 @@
  * we are root (PostgreSQL refuses to run as root).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -94,11 +94,6 @@ export class PgCluster {
       await client.end();
     }
     return this.url(name);
-  }
-
-  logTail(lines = 20): string {
-    const path = join(this.dir, 'server.log');
-    return existsSync(path) ? readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '';
   }
 
   remove(): void {

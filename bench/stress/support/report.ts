@@ -12,7 +12,6 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly (s
 }
 
 export const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0) : '-');
-export const seconds = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : '-');
 export const mb = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(1) : '-');
 
 export interface Check {

@@ -82,7 +82,7 @@ export class Serve {
   readonly warnings: string[] = [];
   readonly levels = new Map<number, number>();
   private partial = '';
-  private readonly forget: () => void;
+  private readonly forget: (runNow?: boolean) => void;
 
   private constructor(
     readonly proc: ChildProcess,
@@ -96,7 +96,8 @@ export class Serve {
       proc.once('close', (code, signal) => {
         this.exit = { code, signal };
         live.delete(this);
-        this.forget();
+        // It has exited: nothing left to kill.
+        this.forget(false);
         resolve(this.exit);
       }),
     );

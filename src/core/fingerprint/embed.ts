@@ -22,7 +22,7 @@ import { FingerprintRefusedError } from './errors.js';
 import type { FingerprintKey } from './keys.js';
 import { localStd } from './local-stats.js';
 import { checkRaster, colourChannels, lumaRows, type Raster } from './raster.js';
-import { resamplePlane, resampleRows, resizeAxis } from './resample.js';
+import { planeRows, resamplePlane, resampleRows, resizeAxis } from './resample.js';
 import { LOCAL_RADIUS, MAX_ASPECT, MIN_EMBED_SIDE, MIN_PSNR_DB, TARGET_RMS, TILE } from './scheme.js';
 
 export interface EmbedResult {
@@ -52,7 +52,7 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
   const pattern = maskedPattern(image, canvas.width, canvas.height, key.tile);
   const xs = resizeAxis(canvas.width, width);
   const ys = resizeAxis(canvas.height, height);
-  const read = (y: number, out: Float32Array) => out.set(pattern.subarray(y * canvas.width, (y + 1) * canvas.width));
+  const read = planeRows(pattern, canvas.width);
 
   let sumSquares = 0;
   resampleRows(read, canvas.width, canvas.height, xs, ys, (_, row) => {

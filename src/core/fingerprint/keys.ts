@@ -127,7 +127,7 @@ const BASIS = (() => {
 })();
 
 /** The (u, v) frequencies a block pattern is made of. */
-export const BAND: ReadonlyArray<readonly [number, number]> = (() => {
+const BAND: ReadonlyArray<readonly [number, number]> = (() => {
   const band: Array<[number, number]> = [];
   for (let v = 0; v <= BAND_AXIS_MAX; v++) {
     for (let u = 0; u <= BAND_AXIS_MAX; u++) if (u + v >= BAND_MIN && u + v <= BAND_MAX) band.push([u, v]);

@@ -15,7 +15,7 @@
  * a time (sequential memory access: column-wise passes were several times
  * slower).
  */
-export function boxMean(plane: Float32Array | Float64Array, width: number, height: number, radius: number): Float64Array {
+function boxMean(plane: Float32Array | Float64Array, width: number, height: number, radius: number): Float64Array {
   const across = new Float64Array(plane.length);
   const perX = reciprocalCounts(width, radius);
   for (let y = 0; y < height; y++) {

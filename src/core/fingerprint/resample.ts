@@ -48,7 +48,7 @@ export function resizeAxis(sourceLength: number, length: number): AxisWeights {
  * Linear interpolation at positions start + i * step (in source pixel
  * indices), clamped to the edge pixels.
  */
-export function sampleAxis(sourceLength: number, length: number, start: number, step: number): AxisWeights {
+function sampleAxis(sourceLength: number, length: number, start: number, step: number): AxisWeights {
   const offset = new Int32Array(length + 1);
   const index = new Int32Array(2 * length);
   const weight = new Float32Array(2 * length);

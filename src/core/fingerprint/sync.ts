@@ -26,7 +26,7 @@ import type { FingerprintKey } from './keys.js';
 import { PERIOD, TILE } from './scheme.js';
 
 /** Largest sampling step searched: a crop of about 11 % of the shorter side per side. */
-export const MAX_STEP = 1.28;
+const MAX_STEP = 1.28;
 const COARSE_STEP = 0.012;
 const FINE_DELTA = COARSE_STEP / 3;
 const CANDIDATES = 2;
