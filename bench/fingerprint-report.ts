@@ -228,8 +228,9 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   file is re-encoded by necessity: PNG and lossless WebP stay lossless, JPEG
   and lossy WebP are written at quality 95 (JPEG without chroma
   subsampling); the original's ICC profile, EXIF and text chunks are
-  carried over byte for byte; then the opt-out and the provenance tag are
-  written on top, losslessly. The API's protect never adds it (the
+  carried over byte for byte; grey pictures stay grey and alpha is kept as
+  it was; then the opt-out and the provenance tag are written on top,
+  losslessly. The API's protect never adds it (the
   specification says so), and there is no dashboard yet to offer the toggle.
 * Every verify (API and CLI) runs the detector on a copy decoded straight
   to the analysis size, turned as displayed (EXIF orientation), on a worker

@@ -128,7 +128,9 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
     },
     async encodeLike(original, pixels) {
       const handler = sniff(original);
-      const raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
+      let raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
+      // Without this, one or two channels (grey, grey + alpha) would be written as sRGB.
+      if (pixels.channels <= 2) raw = raw.toColourspace('b-w');
       const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
       const encoded =
         handler.format === 'jpeg'

@@ -13,7 +13,7 @@
  * orientation (core/fingerprint/orientation.ts), re-encodes in the same format and carries the original's metadata over; the opt-out and the
  * provenance tag are written on top by protect, losslessly.
  */
-import { embedFingerprint, deriveFingerprintKey, FingerprintRefusedError, CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, toDisplayed, toStored } from '../core/fingerprint/index.js';
+import { embedFingerprint, deriveFingerprintKey, FingerprintRefusedError, CANVAS_SIDE, MIN_DETECT_SIDE, greyOf, isOrientation, toDisplayed, toStored } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
@@ -100,7 +100,8 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         if (error instanceof FingerprintRefusedError) throw new FingerprintNotPossibleError(error.message.replace(/^The image is /, 'it is '));
         throw error;
       }
-      return deps.pixels.encodeLike(bytes, { ...pixels, data: marked.data });
+      // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
+      return deps.pixels.encodeLike(bytes, facts.space === 'b-w' ? greyOf(marked) : marked);
     },
   };
 }

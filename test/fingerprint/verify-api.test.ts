@@ -64,6 +64,22 @@ describe('verify', () => {
     expect((await fingerprintOf(upright)).present).toBe(true);
   });
 
+  it('marks grey pictures as grey (JPEG; PNG with its alpha untouched), and finds the mark', async () => {
+    const grey = await sharp(original).toColourspace('b-w').jpeg({ quality: 92 }).toBuffer();
+    const markedGrey = await fingerprinting.mark(grey);
+    expect((await sharp(markedGrey).metadata()).channels).toBe(1);
+    expect((await fingerprintOf(markedGrey)).present).toBe(true);
+    expect((await fingerprintOf(grey)).present).toBe(false);
+
+    const greyAlpha = await sharp(original).toColourspace('b-w').ensureAlpha(0.6).png().toBuffer();
+    const markedAlpha = await fingerprinting.mark(greyAlpha);
+    expect((await sharp(markedAlpha).metadata()).channels).toBe(2);
+    // sharp decodes grey + alpha as RGBA: the alpha is the fourth value of each pixel.
+    const alphaOf = async (png: Uint8Array) => Buffer.from((await sharp(png).raw().toBuffer()).filter((_, i) => i % 4 === 3));
+    expect((await alphaOf(markedAlpha)).equals(await alphaOf(greyAlpha))).toBe(true);
+    expect((await fingerprintOf(markedAlpha)).present).toBe(true);
+  });
+
   it('does not find it in the unmarked original: about half the blocks match', async () => {
     const f = await fingerprintOf(original);
     expect(f.present).toBe(false);

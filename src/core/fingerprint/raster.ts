@@ -18,6 +18,25 @@ export function checkRaster(image: Raster): void {
   if (data.length !== width * height * channels) throw new RangeError(`Raster of ${width}x${height}x${channels} needs ${width * height * channels} bytes, got ${data.length}`);
 }
 
+/**
+ * One grey channel (and the alpha) of a raster whose R, G and B are equal,
+ * as a grey picture decoded as RGB is, marked or not: the embedder changes
+ * the three by the same amount. Rasters of one or two channels come back as
+ * they are.
+ */
+export function greyOf(image: Raster): Raster {
+  checkRaster(image);
+  const { data, width, height, channels } = image;
+  if (channels <= 2) return image;
+  const alpha = channels === 4;
+  const out = new Uint8Array(width * height * (alpha ? 2 : 1));
+  for (let p = 0, q = 0; p < data.length; p += channels) {
+    out[q++] = data[p]!;
+    if (alpha) out[q++] = data[p + 3]!;
+  }
+  return { data: out, width, height, channels: alpha ? 2 : 1 };
+}
+
 /** Channels that carry colour (alpha excluded). */
 export const colourChannels = (channels: number): number => (channels >= 3 ? 3 : 1);
 
