@@ -244,7 +244,9 @@ function namespaceEdit(text: string, kind: number, at: number, choice: number): 
     case 1: {
       // rename a prefix everywhere it is used
       const from = decl?.[1];
-      if (!from) return text;
+      // A "prefix" that earlier edits stretched into kilobytes would make a
+      // regular expression V8 refuses to compile: leave such text alone.
+      if (!from || from.length > 256) return text;
       const to = pick(PREFIXES, choice);
       const quoted = from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       return text.replace(new RegExp(`(</?|\\s|xmlns:)${quoted}(?=[\\s:=>/])`, 'g'), (_m, lead: string) => lead + to);

@@ -2,9 +2,11 @@
  * Admission: at most N calls in flight per API key (429 too_many_requests)
  * and M in all (503 server_busy), both with Retry-After, refused before the
  * body is read and without touching quota; a client that goes away mid-upload
- * gives its slot back at once.
+ * gives its slot back at once. Past the pixel decoder's queue (verify's
+ * fingerprint check), 503 server_busy too, and nothing counted.
  */
 import { connect, type Socket } from 'node:net';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
 import { multipartBody, parseResponse, type RawResponse } from '../support/raw-http.js';
@@ -127,5 +129,36 @@ describe('in all', () => {
     expect((await post(t.url, c)).status).toBe(200);
     expect((await held[1]!.finish()).status).toBe(200);
     expect([await used(t.url, a), await used(t.url, b), await used(t.url, c)]).toEqual([1, 1, 1]);
+  });
+});
+
+describe("the pixel decoder's queue (hardening table, row 33)", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
+  });
+  afterAll(async () => t?.close());
+
+  it('verify past it: 503 server_busy with Retry-After, only the 200s counted, the server healthy', async () => {
+    const key = await t.key();
+    // A PNG cannot shrink while decoding: 12 megapixels keep the one decoder busy for a while.
+    const png = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#6a8' } }).png().toBuffer();
+    const verify = async () => {
+      const form = new FormData();
+      form.append('image', new Blob([png]), 'big.png');
+      const response = await fetch(`${t.url}/api/v1/verify`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+      return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { code?: string } };
+    };
+    const answers: Array<Awaited<ReturnType<typeof verify>>> = [];
+    // Concurrent calls overlap in the decoder almost always; a few rounds make it certain.
+    for (let round = 0; round < 5 && !answers.some((a) => a.status === 503); round++) {
+      answers.push(...(await Promise.all(Array.from({ length: 12 }, verify))));
+    }
+    const busy = answers.filter((a) => a.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const a of answers) expect(a.status === 200 || (a.status === 503 && a.body.code === 'server_busy' && Number(a.retryAfter) >= 1), JSON.stringify(a)).toBe(true);
+    const report = (await (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { verify: { used: number } };
+    expect(report.verify.used).toBe(answers.filter((a) => a.status === 200).length);
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
 });
