@@ -224,15 +224,17 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
 
 ## Where it is used
 
-* \`optmark protect --fingerprint\` adds the mark before the metadata. The
+* The dashboard's "Also add the experimental in-pixel fingerprint" box and
+  \`optmark protect --fingerprint\` add the mark before the metadata. The
   file is re-encoded by necessity: PNG and lossless WebP stay lossless, JPEG
   and lossy WebP are written at quality 95 (JPEG without chroma
   subsampling); the original's ICC profile, EXIF and text chunks are
   carried over byte for byte; grey pictures stay grey and alpha is kept as
   it was; then the opt-out and the provenance tag are written on top,
-  losslessly. The API's protect never adds it (the
-  specification says so), and there is no dashboard yet to offer the toggle.
-* Every verify (API and CLI) runs the detector on a copy decoded straight
+  losslessly. The API's protect never adds it (the specification says
+  so). On the server, embedding (about a second of arithmetic for 12
+  megapixels) runs on the fingerprint worker threads, not the event loop.
+* Every verify (API, dashboard and CLI) runs the detector on a copy decoded straight
   to the analysis size, turned as displayed (EXIF orientation), on a worker
   thread; an image the decoder refuses (over the pixel limit) or one under
   64 pixels a side is answered with \`blocks: 0\`.

@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'plan_not_allowed'
+  | 'not_signed_in'
+  | 'cross_site_request'
   | 'quota_exceeded'
   | 'too_many_requests'
   // administration
@@ -189,11 +191,27 @@ export class InvalidApiKeyError extends OptmarkError {
   }
 }
 
-/** The account's plan does not include API access. */
+/** The account's plan does not include the API (nor the dashboard, its other face). */
 export class PlanNotAllowedError extends OptmarkError {
   readonly code = 'plan_not_allowed';
   constructor(readonly plan: string) {
-    super(`The ${plan} plan does not include API access; the API is available on the Pro and Lifetime plans`);
+    super(`The ${plan} plan does not include API access; the API and the dashboard are available on the Pro and Lifetime plans`);
+  }
+}
+
+/** A dashboard action without a live session: never signed in, signed out, expired, or its key revoked. */
+export class NotSignedInError extends OptmarkError {
+  readonly code = 'not_signed_in';
+  constructor() {
+    super('You are not signed in to the dashboard (or your session has ended); sign in with your API key');
+  }
+}
+
+/** A dashboard form that did not come from the dashboard's own page (another site's page, a stale form). */
+export class CrossSiteRequestError extends OptmarkError {
+  readonly code = 'cross_site_request';
+  constructor() {
+    super('This form did not come from your dashboard page; reload the dashboard and try again');
   }
 }
 

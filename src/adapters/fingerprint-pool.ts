@@ -1,15 +1,17 @@
 /**
- * Fingerprint detection on a pool of worker threads (piscina), with a bounded
- * queue: past it, ServerBusyError (503) rather than an ever longer wait.
+ * Fingerprint detection and embedding on a pool of worker threads (piscina),
+ * with a bounded queue: past it, ServerBusyError (503) rather than an ever
+ * longer wait. Pixels go to the worker without a copy (transferred).
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ServerBusyError } from '../errors.js';
-import type { DetectTask } from '../app/fingerprint.js';
+import type { DetectTask, EmbedOutcome, EmbedTask } from '../app/fingerprint.js';
 import type { FingerprintCheck } from '../app/verify-image.js';
 
 export interface FingerprintPool {
   detect(task: DetectTask): Promise<FingerprintCheck>;
+  embed(task: EmbedTask): Promise<EmbedOutcome>;
   close(): Promise<void>;
 }
 
@@ -26,15 +28,17 @@ function workerFile(): string {
 
 export function createFingerprintPool(options: { threads: number; queue: number }): FingerprintPool {
   const pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: options.threads, maxQueue: options.queue, idleTimeout: 60_000 });
+  const run = async <T>(task: { data: Uint8Array }, name: string, what: string): Promise<T> => {
+    try {
+      return (await pool.run(task, { name, transferList: [task.data.buffer as ArrayBuffer] })) as T;
+    } catch (error) {
+      if (/queue is at limit/i.test((error as Error).message)) throw new ServerBusyError(what);
+      throw error;
+    }
+  };
   return {
-    async detect(task) {
-      try {
-        return (await pool.run(task, { transferList: [task.data.buffer as ArrayBuffer] })) as FingerprintCheck;
-      } catch (error) {
-        if (/queue is at limit/i.test((error as Error).message)) throw new ServerBusyError('fingerprint checks');
-        throw error;
-      }
-    },
+    detect: (task) => run<FingerprintCheck>(task, 'default', 'fingerprint checks'),
+    embed: (task) => run<EmbedOutcome>(task, 'embed', 'fingerprint marking'),
     close: () => pool.destroy(),
   };
 }

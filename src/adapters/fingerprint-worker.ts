@@ -1,12 +1,13 @@
 /**
  * Runs in the fingerprint pool's worker threads: detection is tens to
- * hundreds of milliseconds of arithmetic, which must not hold up the event
- * loop that serves every other request.
+ * hundreds of milliseconds of arithmetic and embedding about a second for
+ * 12 megapixels, which must not hold up the event loop that serves every
+ * other request. The CLI calls the same functions in its own thread (src/cli/fingerprint-for-cli.ts).
  */
 import { createHash } from 'node:crypto';
-import type { DetectTask } from '../app/fingerprint.js';
+import type { DetectTask, EmbedOutcome, EmbedTask } from '../app/fingerprint.js';
 import type { FingerprintCheck } from '../app/verify-image.js';
-import { deriveFingerprintKey, detectFingerprint, type FingerprintKey } from '../core/fingerprint/index.js';
+import { deriveFingerprintKey, detectFingerprint, FingerprintRefusedError, markStoredPixels, type FingerprintKey } from '../core/fingerprint/index.js';
 
 /** Derived keys, by version and secret digest: deriving builds the key's whole tile, which costs more than a lookup. */
 const derived = new Map<string, FingerprintKey>();
@@ -25,4 +26,15 @@ export default function detect(task: DetectTask): FingerprintCheck {
   const keys = task.secrets.map((s) => keyFor(s.version, s.secret));
   const result = detectFingerprint({ data: task.data, width: task.width, height: task.height, channels: task.channels }, keys);
   return { present: result.present, confidence: result.confidence, blocks: result.blocks };
+}
+
+/** A refusal comes back as a value: an error's class does not survive the trip between threads. */
+export function embed(task: EmbedTask): EmbedOutcome {
+  const stored = { data: task.data, width: task.width, height: task.height, channels: task.channels };
+  try {
+    return { marked: markStoredPixels(stored, task.orientation, keyFor(task.secret.version, task.secret.secret), task.grey) };
+  } catch (error) {
+    if (error instanceof FingerprintRefusedError) return { refused: error.message.replace(/^The image is /, 'it is ') };
+    throw error;
+  }
 }

@@ -20,34 +20,50 @@ import { usageReport, type Limits, type UsageReport } from './usage.js';
 /** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
 export interface Ticket {
   readonly operation: Operation;
+  /** Who the unit is reserved for. */
+  readonly principal: Principal;
   /** Usage of this operation this month, this call included. */
   readonly used: number;
   readonly limit: number;
   settle(succeeded: boolean): Promise<void>;
 }
 
+/**
+ * Who a call says it is: the SHA-256 of the API key it presents, in an
+ * `Authorization` header or through a dashboard session opened with the key.
+ * Both paths reach the same accounting: a dashboard upload counts exactly
+ * like an API call.
+ */
+export interface Credential {
+  readonly keyDigest: Buffer;
+}
+
 export interface ApiAccess {
   /**
    * Admit the call, authenticate and reserve one unit. Throws TooManyRequests
-   * or ServerBusy (admission), Missing/InvalidApiKey, PlanNotAllowed or
+   * or ServerBusy (admission), InvalidApiKey, PlanNotAllowed or
    * QuotaExceeded. The admission slot is held until the ticket is settled.
    */
-  open(authorization: string | undefined, operation: Operation): Promise<Ticket>;
+  open(credential: Credential, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
-  authenticate(authorization: string | undefined): Promise<Principal>;
+  authenticate(credential: Credential): Promise<Principal>;
   usage(principal: Principal): Promise<UsageReport>;
   /** Give back units of calls that never settled (a crash); returns how many. */
   sweep(olderThanSeconds: number): Promise<number>;
 }
 
-/** The key from an `Authorization: Bearer <key>` header (scheme case-insensitive). */
-function bearer(authorization: string | undefined): string {
+/** The credential of an API key as typed (malformed keys and bad checksums never reach the database). */
+export function keyCredential(key: string): Credential {
+  if (!isWellFormedApiKey(key)) throw new InvalidApiKeyError();
+  return { keyDigest: apiKeyDigest(key) };
+}
+
+/** The credential in an `Authorization: Bearer <key>` header (scheme case-insensitive). */
+export function bearerCredential(authorization: string | undefined): Credential {
   if (authorization === undefined || authorization.trim() === '') throw new MissingApiKeyError();
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
   if (!match) throw new InvalidApiKeyError();
-  // Malformed keys and bad checksums never reach the database.
-  if (!isWellFormedApiKey(match[1]!)) throw new InvalidApiKeyError();
-  return match[1]!;
+  return keyCredential(match[1]!);
 }
 
 export interface ApiAccessDeps {
@@ -61,10 +77,10 @@ export interface ApiAccessDeps {
 export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   const { store, clock, limits, admission } = deps;
   return {
-    async open(authorization, operation) {
+    async open(credential, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
       // can only tell about digests, which reveal nothing usable about a key.
-      const digest = apiKeyDigest(bearer(authorization));
+      const digest = credential.keyDigest;
       const leave = admission.enter(digest.toString('base64'));
       const now = clock.now();
       const period = periodOf(now);
@@ -84,6 +100,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       let settled = false;
       return {
         operation,
+        principal,
         used,
         limit,
         async settle(succeeded) {
@@ -101,9 +118,8 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       };
     },
 
-    async authenticate(authorization) {
-      const digest = apiKeyDigest(bearer(authorization));
-      const match = await store.authenticate(digest, clock.now());
+    async authenticate(credential) {
+      const match = await store.authenticate(credential.keyDigest, clock.now());
       if (!match) throw new InvalidApiKeyError();
       return match.principal;
     },

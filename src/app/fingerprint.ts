@@ -10,10 +10,12 @@
  * its metadata answer stands on its own.
  *
  * Marking decodes the stored values at full size, embeds in the displayed
- * orientation (core/fingerprint/orientation.ts), re-encodes in the same format and carries the original's metadata over; the opt-out and the
- * provenance tag are written on top by protect, losslessly.
+ * orientation (core/fingerprint/mark-stored.ts) off the event loop (about a
+ * second of arithmetic for 12 megapixels), re-encodes in the same format and
+ * carries the original's metadata over; the opt-out and the provenance tag
+ * are written on top by protect, losslessly.
  */
-import { embedFingerprint, deriveFingerprintKey, FingerprintRefusedError, CANVAS_SIDE, MIN_DETECT_SIDE, greyOf, isOrientation, toDisplayed, toStored } from '../core/fingerprint/index.js';
+import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
@@ -43,6 +45,26 @@ export interface DetectTask {
 /** Runs the detector somewhere that does not block (src/adapters/fingerprint-pool.ts). */
 export type DetectPort = (task: DetectTask) => Promise<FingerprintCheck>;
 
+/** What the embedder is given: the full-size pixels as stored, how they are displayed, and the secret to mark with. */
+export interface EmbedTask {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+  readonly orientation: Orientation;
+  /** A grey picture the decoder handed over as RGB(A): the marked pixels come back grey. */
+  readonly grey: boolean;
+  readonly secret: FingerprintSecret;
+}
+
+/** The marked pixels (stored orientation), or why the image cannot carry the mark (a sentence about "it"). */
+export type EmbedOutcome =
+  | { readonly marked: { readonly data: Uint8Array; readonly width: number; readonly height: number; readonly channels: number } }
+  | { readonly refused: string };
+
+/** Runs the embedder somewhere that does not block (src/adapters/fingerprint-pool.ts). */
+export type EmbedPort = (task: EmbedTask) => Promise<EmbedOutcome>;
+
 export interface Fingerprinting {
   check(bytes: Uint8Array): Promise<FingerprintCheck>;
   mark(bytes: Uint8Array): Promise<Uint8Array>;
@@ -51,6 +73,7 @@ export interface Fingerprinting {
 export interface FingerprintDeps {
   readonly pixels: PixelPort;
   readonly detect: DetectPort;
+  readonly embed: EmbedPort;
   /** Versions looked for, newest first; empty when this deployment has no fingerprint secret. */
   readonly detecting: () => readonly FingerprintSecret[];
   /** The version new marks are made with; undefined when marking is not set up. */
@@ -88,20 +111,14 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       if (facts.space === 'cmyk') throw new FingerprintNotPossibleError('it is CMYK (convert it to RGB first)');
       if (facts.depth !== 'uchar') throw new FingerprintNotPossibleError(`it has ${facts.depth === 'ushort' ? '16' : 'more than 8'} bits per sample, which 8-bit marking would reduce`);
       const pixels = await deps.pixels.decode(bytes, { stored: true });
-      // Marked as displayed, kept as stored: the EXIF orientation stays valid,
-      // and a copy whose pixels were turned for display carries the mark upright.
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
-      let marked;
-      try {
-        const displayed = toDisplayed(pixels, orientation);
-        const result = embedFingerprint(displayed, deriveFingerprintKey(secret.secret, String(secret.version)));
-        marked = toStored({ ...displayed, data: result.data }, orientation);
-      } catch (error) {
-        if (error instanceof FingerprintRefusedError) throw new FingerprintNotPossibleError(error.message.replace(/^The image is /, 'it is '));
-        throw error;
-      }
+      // A copy of its own, as for checking, so the worker can take it.
+      const data = new Uint8Array(pixels.data);
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
-      return deps.pixels.encodeLike(bytes, facts.space === 'b-w' ? greyOf(marked) : marked);
+      const grey = facts.space === 'b-w';
+      const outcome = await deps.embed({ data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
+      if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
+      return deps.pixels.encodeLike(bytes, outcome.marked);
     },
   };
 }

@@ -3,6 +3,7 @@ import { sha256Hex } from '../core/bytes/digest.js';
 import { writeDataMining, type TagSigner } from '../core/metadata.js';
 import { SIGNAL } from '../core/signals.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
+import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
 
 export interface ProtectOptions {
@@ -38,8 +39,7 @@ export interface ProtectResult {
  *   InvalidXmpError, AmbiguousXmpError, InvalidOptionError
  */
 export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
-  const value = options.value ?? DEFAULT_CODE;
-  if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
+  const value = checkedValue(options);
   const written = writeDataMining(bytes, uriFor(value), options.signer);
   return {
     bytes: written.bytes,
@@ -50,4 +50,23 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
     changed: written.changed,
     c2paInvalidated: written.c2paInvalidated,
   };
+}
+
+/**
+ * protect with the optional layer the dashboard and the CLI offer: the
+ * in-pixel fingerprint first (it re-encodes the pixels, so it cannot be
+ * lossless), then the opt-out and the provenance tag on top, losslessly.
+ * The API's protect never does this (the specification says so).
+ *
+ * @throws what protect throws, and FingerprintNotPossibleError
+ */
+export async function protectWithFingerprint(bytes: Uint8Array, fingerprint: Fingerprinting, options: ProtectOptions = {}): Promise<ProtectResult> {
+  checkedValue(options); // before the costly part
+  return protect(await fingerprint.mark(bytes), options);
+}
+
+function checkedValue(options: ProtectOptions): ProhibitedCode {
+  const value = options.value ?? DEFAULT_CODE;
+  if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
+  return value;
 }

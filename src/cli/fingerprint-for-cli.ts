@@ -6,7 +6,7 @@
  */
 import { createFingerprinting, type Fingerprinting } from '../app/fingerprint.js';
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
-import detect from '../adapters/fingerprint-worker.js';
+import detect, { embed } from '../adapters/fingerprint-worker.js';
 import { createPixelDecoder } from '../adapters/pixels.js';
 import type { Config } from '../config.js';
 
@@ -14,6 +14,7 @@ function fingerprinting(config: Config, keys: FingerprintKeys | undefined): Fing
   return createFingerprinting({
     pixels: createPixelDecoder({ maxPixels: config.maxPixels, concurrency: 1, queue: 1 }),
     detect: async (task) => detect(task),
+    embed: async (task) => embed(task),
     detecting: () => keys?.detecting ?? [],
     marking: () => keys?.marking,
   });

@@ -1,5 +1,5 @@
 import { basename, dirname, join, resolve } from 'node:path';
-import { protect } from '../app/protect-image.js';
+import { protect, protectWithFingerprint } from '../app/protect-image.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput, writeOutput, CliError } from './files.js';
@@ -24,9 +24,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   for (const file of positionals) {
     try {
       const original = await readInput(file);
-      // The fingerprint re-encodes the pixels; the metadata is written on top, losslessly.
-      const input = fingerprint ? await fingerprint.mark(original) : original;
-      const result = protect(input, { value, filename: basename(file), signer });
+      const options = { value, filename: basename(file), signer };
+      const result = fingerprint ? await protectWithFingerprint(original, fingerprint, options) : protect(original, options);
       const output = join(values.out ?? dirname(file), result.filename);
       if (resolve(output) === resolve(file) && (result.changed || fingerprint)) {
         throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');

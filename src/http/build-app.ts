@@ -9,12 +9,14 @@ import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
+import type { DashboardSessions } from '../app/dashboard-sessions.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { multipartLimits } from './upload.js';
@@ -25,8 +27,10 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpDeps {
-  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds'>;
+  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl'>;
   readonly access: ApiAccess;
+  /** The web dashboard's sign-ins. */
+  readonly sessions: DashboardSessions;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
@@ -109,7 +113,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
-    // Answers are JSON; a browser must never guess otherwise (an upload may be a polyglot).
+    // A browser must never guess a type (an upload may be a polyglot).
     reply.header('X-Content-Type-Options', 'nosniff');
     if (stopping) {
       reply.header('Connection', 'close');
@@ -129,7 +133,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
-  await app.register(imageRoutes, { access: deps.access, provenance: deps.provenance, fingerprint: deps.fingerprint, upload: { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds }, clock });
+  const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds };
+  const { access, provenance, fingerprint } = deps;
+  await app.register(imageRoutes, { access, provenance, fingerprint, upload, clock });
+  const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
+  await app.register(dashboardRoutes, { access, sessions: deps.sessions, provenance, fingerprint, upload, clock, secureCookies });
   return app;
 }
 

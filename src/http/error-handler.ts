@@ -1,8 +1,9 @@
 /**
  * The one place that turns errors into HTTP: a status per error code, a JSON
- * body `{error, code, requestId}` for every failure, and the headers some
- * statuses need. Anything that is not an OptmarkError is a bug: logged in
- * full, answered with a generic 500 that leaks nothing.
+ * body `{error, code, requestId}` for every failure (an HTML page with the
+ * same three for the dashboard's pages, unless the client asks for JSON),
+ * and the headers some statuses need. Anything that is not an OptmarkError
+ * is a bug: logged in full, answered with a generic 500 that leaks nothing.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -17,6 +18,7 @@ import {
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
+import { errorPage } from '../web/pages.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -28,6 +30,8 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   missing_api_key: 401,
   invalid_api_key: 401,
   plan_not_allowed: 403,
+  not_signed_in: 401,
+  cross_site_request: 403,
   not_found: 404,
   account_not_found: 404,
   key_not_found: 404,
@@ -91,7 +95,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
   // An upload we refuse before reading all of it is not drained: close the connection.
   if (error.code === 'image_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
-  return reply.code(status).type('application/json; charset=utf-8').send(errorBody(error, request.id));
+  const body = errorBody(error, request.id);
+  if (wantsPage(request)) return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** A dashboard page's failure, for a browser (whose Accept names text/html, or nothing about JSON). */
+function wantsPage(request: FastifyRequest): boolean {
+  if (!request.routeOptions?.config?.page) return false;
+  const accept = request.headers.accept ?? '';
+  return accept.includes('text/html') || !accept.includes('application/json');
 }
 
 export function installErrorHandling(app: FastifyInstance, options: { maxUploadBytes: number; clock: () => Date }): void {

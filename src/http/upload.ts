@@ -1,9 +1,11 @@
 /**
- * Read the one part an image endpoint takes: a file part named `image`.
- * The size limit is enforced while streaming (the multipart plugin stops at
- * the limit); anything else in the body is refused, not ignored. A body that
- * stalls (less than 64 KiB in a window) is cut off with 408, so a slow
- * client cannot hold a slot and its buffers for the whole request timeout.
+ * Read the one part an image endpoint takes: a file part named `image`, and
+ * the text fields the caller names (the dashboard's form options; the API
+ * takes none). The size limit is enforced while streaming (the multipart
+ * plugin stops at the limit); anything else in the body is refused, not
+ * ignored. A body that stalls (less than 64 KiB in a window) is cut off with
+ * 408, so a slow client cannot hold a slot and its buffers for the whole
+ * request timeout.
  */
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
@@ -20,6 +22,8 @@ export interface UploadLimits {
 export interface Upload {
   readonly bytes: Buffer;
   readonly filename: string | undefined;
+  /** The named text fields that were sent, by name. */
+  readonly fields: Readonly<Record<string, string>>;
 }
 
 /** Limits for the multipart parser: one image part and room to notice a second one. */
@@ -27,11 +31,11 @@ export function multipartLimits(maxUploadBytes: number) {
   return { fileSize: maxUploadBytes, files: 2, fields: 4, parts: 6, fieldSize: 1024, headerPairs: 20 };
 }
 
-export async function readImagePart(request: FastifyRequest, limits: UploadLimits): Promise<Upload> {
+export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
   if (!request.isMultipart()) {
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
-  const reading = readParts(request, limits.maxUploadBytes);
+  const reading = readParts(request, limits.maxUploadBytes, fieldNames);
   const watch = watchProgress(request, limits.stallSeconds);
   try {
     return await Promise.race([reading, watch.stalled]);
@@ -69,13 +73,16 @@ function watchProgress(request: FastifyRequest, seconds: number): { stalled: Pro
   };
 }
 
-async function readParts(request: FastifyRequest, maxUploadBytes: number): Promise<Upload> {
-  let image: Upload | undefined;
+async function readParts(request: FastifyRequest, maxUploadBytes: number, fieldNames: readonly string[]): Promise<Upload> {
+  let image: Omit<Upload, 'fields'> | undefined;
+  const fields: Record<string, string> = {};
   const others: string[] = [];
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file' && part.fieldname === 'image' && image === undefined) {
         image = { bytes: await collect(part.file, maxUploadBytes), filename: part.filename };
+      } else if (part.type === 'field' && fieldNames.includes(part.fieldname) && !Object.hasOwn(fields, part.fieldname)) {
+        fields[part.fieldname] = String(part.value);
       } else {
         const kind = part.type === 'file' ? 'file part' : 'field';
         others.push(part.fieldname ? `${kind} ${JSON.stringify(part.fieldname)}` : `a ${kind} without a name`);
@@ -92,7 +99,7 @@ async function readParts(request: FastifyRequest, maxUploadBytes: number): Promi
     throw new RequestError('missing_image_part', `The request has no file part named "image"${seen}`);
   }
   if (others.length > 0) throw tooMany(others);
-  return image;
+  return { ...image, fields };
 }
 
 /**

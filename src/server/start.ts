@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
 import { createAdmission } from '../app/admission.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
+import { createDashboardSessions } from '../app/dashboard-sessions.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
 import { openDatabase } from '../adapters/db/open.js';
@@ -67,6 +68,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const fingerprint = createFingerprinting({
     pixels,
     detect: (task) => pool.detect(task),
+    embed: (task) => pool.embed(task),
     detecting: () => fingerprintKeys.detecting,
     marking: () => fingerprintKeys.marking,
   });
@@ -79,7 +81,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // holds them in memory, so a crash leaves none to give back.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
-    app = await buildHttpApp({ config, access, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    const sessions = createDashboardSessions({ access, clock });
+    app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     if (sweeps) {
       sweeper = setInterval(() => {

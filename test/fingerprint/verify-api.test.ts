@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
-import detect from '../../src/adapters/fingerprint-worker.js';
+import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { createFingerprinting } from '../../src/app/fingerprint.js';
 import { postImage, startTestServer, type TestServer } from '../support/server.js';
@@ -27,6 +27,7 @@ beforeAll(async () => {
   fingerprinting = createFingerprinting({
     pixels: createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 }),
     detect: async (task) => detect(task),
+    embed: async (task) => embed(task),
     detecting: () => keys.detecting,
     marking: () => keys.marking,
   });

@@ -4,6 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { keyCredential } from '../../src/app/api-access.js';
 import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
 
@@ -100,7 +101,7 @@ describe('the calendar month (UTC), with an injected clock', () => {
     await server.key('pro', 'crashed');
     // Reserve as a request would, and never settle: what a killed process leaves.
     const issued = await server.server.admin.issueKey('crashed');
-    await server.server.access.open(`Bearer ${issued.key}`, 'protect');
+    await server.server.access.open(keyCredential(issued.key), 'protect');
     expect((await server.server.admin.usage('crashed')).protect.used).toBe(1);
     clock.time = new Date('2026-06-10T12:04:00Z');
     expect(await server.server.access.sweep(300)).toBe(0);
@@ -116,7 +117,7 @@ describe('the calendar month (UTC), with an injected clock', () => {
     const issued = await first.server.admin.issueKey('restart');
     expect((await postImage(first.url, issued.key, JPEG)).status).toBe(200);
     // A call still running when the process goes away: reserved, never settled.
-    await first.server.access.open(`Bearer ${issued.key}`, 'protect');
+    await first.server.access.open(keyCredential(issued.key), 'protect');
     expect((await first.server.admin.usage('restart')).protect.used).toBe(2);
     await first.server.close();
 

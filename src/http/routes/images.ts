@@ -7,18 +7,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { protect, type ProtectResult } from '../../app/protect-image.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
-import type { ApiAccess, Ticket } from '../../app/api-access.js';
+import { bearerCredential, type ApiAccess } from '../../app/api-access.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
+import { holdTicket, settleTicketsOnSend } from '../reservation.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    ticket?: Ticket;
-  }
-}
 
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
@@ -33,29 +28,9 @@ const errors = { '4xx': errorResult, '5xx': errorResult };
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
   const { access, provenance, fingerprint, upload: uploadLimits, clock } = options;
 
-  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const ticket = await access.open(request.headers.authorization, operation);
-    request.ticket = ticket;
-    // A call that ends without its answer being sent (the client went away,
-    // before or after this point) gives its unit and its slot back. 'close'
-    // comes after onSend has settled a call that answered; then it is a no-op.
-    reply.raw.once('close', () => void ticket.settle(false));
-    if (request.raw.socket?.destroyed) await ticket.settle(false);
-  };
-
-  // A call that reserved a unit settles it before its response goes out (so
-  // the next request sees the count), and says what is left: a call that
-  // fails gets its unit back, so it is not counted in what is shown.
-  app.addHook('onSend', async (request, reply, payload) => {
-    const ticket = request.ticket;
-    if (ticket) {
-      const succeeded = reply.statusCode === 200;
-      await ticket.settle(succeeded);
-      const used = succeeded ? ticket.used : ticket.used - 1;
-      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - used }], clock());
-    }
-    return payload;
-  });
+  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) =>
+    holdTicket(request, reply, await access.open(bearerCredential(request.headers.authorization), operation));
+  settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {
     schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
@@ -81,7 +56,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   app.get('/api/v1/usage', {
     schema: { response: { 200: usageResult, ...errors } },
     handler: async (request, reply) => {
-      const principal = await access.authenticate(request.headers.authorization);
+      const principal = await access.authenticate(bearerCredential(request.headers.authorization));
       const report = await access.usage(principal);
       setRateLimitHeaders(
         reply,

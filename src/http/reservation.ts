@@ -1,0 +1,43 @@
+/**
+ * A call's reserved unit, from the preHandler that reserved it to the
+ * response: the API's image routes and the dashboard's actions hold theirs
+ * the same way, so a dashboard upload counts exactly like an API call.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Ticket } from '../app/api-access.js';
+import { setRateLimitHeaders } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ticket?: Ticket;
+  }
+}
+
+/** Attach a reserved unit to its request (in a preHandler, before the body is read). */
+export async function holdTicket(request: FastifyRequest, reply: FastifyReply, ticket: Ticket): Promise<void> {
+  request.ticket = ticket;
+  // A call that ends without its answer being sent (the client went away,
+  // before or after this point) gives its unit and its slot back. 'close'
+  // comes after onSend has settled a call that answered; then it is a no-op.
+  reply.raw.once('close', () => void ticket.settle(false));
+  if (request.raw.socket?.destroyed) await ticket.settle(false);
+}
+
+/**
+ * In the plugin whose routes hold tickets: a call settles its unit before
+ * its response goes out (so the next request sees the count), and says what
+ * is left: a call that fails gets its unit back, so it is not counted in
+ * what is shown.
+ */
+export function settleTicketsOnSend(app: FastifyInstance, clock: () => Date): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const ticket = request.ticket;
+    if (ticket) {
+      const succeeded = reply.statusCode === 200;
+      await ticket.settle(succeeded);
+      const used = succeeded ? ticket.used : ticket.used - 1;
+      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - used }], clock());
+    }
+    return payload;
+  });
+}

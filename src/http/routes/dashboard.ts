@@ -1,0 +1,163 @@
+/**
+ * The web dashboard: sign in with an API key, see this month's usage, mark
+ * an image (with the optional in-pixel fingerprint, which the API's protect
+ * never adds) and check one. The same use cases, authentication and quota
+ * as the API; only the transport differs (a session cookie, HTML forms).
+ *
+ * Forms from other sites are refused before any work: the session cookie is
+ * SameSite=Strict, a browser's Sec-Fetch-Site or Origin must name this site,
+ * and every action carries the session's form token in its URL.
+ */
+import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SESSION_HOURS, type DashboardSession, type DashboardSessions } from '../../app/dashboard-sessions.js';
+import type { ApiAccess } from '../../app/api-access.js';
+import type { Fingerprinting } from '../../app/fingerprint.js';
+import { protectWithFingerprint, protect } from '../../app/protect-image.js';
+import type { Provenance } from '../../app/provenance.js';
+import { inspectWithFingerprint } from '../../app/verify-image.js';
+import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Operation } from '../../errors.js';
+import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pages.js';
+import { STYLE } from '../../web/style.js';
+import { holdTicket, settleTicketsOnSend } from '../reservation.js';
+import { readImagePart, type UploadLimits } from '../upload.js';
+import type { ProhibitedCode } from '../../core/xmp/vocabulary.js';
+
+const COOKIE = 'optmark_session';
+const SIGN_IN_BODY_LIMIT = 4096;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers people with HTML, its failures included (src/http/error-handler.ts). */
+    page?: boolean;
+  }
+  interface FastifyRequest {
+    dashboardSession?: DashboardSession;
+  }
+}
+
+export interface DashboardRouteOptions {
+  readonly access: ApiAccess;
+  readonly sessions: DashboardSessions;
+  readonly provenance: Provenance;
+  readonly fingerprint: Fingerprinting;
+  readonly upload: UploadLimits;
+  readonly clock: () => Date;
+  /** Cookies only over HTTPS when the deployment's public address is https. */
+  readonly secureCookies: boolean;
+}
+
+/** Pages are not cached, framed, sniffed or given scripts; they load nothing but their stylesheet. */
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+
+/** A browser says where a request comes from; a form of another site must not act here. */
+function fromThisSite(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
+  const origin = request.headers.origin;
+  if (origin === undefined) return true; // not a browser, or an old one: the form token decides
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
+function attachment(filename: string): string {
+  const plain = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${plain}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
+  const { access, sessions, provenance, fingerprint, upload: uploadLimits, clock } = options;
+  const tokenOf = (request: FastifyRequest) => parseCookies(request.headers.cookie ?? '')[COOKIE];
+  const cookie = (value: string, maxAge: number) =>
+    serializeCookie(COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: SIGN_IN_BODY_LIMIT }, (_request, body, done) =>
+    done(null, new URLSearchParams(body as string)),
+  );
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.page) reply.headers(PAGE_HEADERS);
+  });
+  settleTicketsOnSend(app, clock);
+
+  /** The principal behind a session, or undefined once its key is revoked or expired (the session ends with it). */
+  const principalOf = async (request: FastifyRequest, session: DashboardSession) => {
+    try {
+      return await access.authenticate(session.credential);
+    } catch (error) {
+      if (!(error instanceof InvalidApiKeyError)) throw error;
+      sessions.signOut(tokenOf(request));
+      return undefined;
+    }
+  };
+
+  /** An action of a signed-in person, from this site's own page, with the session's form token. */
+  const signedInAction = async (request: FastifyRequest) => {
+    const session = sessions.find(tokenOf(request));
+    if (!session) throw new NotSignedInError();
+    const { form } = request.query as { form?: string };
+    if (!fromThisSite(request) || !sessions.formTokenMatches(session, form)) throw new CrossSiteRequestError();
+    request.dashboardSession = session;
+  };
+
+  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
+    await signedInAction(request);
+    try {
+      await holdTicket(request, reply, await access.open(request.dashboardSession!.credential, operation));
+    } catch (error) {
+      if (!(error instanceof InvalidApiKeyError)) throw error;
+      sessions.signOut(tokenOf(request));
+      throw new NotSignedInError();
+    }
+  };
+
+  const html = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
+
+  app.get('/', async (_request, reply) => reply.redirect('/dashboard', 302));
+
+  app.get(STYLE_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(STYLE));
+
+  app.get('/dashboard', { config: { page: true } }, async (request, reply) => {
+    const session = sessions.find(tokenOf(request));
+    const principal = session && (await principalOf(request, session));
+    if (!session || !principal) return html(reply, signInPage());
+    return html(reply, dashboardPage({ principal, usage: await access.usage(principal), formToken: session.formToken }));
+  });
+
+  app.post('/dashboard/sign-in', { config: { page: true } }, async (request, reply) => {
+    if (!fromThisSite(request)) throw new CrossSiteRequestError();
+    const key = request.body instanceof URLSearchParams ? (request.body.get('key') ?? '') : '';
+    const signedIn = await sessions.signIn(key);
+    reply.header('Set-Cookie', cookie(signedIn.token, SESSION_HOURS * 3600));
+    return reply.redirect('/dashboard', 303);
+  });
+
+  app.post('/dashboard/sign-out', { config: { page: true } }, async (request, reply) => {
+    if (sessions.find(tokenOf(request))) await signedInAction(request);
+    sessions.signOut(tokenOf(request));
+    reply.header('Set-Cookie', cookie('', 0));
+    return reply.redirect('/dashboard', 303);
+  });
+
+  app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
+    const upload = await readImagePart(request, uploadLimits, ['value', 'fingerprint']);
+    const protectOptions = { value: upload.fields.value as ProhibitedCode | undefined, filename: upload.filename, signer: provenance.signer };
+    const result =
+      upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
+    return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
+  });
+
+  app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
+    const upload = await readImagePart(request, uploadLimits);
+    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint });
+    return html(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
+  });
+}
