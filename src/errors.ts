@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'missing_image_part'
   | 'multiple_parts'
   | 'image_too_large'
+  | 'body_too_large'
   | 'unsupported_content_type'
   | 'not_found'
   | 'method_not_allowed'
@@ -146,7 +147,7 @@ export class InvalidOptionError extends OptmarkError {
 /** The HTTP request itself is not what the endpoint takes (see `code` for which way). */
 export class RequestError extends OptmarkError {
   constructor(
-    readonly code: 'malformed_request' | 'missing_image_part' | 'multiple_parts' | 'unsupported_content_type' | 'not_found' | 'request_timeout' | 'header_too_large',
+    readonly code: 'malformed_request' | 'missing_image_part' | 'multiple_parts' | 'unsupported_content_type' | 'not_found' | 'request_timeout' | 'header_too_large' | 'body_too_large',
     message: string,
   ) {
     super(message);

@@ -7,8 +7,8 @@ import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
 
 export interface ProtectOptions {
-  /** The DMI-PROHIBITED* code to write; DMI-PROHIBITED-AIMLTRAINING by default. */
-  readonly value?: ProhibitedCode;
+  /** The DMI-PROHIBITED* code to write (anything else is InvalidOptionError); DMI-PROHIBITED-AIMLTRAINING by default. */
+  readonly value?: string;
   /** The uploaded file's name, for the suggested output name. */
   readonly filename?: string;
   /** Signs the provenance tag written with the value (the API and the CLI always pass one). */

@@ -67,11 +67,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
-      // Keys travel in Authorization. Fastify does not log headers, but
-      // plugins may at debug/trace level (the multipart plugin logs its
-      // options, headers included): redact them wherever they appear.
+      // Keys travel in Authorization, dashboard sessions in Cookie. Fastify
+      // does not log headers, but plugins may at debug/trace level (the
+      // multipart plugin logs its options, headers included): redact them
+      // wherever they appear.
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', '*.authorization', '*.headers.authorization', 'busboyOptions.headers.authorization'],
+        paths: ['authorization', 'cookie'].flatMap((h) => [`req.headers.${h}`, `headers.${h}`, `*.${h}`, `*.headers.${h}`, `busboyOptions.headers.${h}`]),
         censor: '[redacted]',
       },
       // Log paths without their query string: nothing secret is ever expected

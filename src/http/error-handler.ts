@@ -40,6 +40,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   account_exists: 409,
   too_many_keys: 409,
   image_too_large: 413,
+  body_too_large: 413,
   unsupported_content_type: 415,
   unsupported_image_format: 415,
   corrupt_image: 422,
@@ -71,8 +72,10 @@ function fromFramework(error: FastifyError & { part?: unknown }, maxUploadBytes:
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
     case 'FST_REQ_FILE_TOO_LARGE':
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ImageTooLargeError(maxUploadBytes);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      // Only the dashboard's sign-in form is parsed whole (uploads stream).
+      return new RequestError('body_too_large', 'The form is larger than this page takes');
     default:
       return new RequestError('malformed_request', `Malformed request: ${error.message}`);
   }

@@ -281,3 +281,34 @@ describe('what does nothing', () => {
     expect((await dashboard(session.cookie)).body).toContain('action="/dashboard/sign-in"');
   });
 });
+
+describe('hostile input', () => {
+  it('refuses an oversized sign-in form with 413 and a malformed upload with 400, counting nothing, and stays healthy', async () => {
+    const big = await signIn('x'.repeat(10_000));
+    expect(big.status).toBe(413);
+    expect(await big.text()).toContain('<code>body_too_large</code>');
+
+    const session = await newSession();
+    const boundary = 'b0undary';
+    // The closing boundary never comes: the form ends early.
+    const truncated = `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n${'x'.repeat(1000)}`;
+    const response = await fetch(`${t.url}/dashboard/protect?form=${session.formToken}`, {
+      method: 'POST',
+      headers: { Cookie: session.cookie, 'Sec-Fetch-Site': 'same-origin', 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+      body: truncated,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('<code>malformed_request</code>');
+    expect(await usage(session.key)).toMatchObject({ protect: { used: 0 }, verify: { used: 0 } });
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+
+  it('never lets a file name become markup on the result page', async () => {
+    const session = await newSession();
+    const response = await post(session, 'verify', photo, { filename: '<img src=x onerror=alert(1)>.jpg' });
+    expect(response.status).toBe(200);
+    const page = await response.text();
+    expect(page).not.toContain('<img');
+    expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;.jpg');
+  });
+});

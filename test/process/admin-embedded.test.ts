@@ -2,7 +2,8 @@
  * Administration of the embedded database from the command line: directly
  * when no server runs, through the admin socket while `optmark serve` holds
  * the data directory; a second server on the same directory is refused; and
- * no raw API key is ever logged or written to the data directory.
+ * no raw API key (nor a dashboard session's tokens) is ever logged or
+ * written to the data directory.
  *
  * The tests of this file run in order on one data directory.
  */
@@ -10,7 +11,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDataDir } from '../support/server.js';
-import { filesUnder, KEY_PATTERN, keysIn, killAll, optmark, optmarkJson, postImage, startServe, UNKNOWN_KEY, type Server } from './support.js';
+import { filesUnder, KEY_PATTERN, keysIn, killAll, optmark, optmarkJson, postImage, SAMPLE_JPEG, startServe, UNKNOWN_KEY, type Server } from './support.js';
 
 interface Issued {
   id: string;
@@ -137,6 +138,21 @@ describe('while optmark serve holds the data directory', () => {
     expect((await postImage(url, secrets[0])).status).toBe(401);
     const basic = await fetch(`${url}/api/v1/usage`, { headers: { Authorization: `Basic ${issued.key}` } });
     expect(basic.status).toBe(401);
+    // The dashboard: the key in a sign-in form, then the session token in a cookie and the form token in a URL.
+    const signIn = await fetch(`${url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key: issued.key }).toString(),
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    secrets.push(cookie.slice(cookie.indexOf('=') + 1));
+    const formToken = /protect\?form=([^"]+)/.exec(await (await fetch(`${url}/dashboard`, { headers: { Cookie: cookie } })).text())![1]!;
+    secrets.push(formToken);
+    const form = new FormData();
+    form.append('image', new Blob([SAMPLE_JPEG], { type: 'image/jpeg' }), 'photo.jpg');
+    expect((await fetch(`${url}/dashboard/protect?form=${formToken}`, { method: 'POST', headers: { Cookie: cookie }, body: form })).status).toBe(200);
 
     // The stop flushes the database to its files; then the lock and the socket are gone.
     expect(await server!.stop()).toEqual({ code: 0, signal: null });
@@ -175,7 +191,8 @@ describe('while optmark serve holds the data directory', () => {
 describe('after the server stopped', () => {
   it('the admin CLI works on the data directory again by itself', async () => {
     const usage = await optmarkJson<Usage>(['usage', '--account', 'acme'], env);
-    expect(usage.protect.used).toBe(2);
+    // Two API calls and one dashboard call returned 200.
+    expect(usage.protect.used).toBe(3);
     expect(usage.verify.used).toBe(1);
     const keys = await optmarkJson<KeyRow[]>(['keys', 'list', '--account', 'acme'], env);
     expect(keys.map((k) => k.active)).toEqual([false, true]);

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_HOURS, type DashboardSession, type DashboardSessions } from '../../app/dashboard-sessions.js';
 import type { ApiAccess } from '../../app/api-access.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
-import { protectWithFingerprint, protect } from '../../app/protect-image.js';
+import { protect, protectWithFingerprint } from '../../app/protect-image.js';
 import type { Provenance } from '../../app/provenance.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Operation } from '../../errors.js';
@@ -21,7 +21,6 @@ import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pag
 import { STYLE } from '../../web/style.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
-import type { ProhibitedCode } from '../../core/xmp/vocabulary.js';
 
 const COOKIE = 'optmark_session';
 const SIGN_IN_BODY_LIMIT = 4096;
@@ -88,14 +87,20 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   });
   settleTicketsOnSend(app, clock);
 
-  /** The principal behind a session, or undefined once its key is revoked or expired (the session ends with it). */
+  /** A session whose key was revoked or has expired since sign-in ends with it: true when that is what `error` says. */
+  const keyGone = (request: FastifyRequest, error: unknown) => {
+    if (!(error instanceof InvalidApiKeyError)) return false;
+    sessions.signOut(tokenOf(request));
+    return true;
+  };
+
+  /** The principal behind a session, or undefined once its key is gone. */
   const principalOf = async (request: FastifyRequest, session: DashboardSession) => {
     try {
       return await access.authenticate(session.credential);
     } catch (error) {
-      if (!(error instanceof InvalidApiKeyError)) throw error;
-      sessions.signOut(tokenOf(request));
-      return undefined;
+      if (keyGone(request, error)) return undefined;
+      throw error;
     }
   };
 
@@ -113,13 +118,11 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
     try {
       await holdTicket(request, reply, await access.open(request.dashboardSession!.credential, operation));
     } catch (error) {
-      if (!(error instanceof InvalidApiKeyError)) throw error;
-      sessions.signOut(tokenOf(request));
-      throw new NotSignedInError();
+      throw keyGone(request, error) ? new NotSignedInError() : error;
     }
   };
 
-  const html = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
+  const sendPage = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
 
   app.get('/', async (_request, reply) => reply.redirect('/dashboard', 302));
 
@@ -128,8 +131,8 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.get('/dashboard', { config: { page: true } }, async (request, reply) => {
     const session = sessions.find(tokenOf(request));
     const principal = session && (await principalOf(request, session));
-    if (!session || !principal) return html(reply, signInPage());
-    return html(reply, dashboardPage({ principal, usage: await access.usage(principal), formToken: session.formToken }));
+    if (!session || !principal) return sendPage(reply, signInPage());
+    return sendPage(reply, dashboardPage({ principal, usage: await access.usage(principal), formToken: session.formToken }));
   });
 
   app.post('/dashboard/sign-in', { config: { page: true } }, async (request, reply) => {
@@ -149,7 +152,8 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
 
   app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits, ['value', 'fingerprint']);
-    const protectOptions = { value: upload.fields.value as ProhibitedCode | undefined, filename: upload.filename, signer: provenance.signer };
+    // The value is checked by protect (invalid_option), before any pixel work.
+    const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer };
     const result =
       upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
     return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
@@ -158,6 +162,6 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits);
     const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint });
-    return html(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
+    return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });
 }
