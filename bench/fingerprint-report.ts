@@ -191,6 +191,7 @@ ${r.nulls.trials.toLocaleString('en')} null trials: ${r.nulls.images} unmarked i
 
 Verdicts in the latency runs: marked ${l.verdicts.marked}, unmarked ${l.verdicts.unmarked}, cropped ${l.verdicts.markedCrop}.
 Load average of the machine when the runs ended: ${l.loadAverage.map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min; the machine is described above): other work running at the same time inflates these figures.
+Against the decode floor of the same run, detection takes ×${(l.marked.p50 / l.decodeReduced.p50).toFixed(2)} (marked) and ×${(l.unmarked.p50 / l.decodeReduced.p50).toFixed(2)} (unmarked) at the median: these ratios travel between machines, the milliseconds do not. The unmarked median has the least headroom under its target, so a slower or busier machine misses that one first.
 
 ### Targets
 
