@@ -82,6 +82,7 @@ export function dashboardPage(view: DashboardView): string {
 <section aria-labelledby="protect">
 <h2 id="protect">Mark an image</h2>
 <p>Writes the opt-out into the image's metadata and signs it. Every pixel and every other byte of the file stay as they are. Your browser downloads the marked copy; its name and type may differ from the file you chose.</p>
+<p class="note">An image with Content Credentials (a C2PA manifest) loses their validity when marked: the manifest's signature covers bytes that marking changes. Check such an image first; the check says whether it carries a manifest.</p>
 <form method="post" action="/dashboard/protect?form=${formToken}" enctype="multipart/form-data">
 <label for="value">Opt-out</label>
 <select id="value" name="value">${options}</select>
@@ -105,8 +106,6 @@ export function dashboardPage(view: DashboardView): string {
     signOutForm(formToken, principal),
   );
 }
-
-const yesNo = (value: boolean) => (value ? 'yes' : 'no');
 
 function fingerprintText(f: VerifyResult['fingerprint']): string {
   // No block: too small, too flat, or not decodable: nothing was examined, so nothing is claimed either way.
@@ -137,7 +136,7 @@ export function verifyPage(view: VerifyView): string {
 <tr><th scope="row">Our signature</th><td>${provenance.present ? (provenance.verifiable ? (provenance.valid ? 'present and valid' : 'present, not valid (the file or the tag was changed)') : 'present, cannot be checked (a key this service does not know, or an unreadable tag)') : 'absent'}</td></tr>
 <tr><th scope="row">Fingerprint (experimental)</th><td>${fingerprintText(fingerprint)}</td></tr>
 <tr><th scope="row">Format</th><td>${details.mimeType}</td></tr>
-<tr><th scope="row">C2PA manifest</th><td>${yesNo(details.c2pa)}</td></tr>
+<tr><th scope="row">C2PA manifest</th><td>${details.c2pa ? 'yes: marking this file would invalidate its signature' : 'no'}</td></tr>
 <tr><th scope="row">SHA-256</th><td><code>${result.sha256}</code></td></tr>
 </tbody>
 </table>

@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_HOURS } from '../../src/app/dashboard-sessions.js';
 import { texturedPhoto } from '../fingerprint/support.js';
+import { withC2pa } from '../support/c2pa.js';
 import { postImage, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -229,6 +230,19 @@ describe('marking and checking', () => {
     const { body } = await dashboard(session.cookie);
     expect(body).toMatch(/<th scope="row">Marked<\/th><td>2<\/td>/);
     expect(body).toMatch(/<th scope="row">Checked<\/th><td>1<\/td>/);
+  });
+});
+
+describe('Content Credentials', () => {
+  it('the check says a file carries a C2PA manifest that marking would invalidate; the download says it did, as the API does', async () => {
+    const session = await newSession();
+    const signed = await withC2pa(photo, { 'cawg.ai_training': 'notAllowed' });
+    const page = await (await post(session, 'verify', signed)).text();
+    expect(page).toContain('yes: marking this file would invalidate its signature');
+    const marked = await post(session, 'protect', signed);
+    expect(marked.status).toBe(200);
+    expect(marked.headers.get('optmark-c2pa-manifest')).toBe('invalidated');
+    expect((await post(session, 'protect', photo)).headers.get('optmark-c2pa-manifest')).toBeNull();
   });
 });
 
