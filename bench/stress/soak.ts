@@ -1,5 +1,6 @@
 /**
- * `npm run soak`: the real server on the embedded database for a long time
+ * `npm run soak`: the real server on the embedded database (or, with
+ * --database-url, on an empty PostgreSQL database) for a long time
  * (default 10 minutes) under 2 clients, 70 % protect and 30 % verify of the
  * test corpus. Its resident size is sampled every 10 s and printed as it
  * goes. Asserts: every call 200, usage == the 200s, and the resident size at
@@ -7,7 +8,9 @@
  * allocator settings of `npm start` keep freed memory, so a healthy process
  * stays flat once warm).
  *
- * Options: --minutes N. Exits 1 when a property fails.
+ * Options: --minutes N, --database-url postgres://... (a database of its
+ * own: the server bootstraps its account there, so it must be empty).
+ * Exits 1 when a property fails.
  */
 import { parseArgs } from 'node:util';
 import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
@@ -19,7 +22,7 @@ import { RssSampler, type RssSample } from './support/rss.js';
 import { errorLines, logSummary, Serve, showWarnings, usageOf } from './support/server.js';
 import { freshDataDir, prepare } from './support/setup.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, 'database-url': { type: 'string' } } });
 const MINUTES = Number(values.minutes);
 if (!(MINUTES > 0)) throw new Error('--minutes must be a positive number');
 const CLIENTS = 2;
@@ -31,10 +34,12 @@ const log = (line = '') => process.stdout.write(`${line}\n`);
 const checks = new Checks(log);
 const template = prepare(log);
 const uploads = corpusUploads();
-log(`soak: ${MINUTES} min, ${CLIENTS} clients, protect/verify 70/30 over ${uploads.length} corpus files; RSS every ${SAMPLE_MS / 1000} s`);
+const databaseUrl = values['database-url'];
+log(`soak: ${MINUTES} min, ${CLIENTS} clients, protect/verify 70/30 over ${uploads.length} corpus files, ${databaseUrl ? 'PostgreSQL' : 'embedded database'}; RSS every ${SAMPLE_MS / 1000} s`);
 
 const server = await Serve.start(await freePort(), {
   OPTMARK_DATA_DIR: freshDataDir(template),
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   OPTMARK_LOG_LEVEL: 'warn',
   OPTMARK_PROTECT_LIMIT: '1000000000',
   OPTMARK_VERIFY_LIMIT: '1000000000',
