@@ -98,6 +98,13 @@ describe('pages', () => {
     expect(body).toContain('action="/dashboard/sign-in"');
     expect(body).not.toContain('<script');
 
+    // An action's address opened as a page (the back button, a bookmark) leads back to the dashboard.
+    for (const action of ['sign-in', 'protect', 'verify', 'sign-out']) {
+      const opened = await fetch(`${t.url}/dashboard/${action}?form=x`, { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      expect(opened.headers.get('location')).toBe('/dashboard');
+    }
+
     const css = await fetch(`${t.url}/dashboard/style.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect(await css.text()).toContain('font');

@@ -126,6 +126,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   const sendPage = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
 
   app.get('/', async (_request, reply) => reply.redirect('/dashboard', 302));
+  // The actions' addresses opened as pages (the back button, a bookmark of a result): back to the dashboard.
+  for (const action of ['sign-in', 'sign-out', 'protect', 'verify']) {
+    app.get(`/dashboard/${action}`, async (_request, reply) => reply.redirect('/dashboard', 303));
+  }
 
   app.get(STYLE_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(STYLE));
 
