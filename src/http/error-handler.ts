@@ -21,6 +21,13 @@ import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers people with HTML pages (the dashboard's): its failures are pages too. */
+    page?: boolean;
+  }
+}
+
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
   empty_image: 400,
   malformed_request: 400,

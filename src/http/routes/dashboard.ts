@@ -27,10 +27,6 @@ const COOKIE = 'optmark_session';
 const SIGN_IN_BODY_LIMIT = 4096;
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route answers people with HTML, its failures included (src/http/error-handler.ts). */
-    page?: boolean;
-  }
   interface FastifyRequest {
     dashboardSession?: DashboardSession;
   }
@@ -89,25 +85,25 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   settleTicketsOnSend(app, clock);
 
   /** A session whose key was revoked or has expired since sign-in ends with it: true when that is what `error` says. */
-  const keyGone = (request: FastifyRequest, error: unknown) => {
+  const keyGone = (token: string | undefined, error: unknown) => {
     if (!(error instanceof InvalidApiKeyError)) return false;
-    sessions.signOut(tokenOf(request));
+    sessions.signOut(token);
     return true;
   };
 
   /** The principal behind a session, or undefined once its key is gone. */
-  const principalOf = async (request: FastifyRequest, session: DashboardSession) => {
+  const principalOf = async (token: string | undefined, session: DashboardSession) => {
     try {
       return await access.authenticate(session.credential);
     } catch (error) {
-      if (keyGone(request, error)) return undefined;
+      if (keyGone(token, error)) return undefined;
       throw error;
     }
   };
 
   /** An action of a signed-in person, from this site's own page, with the session's form token. */
-  const signedInAction = async (request: FastifyRequest) => {
-    const session = sessions.find(tokenOf(request));
+  const signedInAction = async (request: FastifyRequest, token: string | undefined) => {
+    const session = sessions.find(token);
     if (!session) throw new NotSignedInError();
     const { form } = request.query as { form?: string };
     if (!fromThisSite(request) || !sessions.formTokenMatches(session, form)) throw new CrossSiteRequestError();
@@ -115,11 +111,12 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   };
 
   const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
-    await signedInAction(request);
+    const token = tokenOf(request);
+    await signedInAction(request, token);
     try {
       await holdTicket(request, reply, await access.open(request.dashboardSession!.credential, operation));
     } catch (error) {
-      throw keyGone(request, error) ? new NotSignedInError() : error;
+      throw keyGone(token, error) ? new NotSignedInError() : error;
     }
   };
 
@@ -134,8 +131,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.get(STYLE_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(STYLE));
 
   app.get('/dashboard', { config: { page: true } }, async (request, reply) => {
-    const session = sessions.find(tokenOf(request));
-    const principal = session && (await principalOf(request, session));
+    const token = tokenOf(request);
+    const session = sessions.find(token);
+    const principal = session && (await principalOf(token, session));
     if (!session || !principal) return sendPage(reply, signInPage());
     return sendPage(reply, dashboardPage({ principal, usage: await access.usage(principal), formToken: session.formToken }));
   });
@@ -149,8 +147,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   });
 
   app.post('/dashboard/sign-out', { config: { page: true } }, async (request, reply) => {
-    if (sessions.find(tokenOf(request))) await signedInAction(request);
-    sessions.signOut(tokenOf(request));
+    const token = tokenOf(request);
+    if (sessions.find(token)) await signedInAction(request, token);
+    sessions.signOut(token);
     reply.header('Set-Cookie', cookie('', 0));
     return reply.redirect('/dashboard', 303);
   });
