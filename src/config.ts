@@ -3,6 +3,7 @@
  * start, and returns a frozen, typed object; a bad value stops the start with
  * a message naming the variable.
  */
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -37,6 +38,18 @@ export interface Config {
   readonly maxInFlightPerKey: number;
   /** An upload that delivers less than 64 KiB in this many seconds gets 408 (OPTMARK_UPLOAD_STALL_SECONDS, default 20). */
   readonly uploadStallSeconds: number;
+  /**
+   * Requests with an invalid API key one client address may make per minute;
+   * past that, its requests with a key get 429 too_many_requests until the
+   * minute ends (OPTMARK_AUTH_FAILURES_PER_MINUTE, default 100; 0 turns it off).
+   */
+  readonly authFailuresPerMinute: number;
+  /**
+   * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names
+   * the client (OPTMARK_TRUST_PROXY, comma-separated; default none: the
+   * client is the TCP peer).
+   */
+  readonly trustProxy: readonly string[] | undefined;
   /** Largest image, in pixels, the pixel decoder takes (OPTMARK_MAX_PIXELS, default 100000000). */
   readonly maxPixels: number;
   /** Pixel decodes run at once (OPTMARK_DECODE_CONCURRENCY, default: the number of CPUs). */
@@ -66,6 +79,24 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** A comma-separated list of IP addresses and CIDR ranges (proxy-addr's syntax, without its named ranges). */
+function addressList(env: Env, name: string): string[] | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const list = raw.split(',').map((entry) => {
+    const text = entry.trim();
+    const [address = '', prefix, ...rest] = text.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || rest.length > 0 || !prefixOk) {
+      throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDR ranges (such as 10.0.0.0/8), got ${JSON.stringify(text)}`);
+    }
+    return text;
+  });
+  return Object.freeze(list) as string[];
+}
+
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -93,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
     maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
     uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),
+    authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
+    trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
     decodeConcurrency: integer(env, 'OPTMARK_DECODE_CONCURRENCY', availableParallelism(), 1, 256),
     decodeQueue: integer(env, 'OPTMARK_DECODE_QUEUE', 8, 0, 10_000),

@@ -261,6 +261,25 @@ export class TooManyRequestsError extends OptmarkError {
   }
 }
 
+/**
+ * The client's address presented too many invalid API keys within the
+ * window; every request with a key is refused until the window ends, valid
+ * keys included (a different answer would tell a right guess from a wrong one).
+ */
+export class TooManyAuthFailuresError extends OptmarkError {
+  readonly code = 'too_many_requests';
+  constructor(
+    readonly limit: number,
+    readonly windowSeconds: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `Too many requests from your address had an invalid API key (${limit} within ${windowSeconds} seconds); ` +
+        `requests with an API key from it are refused for the next ${retryAfterSeconds} seconds`,
+    );
+  }
+}
+
 /** The server is at capacity (calls in flight, or decodes queued); shed now rather than run out of memory. */
 export class ServerBusyError extends OptmarkError {
   readonly code = 'server_busy';

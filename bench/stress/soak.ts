@@ -6,7 +6,10 @@
  * goes. Asserts: every call 200, usage == the 200s, and the resident size at
  * the end within 10 % of its size after the first minute (a leak grows; the
  * allocator settings of `npm start` keep freed memory, so a healthy process
- * stays flat once warm).
+ * stays flat once warm). Where the resident memory is (malloc's main and
+ * per-thread arenas, WebAssembly, stacks, other anonymous, files; from
+ * /proc/<pid>/smaps) is reported at that first minute and at the end, so a
+ * creep shows where it grew.
  *
  * Options: --minutes N, --database-url postgres://... (a database of its
  * own: the server bootstraps its account there, so it must be empty).
@@ -21,6 +24,7 @@ import { Checks, mb, table } from './support/report.js';
 import { RssSampler, type RssSample } from './support/rss.js';
 import { errorLines, logSummary, Serve, showWarnings, usageOf } from './support/server.js';
 import { freshDataDir, prepare } from './support/setup.js';
+import { CATEGORIES, MEANING, readSmaps, type Smaps } from './support/smaps.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, 'database-url': { type: 'string' } } });
 const MINUTES = Number(values.minutes);
@@ -57,11 +61,15 @@ log(row('0 s', rss.first, 0, '-', 0));
 let lastCalls = 0;
 let lastAt = began;
 let printed = 1;
+/** The breakdown by mapping, taken with the sample the drift is measured from (within the second), and VmRSS read right after it. */
+let warmSmaps: { smaps: Smaps | undefined; rssMb: number | undefined } | undefined;
+const smapsNow = () => ({ smaps: readSmaps(server.pid), rssMb: server.memory()?.rssMb });
 while (performance.now() - began < MINUTES * 60_000) {
   await sleep(1_000);
   // One line per sample, as it is taken, so a long run shows its progress.
   for (; printed < rss.samples.length; printed++) {
     const sample = rss.samples[printed]!;
+    if (!warmSmaps && sample.at >= WARM_MS) warmSmaps = smapsNow();
     const now = performance.now();
     const calls = load.outcomes.length;
     log(row(`${Math.round(sample.at / 1000)} s`, sample.rssMb, calls, ((calls - lastCalls) / ((now - lastAt) / 1000)).toFixed(1), load.outcomes.filter((o) => o.status !== 200).length));
@@ -71,6 +79,7 @@ while (performance.now() - began < MINUTES * 60_000) {
 }
 await load.stop();
 rss.stop();
+const endSmaps = smapsNow();
 const cpu = cpuUse(cpuBefore, cpuSnapshot(server.pid));
 const elapsed = (performance.now() - began) / 1000;
 const usage = await usageOf(server.url, key);
@@ -95,6 +104,9 @@ log(
 );
 const failed = outcomes.filter((o) => o.status !== 200);
 log(`\nRSS series (MB, every ${SAMPLE_MS / 1000} s): ${rss.samples.map((x) => x.rssMb.toFixed(0)).join(' ')}`);
+log('');
+log(smapsTable(`${Math.round(warm.at / 1000)} s`, warmSmaps, endSmaps));
+log(arenaGrowth(warmSmaps?.smaps, endSmaps.smaps));
 checks.check('soak', 'every call 200', failed.length === 0, `${outcomes.length} calls, ${failed.length} not 200`);
 const counted = okUsage(outcomes);
 checks.check('soak', 'usage == 200s', usage.protect === counted.protect && usage.verify === counted.verify, `protect ${usage.protect} used / ${counted.protect} x 200, verify ${usage.verify} / ${counted.verify}`);
@@ -102,6 +114,32 @@ checks.check('soak', `RSS at the end within ${TOLERANCE * 100} % of RSS at ${Mat
 checks.check('soak', 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
 showWarnings(log, server, 1);
 process.exit(checks.summary() ? 0 : 1);
+
+/** Resident memory by kind of mapping at the warm point and at the end: where it is, and where it grew. */
+function smapsTable(warmLabel: string, warm: typeof warmSmaps, end: typeof endSmaps): string {
+  const change = (a: number | undefined, b: number | undefined, digits = 1) =>
+    a === undefined || b === undefined ? '-' : `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(digits)}`;
+  const row = (name: string, a: number | undefined, b: number | undefined) => [name, mb(a), mb(b), change(a, b)];
+  return table(
+    ['resident memory by mapping (smaps)', `MB at ${warmLabel}`, 'MB at end', 'change', ''],
+    [
+      ...CATEGORIES.map((c) => [...row(c, warm?.smaps?.mb[c], end.smaps?.mb[c]), MEANING[c]]),
+      [...row('total', warm?.smaps?.totalMb, end.smaps?.totalMb), 'sum of the above'],
+      [...row('VmRSS', warm?.rssMb, end.rssMb), 'read right after, for comparison'],
+      ['thread arenas, count', String(warm?.smaps?.arenas ?? '-'), String(end.smaps?.arenas ?? '-'), change(warm?.smaps?.arenas, end.smaps?.arenas, 0), '64 MiB arena windows'],
+    ],
+  );
+}
+
+/** The arena windows that changed since the warm point, largest growth first: glibc grows one arena at a time, in steps. */
+function arenaGrowth(warm: Smaps | undefined, end: Smaps | undefined): string {
+  if (!warm || !end) return 'thread arenas that changed: -';
+  const changed = [...new Set([...warm.arenaMb.keys(), ...end.arenaMb.keys()])]
+    .map((start) => ({ start, change: (end.arenaMb.get(start) ?? 0) - (warm.arenaMb.get(start) ?? 0) }))
+    .filter((a) => Math.abs(a.change) >= 0.1)
+    .sort((a, b) => b.change - a.change);
+  return `thread arenas that changed (start address, MB): ${changed.map((a) => `${a.start} ${a.change >= 0 ? '+' : ''}${a.change.toFixed(1)}`).join(', ') || 'none'}`;
+}
 
 /** Least-squares slope of RSS over time, MB per minute. */
 function trend(samples: readonly RssSample[]): number {

@@ -58,9 +58,14 @@ export function keyCredential(key: string): Credential {
   return { keyDigest: apiKeyDigest(key) };
 }
 
+/** Whether a request presents a key at all: an `Authorization` header that is not blank (its value may still be invalid). */
+export function presentsKey(authorization: string | undefined): authorization is string {
+  return authorization !== undefined && authorization.trim() !== '';
+}
+
 /** The credential in an `Authorization: Bearer <key>` header (scheme case-insensitive). */
 export function bearerCredential(authorization: string | undefined): Credential {
-  if (authorization === undefined || authorization.trim() === '') throw new MissingApiKeyError();
+  if (!presentsKey(authorization)) throw new MissingApiKeyError();
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
   if (!match) throw new InvalidApiKeyError();
   return keyCredential(match[1]!);

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
+import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
 import type { DashboardSessions } from '../app/dashboard-sessions.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
 import type { Provenance } from '../app/provenance.js';
@@ -27,8 +28,13 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpDeps {
-  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl'>;
+  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl' | 'trustProxy' | 'authFailuresPerMinute'>;
   readonly access: ApiAccess;
+  /**
+   * Invalid API keys per client address (request.ip), shared by the API and
+   * the dashboard's sign-in; default: one of config.authFailuresPerMinute.
+   */
+  readonly authFailures?: AuthFailures;
   /** The web dashboard's sign-ins. */
   readonly sessions: DashboardSessions;
   /** Signs tags on protect and checks them on verify. */
@@ -99,6 +105,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // connectionsCheckingInterval (30 s by default): check every second.
     http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
     bodyLimit: 1024 * 1024,
+    // request.ip is the TCP peer, unless it is one of the configured reverse
+    // proxies: then the client X-Forwarded-For names (the auth-failure limit
+    // counts per request.ip).
+    trustProxy: config.trustProxy ? [...config.trustProxy] : false,
   });
 
   installErrorHandling(app, { maxUploadBytes: config.maxUploadBytes, clock });
@@ -136,9 +146,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds };
   const { access, provenance, fingerprint } = deps;
-  await app.register(imageRoutes, { access, provenance, fingerprint, upload, clock });
+  const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
+  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, clock });
   const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
-  await app.register(dashboardRoutes, { access, sessions: deps.sessions, provenance, fingerprint, upload, clock, secureCookies });
+  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, upload, clock, secureCookies });
   return app;
 }
 

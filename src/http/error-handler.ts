@@ -14,6 +14,7 @@ import {
   RequestError,
   ServerBusyError,
   ServiceUnavailableError,
+  TooManyAuthFailuresError,
   TooManyRequestsError,
   type ErrorCode,
 } from '../errors.js';
@@ -99,7 +100,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
     setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
   }
-  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError) {
+  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError || error instanceof TooManyAuthFailuresError) {
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);

@@ -272,10 +272,17 @@ describe('the image (rows 16-29)', () => {
     ['a JPEG whose frame says 65500x65500', hugeFrame(JPEG)],
   ])('24: %s: 200 on both endpoints, quickly, no pixel decoded', async (_, bytes) => {
     const started = performance.now();
+    const peakBefore = process.resourceUsage().maxRSS;
     await row(() => post(bytes, '/api/v1/protect'), 200, undefined, { protect: 1 });
     const verified = await row(() => post(bytes, '/api/v1/verify'), 200, undefined, { verify: 1 });
     expect(verified.json.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
     expect(performance.now() - started).toBeLessThan(3000);
+    // The server runs in this process. Decoded, either bomb would take 400 MB
+    // or more, which would show in the process's peak RSS (getrusage's
+    // maxRSS, in KiB) however soon it was freed. The plan's bound: 20 MB.
+    const peakGrowthMb = (process.resourceUsage().maxRSS - peakBefore) / 1024;
+    console.info(`24: peak RSS +${peakGrowthMb.toFixed(1)} MB`);
+    expect(peakGrowthMb).toBeLessThan(20);
   });
 
   const inJpeg = (packet: string) => withSegments(JPEG.subarray(0, 2), xmpSegment(packet), JPEG.subarray(2));

@@ -15,7 +15,7 @@ import { freePort, sleep } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { awaitUsage, fmtUsage, OPS, per, pgServer, since, timeline, until, type Context } from './common.js';
+import { awaitUsage, fmtUsage, OPS, per, pgServer, since, timeline, until, type Context, UNDER_LOAD } from './common.js';
 
 const CLIENTS = 8;
 const KILL_AT_MS = 5_000;
@@ -111,7 +111,7 @@ export async function crashEmbedded(ctx: Context): Promise<void> {
   const scope = 'b. SIGKILL, embedded';
   ctx.log(`\n== ${scope}: ${CLIENTS} clients for ${END_AT_MS / 1000} s, server SIGKILLed at ${KILL_AT_MS / 1000} s and restarted on the same data directory`);
   const dataDir = freshDataDir(ctx.template);
-  const env = { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' };
+  const env = { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD };
   let staleLock = '';
   const run = await crashUnderLoad(ctx, scope, env, undefined, () => {
     try {

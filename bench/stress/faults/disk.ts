@@ -2,21 +2,22 @@
  * d. The embedded database's file system fails under 4 clients: it fills up
  * (and later has room again), or it turns read-only (as ext4 does on an I/O
  * error). Calls must get a JSON 503 service_unavailable, never a 500 or a
- * dead process; afterwards (space back, or the file system repaired and the
- * server restarted) the database must open, and its counts must never
- * exceed the 200s answered.
+ * dead process. Once space is back, the same server must serve 200s again
+ * without a restart; after a read-only file system is repaired and the
+ * server restarted, the database must open. Counts must never exceed the
+ * 200s answered.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuSnapshot, cpuUse } from '../../cpu-usage.js';
-import { countsTable, label, latencyTable, Load, okUsage, unavailable, type Outcome } from '../support/clients.js';
+import { countBy, countsTable, label, latencyTable, Load, okUsage, unavailable, type Outcome } from '../support/clients.js';
 import { mix, smallJpeg } from '../support/corpus.js';
 import { LoopFs } from '../support/loop-fs.js';
 import { freePort, sleep } from '../support/net.js';
 import { mb, ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { fmtUsage, OPS, per, probe, timeline, until, type Context } from './common.js';
+import { fmtUsage, OPS, per, probe, timeline, until, type Context, UNDER_LOAD } from './common.js';
 
 const CLIENTS = 4;
 const FS_MB = 256;
@@ -43,7 +44,7 @@ async function setUp(ctx: Context, scope: string): Promise<Setup | undefined> {
   mkdirSync(dataDir, { mode: 0o700 });
   freshDataDir(ctx.template, dataDir);
   fs.sync();
-  const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' });
+  const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD });
   const key = server.bootstrapKey!;
   // On disk, as a database running for more than half a minute would be: the fault hits the server's writes, not our copy.
   fs.sync();
@@ -96,7 +97,7 @@ async function duringFault(ctx: Context, scope: string, setup: Setup, event: [st
 
 export async function diskFull(ctx: Context): Promise<void> {
   const scope = 'd. disk full, embedded';
-  ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the ${FS_MB} MB file system is filled at 3 s; at 13 s the server is restarted on the full disk; then room is made`);
+  ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify a 10 KB JPEG; the ${FS_MB} MB file system is filled at 3 s; room is made at 13 s, the same server under load for 5 s more; then it is filled again, the server restarted on the full disk, and room made`);
   const setup = await setUp(ctx, scope);
   if (!setup) return;
   const { fs, dataDir, server, key, t0 } = setup;
@@ -108,9 +109,14 @@ export async function diskFull(ctx: Context): Promise<void> {
   const outcomes = await duringFault(ctx, scope, setup, ['disk full', fullAt], false, 13_000);
   const refused = outcomes.filter((o) => o.status !== 200);
   ctx.log(refused.length ? `first refusal ${ms(refused[0]!.end - fullAt)} ms after the disk filled` : 'no call was refused while the disk was full: what the server wrote fitted in blocks it already had');
-  const counted = okUsage(outcomes);
+  const whileFull = okUsage(outcomes);
   const usage = await usageOf(server.url, key).catch((error: Error) => error.message);
-  ctx.checks.check(scope, 'usage == 200s (live)', typeof usage !== 'string' && OPS.every((op) => usage[op] === counted[op]), `200s: ${fmtUsage(counted)}; usage: ${typeof usage === 'string' ? usage : fmtUsage(usage)}`);
+  ctx.checks.check(scope, 'usage == 200s (live)', typeof usage !== 'string' && OPS.every((op) => usage[op] === whileFull[op]), `200s: ${fmtUsage(whileFull)}; usage: ${typeof usage === 'string' ? usage : fmtUsage(usage)}`);
+  const afterRoom = await recoverLive(ctx, scope, setup);
+  const counted = per((op) => whileFull[op] + afterRoom[op]);
+  const usageAfter = await usageOf(server.url, key).catch((error: Error) => error.message);
+  ctx.checks.check(scope, 'usage == 200s after room was made (same server)', typeof usageAfter !== 'string' && OPS.every((op) => usageAfter[op] === counted[op]), `200s: ${fmtUsage(counted)}; usage: ${typeof usageAfter === 'string' ? usageAfter : fmtUsage(usageAfter)}`);
+  fs.fill();
   await idleCpu(ctx, scope, server);
   const exit = await server.stop();
   ctx.checks.check(scope, 'exit 0 on SIGTERM, disk full', exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
@@ -122,12 +128,34 @@ export async function diskFull(ctx: Context): Promise<void> {
   await reopen(ctx, scope, dataDir, key, per((op) => counted[op] + more[op]), true);
 }
 
+/**
+ * Room is made while the same server runs under load: the write-behind
+ * retries every second, so calls sent from 2 s on must all get 200 again,
+ * without a restart. Returns the 200s of this phase.
+ */
+async function recoverLive(ctx: Context, scope: string, setup: Setup): Promise<Usage> {
+  const { fs, server, key } = setup;
+  fs.unfill();
+  const roomAt = performance.now();
+  const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5, 7) }).start();
+  await sleep(5_000);
+  await load.stop();
+  const late = load.outcomes.filter((o) => o.start >= roomAt + 2_000);
+  const lateRefused = late.filter((o) => o.status !== 200);
+  const firstOk = load.outcomes.find((o) => o.status === 200);
+  ctx.log(`room made: first 200 ${firstOk ? `${ms(firstOk.end - roomAt)} ms after` : 'never'}; ${[...countBy(load.outcomes)].map(([answer, n]) => `${n} x ${answer}`).join(', ')}`);
+  ctx.checks.check(scope, 'serves again once room is made, without a restart', late.length > 0 && lateRefused.length === 0, `${late.length} calls sent 2 s or more after room was made, ${lateRefused.length} not 200 ${[...new Set(lateRefused.map(label))].join(', ')}`);
+  const strange = load.outcomes.filter((o) => o.status !== 200 && !unavailable(o));
+  ctx.checks.check(scope, 'only 200 or JSON 503 while recovering', strange.length === 0, `${load.outcomes.length} answers`);
+  return okUsage(load.outcomes);
+}
+
 /** Start on the broken file system: it may refuse to start (exit != 0, saying why) or serve 200s and 503s; it must not hang or answer 500. */
 async function startDuringFault(ctx: Context, scope: string, fault: string, dataDir: string, key: string): Promise<Usage> {
   const property = `start on a ${fault}: refused cleanly or serves`;
   let server: Serve;
   try {
-    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' }, { ready: false, timeoutMs: 30_000 });
+    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD }, { ready: false, timeoutMs: 30_000 });
   } catch (error) {
     const message = (error as Error).message.replace(/omk_[0-9A-Za-z]+/g, 'omk_[masked]');
     const exited = /exited during start \((\{[^)]*\})\)/.exec(message)?.[1];
@@ -192,7 +220,7 @@ export async function readOnly(ctx: Context): Promise<void> {
 async function reopen(ctx: Context, scope: string, dataDir: string, key: string, answered: Usage, exact: boolean): Promise<void> {
   let server: Serve;
   try {
-    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' });
+    server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD });
   } catch (error) {
     ctx.checks.check(scope, 'database opens after recovery', false, (error as Error).message.slice(0, 1500));
     return;

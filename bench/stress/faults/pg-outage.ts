@@ -70,7 +70,9 @@ export async function pgOutage(ctx: Context): Promise<void> {
   const during = outcomes.filter((o) => o.start >= downAt && o.end <= restartAt);
   checks.check(SCOPE, 'all 503 while the database is down', during.length > 0 && during.every(unavailable), `${during.length} requests sent and answered while down, ${during.filter((o) => o.status === 200).length} x 200`);
   const slowest503 = latencies(outcomes.filter((o) => o.status === 503));
-  checks.check(SCOPE, '503s answered promptly', slowest503.max < 5_000, `p50 ${ms(slowest503.percentile(50))} ms, p99 ${ms(slowest503.percentile(99))} ms, max ${ms(slowest503.max)} ms`);
+  // FAULT-1 of the hardening plan: every 503 within the pool's connection timeout (3 s) + 0.5 s
+  // (the plan's 2.5 s assumed a 2 s timeout; a refused connection answers in milliseconds).
+  checks.check(SCOPE, '503s answered within 3.5 s', slowest503.max < 3_500, `p50 ${ms(slowest503.percentile(50))} ms, p99 ${ms(slowest503.percentile(99))} ms, max ${ms(slowest503.max)} ms`);
   checks.check(SCOPE, 'server stays up', runningAfterLoad, runningAfterLoad ? 'running' : `exited ${JSON.stringify(server.exit)}`);
   checks.check(
     SCOPE,

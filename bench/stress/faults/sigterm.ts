@@ -12,7 +12,7 @@ import { freePort } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { fmtUsage, pgServer, timeline, until, type Context } from './common.js';
+import { fmtUsage, pgServer, timeline, until, type Context, UNDER_LOAD } from './common.js';
 
 const CLIENTS = 8;
 const SIGNAL_AT_MS = 5_000;
@@ -69,7 +69,7 @@ async function sigtermUnderLoad(ctx: Context, scope: string, env: Record<string,
 }
 
 export async function sigterm(ctx: Context): Promise<void> {
-  await sigtermUnderLoad(ctx, 'c. SIGTERM, embedded', { OPTMARK_DATA_DIR: freshDataDir(ctx.template), OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64' }, undefined);
+  await sigtermUnderLoad(ctx, 'c. SIGTERM, embedded', { OPTMARK_DATA_DIR: freshDataDir(ctx.template), ...UNDER_LOAD }, undefined);
   const { env, key } = await pgServer(ctx, 'optmark_sigterm');
   await sigtermUnderLoad(ctx, 'c. SIGTERM, PostgreSQL', env, key);
 }

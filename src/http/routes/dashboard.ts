@@ -7,11 +7,16 @@
  * Forms from other sites are refused before any work: the session cookie is
  * SameSite=Strict, a browser's Sec-Fetch-Site or Origin must name this site,
  * and every action carries the session's form token in its URL.
+ *
+ * Sign-in presents a key, so it shares the API's count of invalid keys per
+ * client address (app/auth-failures.ts): an address past it gets 429 before
+ * its form is read, and a wrong key at sign-in counts like one on the API.
  */
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_HOURS, type DashboardSession, type DashboardSessions } from '../../app/dashboard-sessions.js';
 import type { ApiAccess } from '../../app/api-access.js';
+import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import { protect, protectWithFingerprint } from '../../app/protect-image.js';
 import type { Provenance } from '../../app/provenance.js';
@@ -34,6 +39,8 @@ declare module 'fastify' {
 
 export interface DashboardRouteOptions {
   readonly access: ApiAccess;
+  /** Invalid keys per client address, shared with the API. */
+  readonly authFailures: AuthFailures;
   readonly sessions: DashboardSessions;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
@@ -71,7 +78,7 @@ function attachment(filename: string): string {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
-  const { access, sessions, provenance, fingerprint, upload: uploadLimits, clock } = options;
+  const { access, authFailures, sessions, provenance, fingerprint, upload: uploadLimits, clock } = options;
   const tokenOf = (request: FastifyRequest) => parseCookies(request.headers.cookie ?? '')[COOKIE];
   const cookie = (value: string, maxAge: number) =>
     serializeCookie(COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
@@ -138,10 +145,16 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
     return sendPage(reply, dashboardPage({ principal, usage: await access.usage(principal), formToken: session.formToken }));
   });
 
-  app.post('/dashboard/sign-in', { config: { page: true } }, async (request, reply) => {
+  app.post('/dashboard/sign-in', {
+    config: { page: true },
+    // Every sign-in presents a key (in its form): an address past its invalid keys is refused before the form is read.
+    onRequest: async (request) => authFailures.admit(request.ip),
+  }, async (request, reply) => {
     if (!fromThisSite(request)) throw new CrossSiteRequestError();
     const key = request.body instanceof URLSearchParams ? (request.body.get('key') ?? '') : '';
-    const signedIn = await sessions.signIn(key);
+    const signIn = () => sessions.signIn(key);
+    // An empty field presents no key (as a request without Authorization): refused, not counted.
+    const signedIn = key.trim() === '' ? await signIn() : await authFailures.counting(request.ip, signIn);
     reply.header('Set-Cookie', cookie(signedIn.token, SESSION_HOURS * 3600));
     return reply.redirect('/dashboard', 303);
   });

@@ -2,12 +2,17 @@
  * POST /api/v1/protect and POST /api/v1/verify: authenticate and reserve a
  * unit (preHandler, before the body is read), read the one image part, run
  * the same use case the CLI runs, answer exactly the spec's fields.
+ *
+ * A request with a key from an address that has presented too many invalid
+ * keys is refused first (onRequest), before the key is looked up; an invalid
+ * key counts against its address (app/auth-failures.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { protect, type ProtectResult } from '../../app/protect-image.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
-import { bearerCredential, type ApiAccess } from '../../app/api-access.js';
+import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
+import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
@@ -17,6 +22,7 @@ import { readImagePart, type UploadLimits } from '../upload.js';
 
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
+  readonly authFailures: AuthFailures;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
   readonly upload: UploadLimits;
@@ -26,14 +32,23 @@ export interface ImageRouteOptions {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, provenance, fingerprint, upload: uploadLimits, clock } = options;
+  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, clock } = options;
+
+  /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
+  const refuseKeyGuessers = async (request: FastifyRequest) => {
+    if (presentsKey(request.headers.authorization)) authFailures.admit(request.ip);
+  };
+  /** The bearer key's check, an invalid key counted against the address. */
+  const checkingKey = <T>(request: FastifyRequest, check: (credential: Credential) => Promise<T>) =>
+    authFailures.counting(request.ip, async () => check(bearerCredential(request.headers.authorization)));
 
   const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) =>
-    holdTicket(request, reply, await access.open(bearerCredential(request.headers.authorization), operation));
+    holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation)));
   settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {
     schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
+    onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readImagePart(request, uploadLimits);
@@ -46,6 +61,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
 
   app.post('/api/v1/verify', {
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
+    onRequest: refuseKeyGuessers,
     preHandler: reserve('verify'),
     handler: async (request) => {
       const upload = await readImagePart(request, uploadLimits);
@@ -55,8 +71,9 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
 
   app.get('/api/v1/usage', {
     schema: { response: { 200: usageResult, ...errors } },
+    onRequest: refuseKeyGuessers,
     handler: async (request, reply) => {
-      const principal = await access.authenticate(bearerCredential(request.headers.authorization));
+      const principal = await checkingKey(request, (credential) => access.authenticate(credential));
       const report = await access.usage(principal);
       setRateLimitHeaders(
         reply,

@@ -1,0 +1,29 @@
+/** Configuration from the environment: OPTMARK_AUTH_FAILURES_PER_MINUTE and OPTMARK_TRUST_PROXY (defaults, and bad values stop the start with the variable named). */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('OPTMARK_AUTH_FAILURES_PER_MINUTE', () => {
+  it('defaults to 100; 0 (off) and other whole numbers are taken', () => {
+    expect(loadConfig({}).authFailuresPerMinute).toBe(100);
+    expect(loadConfig({ OPTMARK_AUTH_FAILURES_PER_MINUTE: '' }).authFailuresPerMinute).toBe(100);
+    expect(loadConfig({ OPTMARK_AUTH_FAILURES_PER_MINUTE: '0' }).authFailuresPerMinute).toBe(0);
+    expect(loadConfig({ OPTMARK_AUTH_FAILURES_PER_MINUTE: ' 20 ' }).authFailuresPerMinute).toBe(20);
+  });
+
+  it.each(['-1', '1.5', 'ten', '1e3', '1000001'])('refuses %j', (value) => {
+    expect(() => loadConfig({ OPTMARK_AUTH_FAILURES_PER_MINUTE: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ OPTMARK_AUTH_FAILURES_PER_MINUTE: value })).toThrow(/OPTMARK_AUTH_FAILURES_PER_MINUTE/);
+  });
+});
+
+describe('OPTMARK_TRUST_PROXY', () => {
+  it('is off by default; takes a comma-separated list of addresses and CIDR ranges', () => {
+    expect(loadConfig({}).trustProxy).toBeUndefined();
+    expect(loadConfig({ OPTMARK_TRUST_PROXY: ' ' }).trustProxy).toBeUndefined();
+    expect(loadConfig({ OPTMARK_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustProxy).toEqual(['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
+  });
+
+  it.each(['true', 'loopback', '10.0.0.0/33', '::/129', '10.0.0.1,', '10.0.0.0/8/1', '*', '2'])('refuses %j', (value) => {
+    expect(() => loadConfig({ OPTMARK_TRUST_PROXY: value })).toThrow(/OPTMARK_TRUST_PROXY/);
+  });
+});
