@@ -1,17 +1,19 @@
 /**
  * Pictures for the fingerprint benchmark.
  *
- * Natural photos come from Debian packages installed at benchmark time
- * (never committed: CC-BY/CC-BY-SA/GPL attribution duties and ~200 MB),
- * selected by an allow-list of file names. Graphics, the hard negatives
- * with little texture, are drawn in code.
+ * Natural photos and graphics (illustrations, renders, paintings: the hard
+ * negatives with little texture, and the low-capacity positives) come from
+ * Debian packages installed at benchmark time (never committed:
+ * CC-BY/CC-BY-SA/GPL attribution duties and ~200 MB), selected by the
+ * research note's allow-lists of file names. More graphics, the flattest
+ * and most regular ones, are drawn in code.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { random } from '../test/support/random.js';
 
-const PHOTO_PACKAGES = ['lomiri-wallpapers-16.04', 'lomiri-wallpapers-20.04', 'mate-backgrounds', 'plasma-workspace-wallpapers', 'python-matplotlib-data'];
+const PACKAGES = ['lomiri-wallpapers-16.04', 'lomiri-wallpapers-20.04', 'mate-backgrounds', 'plasma-workspace-wallpapers', 'python-matplotlib-data', 'ukui-wallpapers'];
 
 const LOMIRI = '/usr/share/backgrounds';
 const LOMIRI_PHOTOS = [
@@ -25,11 +27,29 @@ const MATE_PHOTOS = ['Aqua', 'Blinds', 'Dune', 'FreshFlower', 'Garden', 'GreenMe
 const PLASMA = '/usr/share/wallpapers';
 const PLASMA_PHOTOS = ['BytheWater', 'ColdRipple', 'ColorfulCups', 'DarkestHour', 'EveningGlow', 'FallenLeaf', 'Grey', 'Kite', 'OneStandsOut', 'Path', 'Volna', 'summer_1am'];
 const MATPLOTLIB = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+/** Graphics: ukui-wallpapers (all 12), three lomiri 20.04 illustrations, five plasma renders and paintings. */
+const UKUI_GRAPHICS = ['2004default.jpg', 'calla.png', 'city.png', 'desert.png', 'firstgeneration.jpg', 'fluent-color.png', 'focal-ubuntukylin.png', 'goldfish.png', 'rhythm.jpg', 'rollpaper.png', 'string.jpg', 'the-mouse.jpg'];
+const LOMIRI_GRAPHICS = ['Fossa_by_Jasper_Roks.jpg', 'Infinite-Sea_by_Aury88.jpg', 'Painting-Colors_by__herobrine7gamer.jpg'];
+const PLASMA_GRAPHICS = ['Autumn', 'PastelHills', 'SafeLanding', 'Shell', 'Canopee'];
 
 export interface PhotoFile {
   readonly name: string;
   readonly path: string;
 }
+
+/** The largest image of a plasma wallpaper theme; some sizes are empty placeholders. */
+function plasmaImage(name: string): PhotoFile | undefined {
+  const dir = join(PLASMA, name, 'contents', 'images');
+  if (!existsSync(dir)) return undefined;
+  const largest = readdirSync(dir)
+    .filter((f) => /\.(jpe?g|png)$/i.test(f))
+    .map((f) => ({ f, size: statSync(join(dir, f)).size, pixels: f.match(/^(\d+)x(\d+)/)?.slice(1).reduce((a, b) => a * Number(b), 1) ?? 0 }))
+    .filter((c) => c.size > 0)
+    .sort((a, b) => b.pixels - a.pixels)[0];
+  return largest && { name, path: join(dir, largest.f) };
+}
+
+const present = (files: PhotoFile[]) => files.filter((f) => existsSync(f.path) && statSync(f.path).size > 0);
 
 /** The allow-listed photos that are on this machine. */
 function photoFiles(): PhotoFile[] {
@@ -37,34 +57,38 @@ function photoFiles(): PhotoFile[] {
   for (const name of LOMIRI_PHOTOS) files.push({ name, path: join(LOMIRI, `${name}.jpg`) });
   for (const name of MATE_PHOTOS) files.push({ name, path: join(MATE, `${name}.jpg`) });
   for (const name of PLASMA_PHOTOS) {
-    const dir = join(PLASMA, name, 'contents', 'images');
-    if (!existsSync(dir)) continue;
-    // The largest image of the theme; some sizes are empty placeholders.
-    const largest = readdirSync(dir)
-      .filter((f) => /\.(jpe?g|png)$/i.test(f))
-      .map((f) => ({ f, size: statSync(join(dir, f)).size, pixels: f.match(/^(\d+)x(\d+)/)?.slice(1).reduce((a, b) => a * Number(b), 1) ?? 0 }))
-      .filter((c) => c.size > 0)
-      .sort((a, b) => b.pixels - a.pixels)[0];
-    if (largest) files.push({ name, path: join(dir, largest.f) });
+    const file = plasmaImage(name);
+    if (file) files.push(file);
   }
   files.push({ name: 'grace_hopper', path: MATPLOTLIB });
-  return files.filter((f) => existsSync(f.path) && statSync(f.path).size > 0);
+  return present(files);
 }
 
-/** Installs the photo packages when photos are missing (needs root, as on CI). */
-export function ensurePhotos(log: (line: string) => void): PhotoFile[] {
-  let files = photoFiles();
-  if (files.length >= 40) return files;
-  log(`only ${files.length} photos found; installing ${PHOTO_PACKAGES.join(' ')} ...`);
-  try {
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...PHOTO_PACKAGES], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  } catch {
-    execFileSync('apt-get', ['update'], { stdio: 'inherit' });
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...PHOTO_PACKAGES], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+/** The allow-listed graphics that are on this machine. */
+function graphicFiles(): PhotoFile[] {
+  const files: PhotoFile[] = [...UKUI_GRAPHICS, ...LOMIRI_GRAPHICS].map((f) => ({ name: f.replace(/\.\w+$/, ''), path: join(LOMIRI, f) }));
+  for (const name of PLASMA_GRAPHICS) {
+    const file = plasmaImage(name);
+    if (file) files.push(file);
   }
-  files = photoFiles();
-  if (files.length === 0) throw new Error(`no photos after installing ${PHOTO_PACKAGES.join(' ')}`);
-  return files;
+  return present(files);
+}
+
+/** Installs the picture packages when pictures are missing (needs root, as on CI). */
+export function ensurePictures(log: (line: string) => void): { photos: PhotoFile[]; graphics: PhotoFile[] } {
+  if (photoFiles().length < 40 || graphicFiles().length < 19) {
+    log(`pictures missing; installing ${PACKAGES.join(' ')} ...`);
+    const install = () => execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...PACKAGES], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    try {
+      install();
+    } catch {
+      execFileSync('apt-get', ['update'], { stdio: 'inherit' });
+      install();
+    }
+  }
+  const photos = photoFiles();
+  if (photos.length === 0) throw new Error(`no photos after installing ${PACKAGES.join(' ')}`);
+  return { photos, graphics: graphicFiles() };
 }
 
 export interface RgbImage {
@@ -82,7 +106,7 @@ export interface RgbImage {
  * structure (periodic ones included), i.e. where a broken null model would
  * show first.
  */
-export function graphics(count: number): RgbImage[] {
+export function drawnGraphics(count: number): RgbImage[] {
   const out: RgbImage[] = [];
   for (let n = 0; n < count; n++) {
     const rnd = random(1000 + n);

@@ -15,8 +15,9 @@ import sharp from 'sharp';
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
 import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
-import { ATTACKS, NULL_ATTACKS } from './fingerprint-attacks.js';
-import { ensurePhotos, graphics, type RgbImage } from './fingerprint-images.js';
+import { ATTACKS, NULL_ATTACKS, type Attack } from './fingerprint-attacks.js';
+import { browserAttacks } from './fingerprint-browser.js';
+import { drawnGraphics, ensurePictures, type PhotoFile, type RgbImage } from './fingerprint-images.js';
 import { quantile } from './timing.js';
 import { renderReport, wilson, type AttackRow, type Results } from './fingerprint-report.js';
 
@@ -26,8 +27,10 @@ const LONG_SIDE = 2048;
 /** `--quick`: a few images and keys, to try the script; the report then goes to .bench-tmp only. */
 const QUICK = process.argv.includes('--quick');
 const NULL_KEYS = QUICK ? 2 : 20;
-const GRAPHICS = QUICK ? 4 : 20;
+const DRAWN_GRAPHICS = QUICK ? 4 : 20;
 const LATENCY_RUNS = QUICK ? 5 : 100;
+const PNG_LATENCY_RUNS = QUICK ? 3 : 30;
+const AS_SHIPPED_RUNS = 3;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const started = performance.now();
 
@@ -52,58 +55,81 @@ async function loadPhoto(path: string, name: string): Promise<RgbImage> {
 
 log(`optmark fingerprint benchmark — node ${process.version}, sharp ${sharp.versions.sharp} / libvips ${sharp.versions.vips}, ${os.cpus()[0]?.model ?? 'CPU'} x${os.cpus().length}`);
 mkdirSync(TMP, { recursive: true });
-const photoFiles = ensurePhotos(log).slice(0, QUICK ? 6 : undefined);
-log(`${photoFiles.length} photos, ${GRAPHICS} graphics drawn in code`);
+const pictures = ensurePictures(log);
+const photoFiles = pictures.photos.slice(0, QUICK ? 6 : undefined);
+const graphicFiles = pictures.graphics.slice(0, QUICK ? 4 : undefined);
+log(`${photoFiles.length} photos and ${graphicFiles.length} graphics from Debian packages, ${DRAWN_GRAPHICS} graphics drawn in code`);
+const browser = await browserAttacks(log);
+if (!browser) log('no Chromium: the browser screenshot rows are left out');
+const attacks: readonly Attack[] = [...ATTACKS, ...(browser?.attacks ?? [])];
 
 // ---- quality and robustness -------------------------------------------------------------------
-const photos: RgbImage[] = [];
-for (const f of photoFiles) photos.push(await loadPhoto(f.path, f.name));
-const psnrs: number[] = [];
-const embedMs: number[] = [];
-const marked: RgbImage[] = [];
-for (const photo of photos) {
-  const t = performance.now();
-  const result = embedFingerprint({ data: photo.data, width: photo.width, height: photo.height, channels: 3 }, key);
-  embedMs.push(performance.now() - t);
-  psnrs.push(result.psnr);
-  marked.push({ ...photo, data: result.data });
-}
-log(`embedded ${marked.length} photos: PSNR min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
+const loadAll = async (files: readonly PhotoFile[]) => Promise.all(files.map((f) => loadPhoto(f.path, f.name)));
+const photos = await loadAll(photoFiles);
+const packagedGraphics = await loadAll(graphicFiles);
 
-const attackRows: AttackRow[] = [];
-const misses: string[] = [];
-for (const attack of ATTACKS) {
-  const confidences: number[] = [];
-  const detectMs: number[] = [];
-  let found = 0;
-  for (const image of marked) {
-    const bytes = await attack.apply(image);
-    const input = await decodeForDetection(bytes);
+function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: number[]; embedMs: number[] } {
+  const out = { marked: [] as RgbImage[], psnrs: [] as number[], embedMs: [] as number[] };
+  for (const image of images) {
     const t = performance.now();
-    const result = detectFingerprint(input, [key]);
-    detectMs.push(performance.now() - t);
-    confidences.push(result.confidence);
-    if (result.present) found++;
-    else misses.push(`${attack.id}: ${image.name} (confidence ${result.confidence.toFixed(3)}, step ${result.sync?.step.toFixed(3)}, sync ${result.sync?.score.toFixed(1)})`);
+    const result = embedFingerprint({ data: image.data, width: image.width, height: image.height, channels: 3 }, key);
+    out.embedMs.push(performance.now() - t);
+    out.psnrs.push(result.psnr);
+    out.marked.push({ ...image, data: result.data });
   }
-  const row: AttackRow = {
-    id: attack.id,
-    description: attack.description,
-    target: attack.target,
-    n: marked.length,
-    detected: found,
-    wilson: wilson(found, marked.length),
-    meanConfidence: confidences.reduce((a, b) => a + b, 0) / confidences.length,
-    p10Confidence: quantile(confidences, 0.1),
-    medianDetectMs: quantile(detectMs, 0.5),
-  };
-  attackRows.push(row);
-  log(`${attack.id.padEnd(12)} ${String(found).padStart(3)}/${marked.length}  mean conf ${row.meanConfidence.toFixed(3)}  p10 ${row.p10Confidence.toFixed(3)}  detect ${row.medianDetectMs.toFixed(1)} ms`);
+  return out;
 }
+const { marked, psnrs, embedMs } = markAll(photos);
+log(`embedded ${marked.length} photos: PSNR min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
+const markedGraphics = markAll(packagedGraphics);
+log(`embedded ${markedGraphics.marked.length} graphics: PSNR min ${Math.min(...markedGraphics.psnrs).toFixed(2)} dB`);
+
+/** Each attack on each marked picture, detected with the production-like key; misses are listed into `misses`. */
+async function detectionRows(images: readonly RgbImage[], misses: string[]): Promise<AttackRow[]> {
+  const rows: AttackRow[] = [];
+  for (const attack of attacks) {
+    const confidences: number[] = [];
+    const blocks: number[] = [];
+    const detectMs: number[] = [];
+    let found = 0;
+    for (const image of images) {
+      const bytes = await attack.apply(image);
+      const input = await decodeForDetection(bytes);
+      const t = performance.now();
+      const result = detectFingerprint(input, [key]);
+      detectMs.push(performance.now() - t);
+      confidences.push(result.confidence);
+      blocks.push(result.blocks);
+      if (result.present) found++;
+      else misses.push(`${attack.id}: ${image.name} (confidence ${result.confidence.toFixed(3)} of ${result.blocks} blocks, step ${result.sync?.step.toFixed(3)}, sync ${result.sync?.score.toFixed(1)})`);
+    }
+    const row: AttackRow = {
+      id: attack.id,
+      description: attack.description,
+      target: attack.target,
+      n: images.length,
+      detected: found,
+      wilson: wilson(found, images.length),
+      meanConfidence: confidences.reduce((a, b) => a + b, 0) / confidences.length,
+      p10Confidence: quantile(confidences, 0.1),
+      meanBlocks: blocks.reduce((a, b) => a + b, 0) / blocks.length,
+      medianDetectMs: quantile(detectMs, 0.5),
+    };
+    rows.push(row);
+    log(`${attack.id.padEnd(12)} ${String(found).padStart(3)}/${images.length}  mean conf ${row.meanConfidence.toFixed(3)}  p10 ${row.p10Confidence.toFixed(3)}  blocks ${row.meanBlocks.toFixed(0)}  detect ${row.medianDetectMs.toFixed(1)} ms`);
+  }
+  return rows;
+}
+const misses: string[] = [];
+const attackRows = await detectionRows(marked, misses);
+log('graphics (low capacity, reported):');
+const graphicMisses: string[] = [];
+const graphicRows = await detectionRows(markedGraphics.marked, graphicMisses);
+await browser?.close();
 
 // ---- false positives --------------------------------------------------------------------------
 const nullKeys: FingerprintKey[] = Array.from({ length: NULL_KEYS }, (_, i) => deriveFingerprintKey(Buffer.from(`null key ${i} for the fingerprint benchmark`), `null-${i}`));
-const negatives: Array<RgbImage & { kind: 'photo' | 'graphic' }> = [...photos.map((p) => ({ ...p, kind: 'photo' as const })), ...graphics(GRAPHICS).map((g) => ({ ...g, kind: 'graphic' as const }))];
+const negatives: readonly RgbImage[] = [...photos, ...packagedGraphics, ...drawnGraphics(DRAWN_GRAPHICS)];
 /** Matches of the trials where all 128 blocks voted. */
 const all128: number[] = [];
 /**
@@ -162,43 +188,102 @@ const files = {
   marked: await sharp(bigMarked, raw).jpeg({ quality: 90 }).toBuffer(),
   unmarked: await sharp(big.data, raw).jpeg({ quality: 90 }).toBuffer(),
   markedCrop: await sharp(bigMarked, raw).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
+  pngMarked: await sharp(bigMarked, raw).png().toBuffer(),
+  pngUnmarked: await sharp(big.data, raw).png().toBuffer(),
 };
-const timings: { [name in 'decodeFull' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked']: number[] } = { decodeFull: [], decodeReduced: [], marked: [], unmarked: [], markedCrop: [], computeMarked: [], computeUnmarked: [] };
+
+/** Wall-clock time of one call. */
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - t };
+}
+const detectFile = (bytes: Uint8Array) => timed(async () => detectFingerprint(await decodeForDetection(bytes), [key]));
+
+type TimingName = 'decodeFull' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked' | 'pngDecodeFull' | 'pngDecodeReduced' | 'pngMarked' | 'pngUnmarked';
+const timings = {} as Record<TimingName, number[]>;
+const keep = (name: TimingName, ms: number) => (timings[name] ??= []).push(ms);
 const verdicts: Record<string, boolean> = {};
-for (let i = -3; i < LATENCY_RUNS; i++) {
-  const keep = (name: keyof typeof timings, ms: number) => {
-    if (i >= 0) timings[name].push(ms);
-  };
-  let t = performance.now();
-  await sharp(files.unmarked).raw().toBuffer();
-  keep('decodeFull', performance.now() - t);
-  t = performance.now();
-  await decodeForDetection(files.unmarked);
-  keep('decodeReduced', performance.now() - t);
-  for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
-    t = performance.now();
-    const input = await decodeForDetection(files[name]);
-    const t1 = performance.now();
-    const result = detectFingerprint(input, [key]);
-    const t2 = performance.now();
-    keep(name, t2 - t);
-    if (name === 'marked') keep('computeMarked', t2 - t1);
-    if (name === 'unmarked') keep('computeUnmarked', t2 - t1);
-    verdicts[name] = result.present;
+/**
+ * The full-resolution decodes (the reference the floor is compared with)
+ * run in loops of their own: each leaves a 36 MB buffer for the garbage
+ * collector, whose work would otherwise land in the detection timings,
+ * although verify never makes such a buffer.
+ */
+async function decodeFullTimes(bytes: Uint8Array, runs: number, name: TimingName): Promise<void> {
+  for (let i = -1; i < runs; i++) {
+    const { ms } = await timed(() => sharp(bytes).raw().toBuffer());
+    if (i >= 0) keep(name, ms);
   }
 }
+await decodeFullTimes(files.unmarked, LATENCY_RUNS, 'decodeFull');
+for (let i = -3; i < LATENCY_RUNS; i++) {
+  const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
+  const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
+  // The detector alone, on the decoded copy: the compute part of the figures above.
+  const reduced = { marked: await decodeForDetection(files.marked), unmarked: decodeReduced.value };
+  const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
+  if (i < 0) continue; // warm-up
+  keep('decodeReduced', decodeReduced.ms);
+  for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
+    keep(name, runs[name].ms);
+    verdicts[name] = runs[name].value.present;
+  }
+  keep('computeMarked', compute.marked.ms);
+  keep('computeUnmarked', compute.unmarked.ms);
+}
+log('latency: 12-megapixel PNG, one core ...');
+await decodeFullTimes(files.pngUnmarked, PNG_LATENCY_RUNS, 'pngDecodeFull');
+for (let i = -1; i < PNG_LATENCY_RUNS; i++) {
+  const decodeReduced = await timed(() => decodeForDetection(files.pngUnmarked));
+  const runs = { marked: await detectFile(files.pngMarked), unmarked: await detectFile(files.pngUnmarked) };
+  if (i < 0) continue;
+  keep('pngDecodeReduced', decodeReduced.ms);
+  keep('pngMarked', runs.marked.ms);
+  keep('pngUnmarked', runs.unmarked.ms);
+  verdicts.pngMarked = runs.marked.value.present;
+  verdicts.pngUnmarked = runs.unmarked.value.present;
+}
 const loadAverage = os.loadavg();
-const latency = Object.fromEntries(Object.entries(timings).map(([name, v]) => [name, { p50: quantile(v, 0.5), p95: quantile(v, 0.95) }])) as Record<keyof typeof timings, { p50: number; p95: number }>;
+const latency = Object.fromEntries(Object.entries(timings).map(([name, v]) => [name, { p50: quantile(v, 0.5), p95: quantile(v, 0.95) }])) as Record<TimingName, { p50: number; p95: number }>;
+
+// The photos as shipped (unmarked, so each runs the whole scale search): the median of a few runs per file.
+log('latency: the photos as shipped ...');
+const shipped: Array<{ mp: number; decodeFull: number; detect: number }> = [];
+const medianOf = async (run: () => Promise<unknown>) => {
+  const times: number[] = [];
+  for (let i = 0; i < AS_SHIPPED_RUNS; i++) times.push((await timed(run)).ms);
+  return quantile(times, 0.5);
+};
+const shippedBytes = photoFiles.map((f) => readFileSync(f.path));
+// Detections first, full decodes after (their large buffers would weigh on the detections' timings).
+const shippedDetect: number[] = [];
+for (const bytes of shippedBytes) shippedDetect.push(await medianOf(() => detectFile(bytes)));
+for (const [i, bytes] of shippedBytes.entries()) {
+  const meta = await sharp(bytes).metadata();
+  shipped.push({ mp: ((meta.width ?? 0) * (meta.height ?? 0)) / 1e6, decodeFull: await medianOf(() => sharp(bytes).raw().toBuffer()), detect: shippedDetect[i]! });
+}
+const asShipped = {
+  photos: shipped.length,
+  minMp: Math.min(...shipped.map((x) => x.mp)),
+  maxMp: Math.max(...shipped.map((x) => x.mp)),
+  detect: { p50: quantile(shipped.map((x) => x.detect), 0.5), p95: quantile(shipped.map((x) => x.detect), 0.95), max: Math.max(...shipped.map((x) => x.detect)) },
+  decodeFull: { p50: quantile(shipped.map((x) => x.decodeFull), 0.5), p95: quantile(shipped.map((x) => x.decodeFull), 0.95), max: Math.max(...shipped.map((x) => x.decodeFull)) },
+};
 
 const results: Results = {
   environment: `Node ${process.version}, sharp ${sharp.versions.sharp} (libvips ${sharp.versions.vips}), ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores`,
   photos: photos.length,
   photoSizes: { minMp: Math.min(...photos.map((p) => (p.width * p.height) / 1e6)), maxMp: Math.max(...photos.map((p) => (p.width * p.height) / 1e6)) },
-  graphics: GRAPHICS,
-  psnr: { min: Math.min(...psnrs), median: quantile(psnrs, 0.5), mean: psnrs.reduce((a, b) => a + b, 0) / psnrs.length },
+  graphics: { packaged: packagedGraphics.length, drawn: DRAWN_GRAPHICS },
+  browser: browser !== undefined,
+  psnr: summary(psnrs),
+  psnrGraphics: summary(markedGraphics.psnrs),
   embedMsMedianPhotos: quantile(embedMs, 0.5),
   attacks: attackRows,
   misses,
+  graphicAttacks: graphicRows,
+  graphicMisses,
   nulls: {
     trials,
     keys: NULL_KEYS,
@@ -211,7 +296,7 @@ const results: Results = {
     confidence128: { mean: confidences128.reduce((a, b) => a + b, 0) / confidences128.length, max: Math.max(...confidences128) },
     calibration,
   },
-  latency: { ...latency, loadAverage, embed12mpMs: quantile(embedBig, 0.5), verdicts, runs: LATENCY_RUNS, fileMb: files.marked.length / 1e6 },
+  latency: { ...latency, loadAverage, embed12mpMs: quantile(embedBig, 0.5), verdicts, runs: LATENCY_RUNS, pngRuns: PNG_LATENCY_RUNS, fileMb: files.marked.length / 1e6, pngFileMb: files.pngMarked.length / 1e6, asShipped },
   totalMinutes: (performance.now() - started) / 60000,
 };
 writeFileSync(join(TMP, 'fingerprint-results.json'), JSON.stringify(results, null, 2));
@@ -220,6 +305,10 @@ writeFileSync(QUICK ? join(TMP, 'fingerprint.md') : join(ROOT, 'docs', 'fingerpr
 log();
 for (const line of report.targets) log(line);
 log(`\nwrote ${QUICK ? '.bench-tmp/fingerprint.md' : 'docs/fingerprint.md'} (${results.totalMinutes.toFixed(1)} min)`);
+
+function summary(values: readonly number[]) {
+  return { min: Math.min(...values), median: quantile(values, 0.5), mean: values.reduce((a, b) => a + b, 0) / values.length };
+}
 
 /**
  * Matches over null trials against Binomial(n, 1/2): mean, sd, and the

@@ -9,7 +9,7 @@
  *   that the caller gets ServerBusyError (503) rather than the process
  *   running out of memory (a 100 MP RGB decode takes 300 MB).
  */
-import sharp from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 import { sniff } from '../core/formats/sniff.js';
 import { carryMetadata } from '../core/formats/carry-metadata.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
@@ -107,9 +107,14 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
         if (options.orient) pipeline = pipeline.rotate();
         if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
         else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
-        if (options.grey) pipeline = pipeline.greyscale();
+        // libvips turns the image grey before it shrinks it: for a format without
+        // shrink-on-load (PNG) that is a pass over every full-size pixel, a fifth
+        // of a 12 MP decode. Shrunk first, the grey pass costs next to nothing.
+        const shrink = options.maxSide !== undefined || options.minSide !== undefined;
+        if (options.grey && !shrink) pipeline = pipeline.greyscale();
         if (options.stored) pipeline = pipeline.keepIccProfile();
-        const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+        const decoded = await pipeline.raw().toBuffer({ resolveWithObject: true });
+        const { data, info } = options.grey && shrink ? await greyOf(decoded.data, decoded.info) : decoded;
         return { data, width: info.width, height: info.height, channels: info.channels };
       } catch (error) {
         throw refusal(error, format, size, limits.maxPixels);
@@ -144,6 +149,14 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       return { running, waiting: waiting.length };
     },
   };
+}
+
+/** The raw pixels made grey (alpha kept), by the same libvips operation as `greyscale()` in the pipeline. */
+function greyOf(data: Buffer, info: OutputInfo): Promise<{ data: Buffer; info: OutputInfo }> {
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels as 1 | 2 | 3 | 4 } })
+    .greyscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
 }
 
 /** libvips' refusals, as our typed errors; the message keeps libvips' words for the user. */
