@@ -129,7 +129,11 @@ export function installErrorHandling(app: FastifyInstance, options: { maxUploadB
       request.log.error({ err: raw }, 'unhandled error');
       error = new InternalError();
     }
-    if (error.code !== 'internal_error' && STATUS[error.code] >= 500) request.log.warn({ err: raw }, error.message);
+    // A refusal under trouble (the database away, the server full) comes by
+    // the thousand: its code and message say it all. A stack trace with each
+    // (1.5 KB a line) flooded the log faster than a reader took it, and the
+    // process then waited for that backlog before it could stop.
+    if (error.code !== 'internal_error' && STATUS[error.code] >= 500) request.log.warn({ code: error.code }, error.message);
     return sendError(request, reply, error, options.clock);
   });
 

@@ -24,6 +24,14 @@ import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
 /** How often reservations left by a crash are looked for. */
 const SWEEP_INTERVAL_MS = 60_000;
+/**
+ * How long each step of the stop after the HTTP server (pending writes, the
+ * database, the workers) may take before it is given up on and reported:
+ * more than the embedded database's own watchdog (5 s), so that a stuck
+ * statement is failed by it first. Without a bound, a database thread that
+ * never answers (a disk gone read-only) left SIGTERM without effect.
+ */
+const CLOSE_STEP_TIMEOUT_MS = 7_000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -109,16 +117,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           // directory, a database that stopped): a step skipped would leave a
           // thread or handle that keeps the process from exiting.
           let failure: unknown;
-          const steps: Array<[string, () => Promise<void> | undefined]> = [
-            ['the HTTP server', () => server.close()],
-            ['the admin socket', () => socket?.close()],
-            ['the usage writes still pending', () => store.flush()],
-            ['the database', () => database.close()],
-            ['the fingerprint workers', () => pool.close()],
+          // The HTTP server's own bound is the request timeout (in-flight
+          // requests may finish); the other steps get CLOSE_STEP_TIMEOUT_MS.
+          const steps: Array<[string, () => Promise<void> | undefined, bounded: boolean]> = [
+            ['the HTTP server', () => server.close(), false],
+            ['the admin socket', () => socket?.close(), true],
+            ['the usage writes still pending', () => store.flush(), true],
+            ['the database', () => database.close(), true],
+            ['the fingerprint workers', () => pool.close(), true],
           ];
-          for (const [what, step] of steps) {
+          for (const [what, step, bounded] of steps) {
             try {
-              await step();
+              await (bounded ? withinTime(step(), CLOSE_STEP_TIMEOUT_MS, what) : step());
             } catch (error) {
               server.log.error({ err: error }, `could not close ${what}`);
               failure ??= error;
@@ -136,5 +146,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await database.close().catch(() => {});
     await pool.close().catch(() => {});
     throw error;
+  }
+}
+
+/** `work`, or a rejection once `ms` have passed without it settling. */
+async function withinTime<T>(work: Promise<T> | undefined, ms: number, what: string): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not close within ${ms / 1000} s`)), ms).unref();
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
