@@ -26,8 +26,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
 import { countsTable, latencies, latencyTable, Load, ok, type Outcome } from './support/clients.js';
-import { deflateSync } from 'node:zlib';
-import { chunk, PNG_SIGNATURE, u32be } from '../../test/support/build.js';
+import { blackPng } from '../../test/support/build.js';
 import { corpusUploads, mix, multipart, smallJpeg, type Upload } from './support/corpus.js';
 import { freePort, sleep } from './support/net.js';
 import { Checks, mb, ms, table } from './support/report.js';
@@ -180,13 +179,6 @@ report(low, (o) => o.status === 200 || o.code === 'quota_exceeded' || ADMISSION.
 const quota = low.outcomes.filter((o) => o.status === 429 && o.code === 'quota_exceeded').length;
 checks.check(low.name, '429 quota_exceeded seen', quota > 0, `${quota} answers`);
 checks.check(low.name, 'usage == limit', low.usage.protect === LOW_LIMITS.protect && low.usage.verify === LOW_LIMITS.verify, `protect ${low.usage.protect}/${LOW_LIMITS.protect}, verify ${low.usage.verify}/${LOW_LIMITS.verify}`);
-
-/** A 1-bit black PNG of width x height: a few KB on the wire, `width * height` pixels to decode. */
-function blackPng(width: number, height: number): Buffer {
-  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
-  const header = Buffer.concat([u32be(width), u32be(height), Buffer.from([1, 0, 0, 0, 0])]);
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
-}
 
 if (BOMB_SECONDS > 0) {
   const name = 'pixel bombs';

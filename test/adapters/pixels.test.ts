@@ -2,25 +2,16 @@
  * The pixel decoder takes only JPEG, PNG and WebP, refuses a decompression
  * bomb from its header in milliseconds, and sheds decodes past its queue.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, ServerBusyError } from '../../src/errors.js';
-import { chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
+import { blackPng, chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
 import { corpusFile } from '../support/corpus.js';
+import { collector } from '../support/gc.js';
 
 const LIMITS = { maxPixels: 100_000_000, concurrency: 2, queue: 8 };
-
-/** A real 1-bit greyscale PNG of width x height, all black: tiny compressed, huge decoded. */
-function blackPng(width: number, height: number): Buffer {
-  const row = Buffer.alloc(1 + Math.ceil(width / 8));
-  const raw = Buffer.alloc(row.length * height);
-  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([1, 0, 0, 0, 0])]);
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
-}
 
 /** A 68-byte PNG whose header declares width x height (8-bit RGB) and whose IDAT holds 3 bytes: a header and next to nothing else. */
 function headerOnlyPng(width: number, height: number): Buffer {
@@ -28,15 +19,8 @@ function headerOnlyPng(width: number, height: number): Buffer {
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(3))), chunk('IEND', Buffer.alloc(0))]);
 }
 
-/**
- * A full collection before a memory reading. vitest runs the tests without
- * --expose-gc, so switch V8's flag on for this process and take gc() from a
- * new context (V8 puts it in contexts made after the flag is set).
- */
-function collectGarbage(): void {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
-}
+/** A full collection before a memory reading. */
+const collectGarbage = () => collector()();
 
 const MB = 1024 * 1024;
 /** Resident memory now, and the process's peak so far (getrusage's maxRSS, which is in KiB). */

@@ -6,11 +6,10 @@
  * fingerprint check), 503 server_busy too, and nothing counted.
  */
 import { connect, type Socket } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
+import { collector } from '../support/gc.js';
 import { random } from '../support/random.js';
 import { multipartBody, parseResponse, type RawResponse } from '../support/raw-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -165,18 +164,6 @@ describe("the pixel decoder's queue (hardening table, row 33)", () => {
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
 });
-
-/**
- * Node's collector, for memory figures that are not just garbage not yet
- * collected: `global.gc` when the process runs with --expose-gc (vitest's
- * workers do not), else the same function reached by setting the flag at run
- * time, which V8 allows for functions made after it.
- */
-function collector(): () => void {
-  if (globalThis.gc) return globalThis.gc;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
 
 describe('aborted uploads at scale (hardening plan, MP-2)', () => {
   /** Slots in all and per key: twice the clients, so a new upload is not refused while the server has yet to see the end of the one before it. */

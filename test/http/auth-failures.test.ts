@@ -9,10 +9,9 @@
  * refused the same way.
  */
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
-import { multipartBody, parseResponse } from '../support/raw-http.js';
+import { multipartBody, parseResponse, rawExchange } from '../support/raw-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
@@ -128,30 +127,8 @@ describe('invalid API keys per client address (limit 5 per minute)', () => {
   it('is refused before the body is read: the 429 comes back with most of the upload never sent', async () => {
     const from = '127.0.0.3';
     for (let i = 0; i < LIMIT; i++) expect((await usage(t, from, UNKNOWN_KEY)).status).toBe(401);
-    const { port } = new URL(t.url);
-    const text = await new Promise<string>((resolve, reject) => {
-      let received = '';
-      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: from });
-      socket.setEncoding('latin1');
-      socket.on('connect', () => {
-        socket.write(
-          `POST /api/v1/protect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${valid}\r\nContent-Type: ${MULTIPART}\r\nContent-Length: ${BODY.length}\r\n\r\n`,
-        );
-        socket.write(BODY.subarray(0, 100));
-      });
-      socket.on('data', (chunk: string) => {
-        received += chunk;
-        if (received.includes('\r\n\r\n') && received.includes('}')) {
-          socket.destroy();
-          resolve(received);
-        }
-      });
-      socket.on('error', reject);
-      setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`no answer without the body; got ${JSON.stringify(received)}`));
-      }, 5000);
-    });
+    const head = `POST /api/v1/protect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${valid}\r\nContent-Type: ${MULTIPART}\r\nContent-Length: ${BODY.length}\r\n\r\n`;
+    const { text } = await rawExchange(t.url, [head, BODY.subarray(0, 100)], 5000, 0, { localAddress: from, until: (r) => r.includes('\r\n\r\n') && r.includes('}') });
     const answer = parseResponse(text);
     expect(answer.status).toBe(429);
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'too_many_requests' });
@@ -213,27 +190,8 @@ describe('invalid API keys per client address (limit 5 per minute)', () => {
     expectRefused(await protect(t, from, valid));
 
     // The form is never read: headers announcing a body that never comes are answered at once.
-    const { port } = new URL(t.url);
-    const early = await new Promise<string>((resolve, reject) => {
-      let received = '';
-      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: from });
-      socket.setEncoding('latin1');
-      socket.on('connect', () =>
-        socket.write(`POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n`),
-      );
-      socket.on('data', (chunk: string) => {
-        received += chunk;
-        if (received.includes('}')) {
-          socket.destroy();
-          resolve(received);
-        }
-      });
-      socket.on('error', reject);
-      setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`no answer without the form; got ${JSON.stringify(received)}`));
-      }, 5000);
-    });
+    const head = 'POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n';
+    const { text: early } = await rawExchange(t.url, head, 5000, 0, { localAddress: from, until: (r) => r.includes('}') });
     expect(parseResponse(early).status).toBe(429);
 
     const page = await send(t, from, { method: 'GET', path: '/dashboard', headers: { Cookie: cookie } });

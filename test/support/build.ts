@@ -3,6 +3,7 @@
  * no encoder produces. Each test says what its bytes guard against.
  */
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 import { crc32 } from '../../src/core/bytes/digest.js';
 
 export const enc = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -94,4 +95,11 @@ export function xmpPacket(descriptions: string): string {
 
 export function bareXmp(descriptions: string): string {
   return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">${descriptions}</rdf:RDF></x:xmpmeta>`;
+}
+
+/** A real 1-bit greyscale PNG of width x height, all black: a few KB compressed, width * height pixels decoded (a pixel bomb). */
+export function blackPng(width: number, height: number): Buffer {
+  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([1, 0, 0, 0, 0])]);
+  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
 }

@@ -18,18 +18,26 @@ export interface Exchange {
   readonly ms: number;
 }
 
+export interface ExchangeOptions {
+  /** The local address to connect from (any 127.x.y.z works on Linux loopback): a client of its own. */
+  readonly localAddress?: string;
+  /** Stop as soon as what arrived satisfies this, without waiting for the server to close. */
+  readonly until?: (text: string) => boolean;
+}
+
 /**
  * Open a connection to `url`'s host, write `chunks` (pausing `gapMs` between
- * them), then wait for the server to close or `waitMs` to pass.
+ * them), then wait for the server to close, `options.until` to hold, or
+ * `waitMs` to pass.
  */
-export function rawExchange(url: string, chunks: ReadonlyArray<string | Uint8Array> | string, waitMs: number, gapMs = 0): Promise<Exchange> {
+export function rawExchange(url: string, chunks: ReadonlyArray<string | Uint8Array> | string, waitMs: number, gapMs = 0, options: ExchangeOptions = {}): Promise<Exchange> {
   const { hostname, port } = new URL(url);
   const pieces = typeof chunks === 'string' ? [chunks] : chunks;
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let text = '';
     let done = false;
-    const socket = connect(Number(port), hostname, () => void writeAll());
+    const socket = connect({ port: Number(port), host: hostname, localAddress: options.localAddress }, () => void writeAll());
     const finish = (closed: boolean) => {
       if (done) return;
       done = true;
@@ -46,7 +54,10 @@ export function rawExchange(url: string, chunks: ReadonlyArray<string | Uint8Arr
       }
     }
     socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      if (options.until?.(text)) finish(false);
+    });
     socket.on('close', () => finish(true));
     socket.on('error', (error: NodeJS.ErrnoException) => {
       // The server may close while we are still writing: that is an answer, not a test failure.
