@@ -32,7 +32,8 @@ export interface LoadOptions {
   readonly url: string;
   readonly key: string;
   readonly clients: number;
-  readonly next: () => { op: Operation; upload: Upload };
+  /** The next call; `key`, when given, replaces the load's own for that call. */
+  readonly next: () => { op: Operation; upload: Upload; key?: string };
   readonly timeoutMs?: number;
   /** After a connection failure a client waits this long (the server may be restarting). */
   readonly errorPauseMs?: number;
@@ -91,14 +92,14 @@ export class Load {
         await this.gate;
         continue;
       }
-      const { op, upload } = this.options.next();
-      const outcome = await this.send(op, upload);
+      const { op, upload, key } = this.options.next();
+      const outcome = await this.send(op, upload, key ?? this.options.key);
       this.outcomes.push(outcome);
       if (outcome.status === 0) await sleep(this.options.errorPauseMs ?? 50);
     }
   }
 
-  private send(op: Operation, upload: Upload): Promise<Outcome> {
+  private send(op: Operation, upload: Upload, key: string): Promise<Outcome> {
     const start = performance.now();
     this.inFlight++;
     return new Promise<Outcome>((resolve) => {
@@ -116,7 +117,7 @@ export class Load {
           path: `/api/v1/${op}`,
           method: 'POST',
           agent: this.agent,
-          headers: { Authorization: `Bearer ${this.options.key}`, 'Content-Type': upload.contentType, 'Content-Length': upload.body.length },
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': upload.contentType, 'Content-Length': upload.body.length },
         },
         (res) => {
           const status = res.statusCode ?? 0;
