@@ -1,13 +1,14 @@
 /**
  * Structure-aware fuzzing of protect and verify (the property is in
- * property.ts, the mutations in mutators.ts). A fixed seed and a fixed number
- * of runs: every `npm test` checks the same cases, and a failure replays with
- * the seed and path fast-check prints. `npm run fuzz` explores further with
- * random seeds. XMP stays under 96 KiB here (enough to cross the JPEG
+ * property.ts, the mutations in mutators.ts), one format per test file
+ * (jpeg|png|webp.fuzz.test.ts). A fixed seed and a fixed number of runs:
+ * every `npm test` checks the same cases, and a failure replays with the seed
+ * and path fast-check prints. `npm run fuzz` explores further with random
+ * seeds. XMP stays under 96 KiB here (enough to cross the JPEG
  * standard-packet limit); the long run goes to megabytes.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Format } from './containers.js';
 import { fuzzCase, type Seed } from './mutators.js';
 import { checkInput, type CheckReport } from './property.js';
@@ -27,30 +28,28 @@ const MAX_RSS_GROWTH = 768 * 1024 * 1024;
 /** PARSE-3's bound on the process as a whole. */
 const MAX_RSS = 1024 * 1024 * 1024;
 
-let seeds: Seed[];
-let memoryBefore: NodeJS.MemoryUsage;
-const reports: CheckReport[] = [];
+/** The fuzz run of one format, with its memory check: one test file per format, so that vitest runs them side by side. */
+export function fuzzFormat(format: Format): void {
+  let seeds: Seed[];
+  let memoryBefore: NodeJS.MemoryUsage;
+  let began = 0;
+  const reports: CheckReport[] = [];
 
-let began = 0;
+  beforeAll(async () => {
+    seeds = await loadSeeds();
+    memoryBefore = process.memoryUsage();
+    began = performance.now();
+  });
 
-beforeAll(async () => {
-  seeds = await loadSeeds();
-  memoryBefore = process.memoryUsage();
-  began = performance.now();
-});
-
-describe.each(Object.keys(RUNS) as Format[])('%s', (format) => {
   it(`${RUNS[format]} mutated files: typed client errors only, within the time bound; protected output opted out, stable, lossless`, { timeout: RUN_TIMEOUT_MS }, async () => {
-    const mine: CheckReport[] = [];
     await fc.assert(
       fc.asyncProperty(fuzzCase(seeds, format, LIMITS, PIXEL_RATE), async (c) => {
-        mine.push(await checkInput(c.bytes, { sign: c.sign, pixels: c.pixels, value: c.value }));
+        reports.push(await checkInput(c.bytes, { sign: c.sign, pixels: c.pixels, value: c.value }));
       }),
       { seed: SEED, numRuns: RUNS[format] },
     );
-    reports.push(...mine);
     // The mutations must reach both sides: files protect accepts, and each kind of refusal.
-    const count = (p: (r: CheckReport) => boolean) => mine.filter(p).length;
+    const count = (p: (r: CheckReport) => boolean) => reports.filter(p).length;
     expect(count((r) => r.protect === 'ok')).toBeGreaterThan(RUNS[format] / 10);
     expect(count((r) => r.protect === 'corrupt_image')).toBeGreaterThan(RUNS[format] / 10);
     expect(count((r) => r.protect === 'invalid_xmp')).toBeGreaterThan(RUNS[format] / 50);
@@ -58,18 +57,18 @@ describe.each(Object.keys(RUNS) as Format[])('%s', (format) => {
     expect(count((r) => r.pixelsCompared)).toBeGreaterThan(RUNS[format] / 50);
     expect(process.memoryUsage().rss).toBeLessThan(MAX_RSS);
   });
-});
 
-afterAll(() => {
-  // Reported where a run can be compared with the next one.
-  const slowest = Math.max(0, ...reports.map((r) => r.slowestMs));
-  const notIdempotent = reports.filter((r) => r.idempotent === false).length;
-  const pixels = reports.filter((r) => r.pixelsCompared).length;
-  console.info(`fuzz: ${reports.length} inputs in ${((performance.now() - began) / 1000).toFixed(1)} s, ${pixels} pixel comparisons, slowest call ${slowest.toFixed(0)} ms, ${notIdempotent} outputs changed when protected again, resident ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
-});
+  it('memory stays bounded after the run', () => {
+    const after = process.memoryUsage();
+    expect(after.heapUsed - memoryBefore.heapUsed).toBeLessThan(MAX_HEAP_GROWTH);
+    expect(after.rss - memoryBefore.rss).toBeLessThan(MAX_RSS_GROWTH);
+  });
 
-it('memory stays bounded after the run', () => {
-  const after = process.memoryUsage();
-  expect(after.heapUsed - memoryBefore.heapUsed).toBeLessThan(MAX_HEAP_GROWTH);
-  expect(after.rss - memoryBefore.rss).toBeLessThan(MAX_RSS_GROWTH);
-});
+  afterAll(() => {
+    // Reported where a run can be compared with the next one.
+    const slowest = Math.max(0, ...reports.map((r) => r.slowestMs));
+    const notIdempotent = reports.filter((r) => r.idempotent === false).length;
+    const pixels = reports.filter((r) => r.pixelsCompared).length;
+    console.info(`fuzz ${format}: ${reports.length} inputs in ${((performance.now() - began) / 1000).toFixed(1)} s, ${pixels} pixel comparisons, slowest call ${slowest.toFixed(0)} ms, ${notIdempotent} outputs changed when protected again, resident ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+  });
+}
