@@ -5,7 +5,8 @@
  * dead process. Once space is back, the same server must serve 200s again
  * without a restart; after a read-only file system is repaired and the
  * server restarted, the database must open. Counts must never exceed the
- * 200s answered.
+ * 200s answered, and must keep those the database had synced before the
+ * fault.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -260,7 +261,8 @@ export async function readOnly(ctx: Context): Promise<void> {
 /**
  * Start again on the recovered data directory: the database must open and
  * count exactly from there; its usage must equal the 200s (`exact`) or at
- * least never exceed them.
+ * least never exceed them. `more` adds the scenario's own checks on the
+ * reopened server, before anything new is counted.
  */
 async function reopen(ctx: Context, scope: string, dataDir: string, key: string, answered: Usage, exact: boolean, more?: (url: string) => Promise<void>): Promise<void> {
   let server: Serve;
