@@ -212,7 +212,13 @@ export function adminOp<T>(dataDir: string, operation: Record<string, unknown>):
       res.on('data', (part: Buffer) => parts.push(part));
       res.on('error', reject);
       res.on('end', () => {
-        const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { result?: T; error?: string };
+        const text = Buffer.concat(parts).toString('utf8');
+        let body: { result?: T; error?: string };
+        try {
+          body = JSON.parse(text) as typeof body;
+        } catch {
+          return reject(new Error(`admin ${String(operation.op)}: ${res.statusCode} ${text.slice(0, 200)}`));
+        }
         if (res.statusCode === 200) resolve(body.result as T);
         else reject(new Error(`admin ${String(operation.op)}: ${res.statusCode} ${body.error ?? ''}`));
       });
