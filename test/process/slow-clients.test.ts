@@ -7,10 +7,9 @@
  * one (DOS-5).
  */
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
-import { multipartBody, parseResponse, rawExchange as raw, rawPost, type RawResponse } from '../support/raw-http.js';
+import { multipartBody, pacedExchange, parseResponse, rawExchange as raw, rawPost, type Paced, type RawResponse } from '../support/raw-http.js';
 import { freshPgDatabase } from '../support/server.js';
 import { killAll, optmarkJson, startServe, type Server } from './support.js';
 
@@ -75,17 +74,6 @@ it('a request with a 20 KB header gets 431 header_too_large JSON', async () => {
   expect(server.running).toBe(true);
 });
 
-/** What one slowloris socket saw: the server's answer, and when the server closed it. */
-interface Trickled {
-  readonly text: string;
-  /** The server closed it (false: our own safety timeout did). */
-  readonly closedByServer: boolean;
-  /** From connected to closed. */
-  readonly ms: number;
-  /** Header bytes it managed to send. */
-  readonly sent: number;
-}
-
 /** A header block that never ends: the request line, then one header whose value goes on for ever. */
 const NEVER_ENDING = Buffer.from(`GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'a'.repeat(1000)}`, 'latin1');
 
@@ -94,41 +82,8 @@ const NEVER_ENDING = Buffer.from(`GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-
  * every `gapMs` until the server answers, then waits for the server to close
  * (or `giveUpMs`, after which it closes itself and the test fails on it).
  */
-function trickle(url: string, onConnected: () => void, gapMs = 500, giveUpMs = 15_000): Promise<Trickled> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    let text = '';
-    let sent = 0;
-    let connectedAt = 0;
-    let drip: NodeJS.Timeout | undefined;
-    const socket = connect(Number(port), hostname);
-    const giveUp = setTimeout(() => finish(false), giveUpMs);
-    function finish(closedByServer: boolean) {
-      clearInterval(drip);
-      clearTimeout(giveUp);
-      socket.destroy();
-      resolve({ text, closedByServer, ms: performance.now() - connectedAt, sent });
-    }
-    const send = () => {
-      if (text === '' && !socket.destroyed && sent < NEVER_ENDING.length) socket.write(NEVER_ENDING.subarray(sent, ++sent));
-    };
-    socket.once('connect', () => {
-      connectedAt = performance.now();
-      onConnected();
-      send();
-      drip = setInterval(send, gapMs);
-    });
-    socket.setEncoding('latin1');
-    // Once the server has answered, stop writing: it is closing.
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.once('close', () => finish(true));
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return; // 'close' follows
-      clearInterval(drip);
-      clearTimeout(giveUp);
-      reject(error);
-    });
-  });
+function trickle(url: string, onConnected: () => void, gapMs = 500, giveUpMs = 15_000): Promise<Paced> {
+  return pacedExchange(url, NEVER_ENDING, (ms) => Math.floor(ms / gapMs) + 1, { tickMs: gapMs, giveUpMs, onConnected });
 }
 
 /**
@@ -138,7 +93,7 @@ function trickle(url: string, onConnected: () => void, gapMs = 500, giveUpMs = 1
  * outcome once the last of them is closed.
  */
 function slowloris(url: string, size: number) {
-  const outcomes: Array<Promise<Trickled>> = [];
+  const outcomes: Array<Promise<Paced>> = [];
   let attacking = true;
   let open = 0;
   let connected = 0;
@@ -161,7 +116,7 @@ function slowloris(url: string, size: number) {
     get open() {
       return open;
     },
-    stop(): Promise<Trickled[]> {
+    stop(): Promise<Paced[]> {
       attacking = false;
       return Promise.all(outcomes);
     },
@@ -247,43 +202,10 @@ it('300 slowloris sockets (one header byte every 500 ms) all get 408 request_tim
  * as a steady link would have delivered it. Stops writing once the server
  * answers; resolves when the server closes.
  */
-function sendAt(url: string, bytes: Buffer, bytesPerSecond: number): Promise<{ response: RawResponse; ms: number; sent: number }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    let text = '';
-    let sent = 0;
-    let started = 0;
-    let pace: NodeJS.Timeout | undefined;
-    const socket = connect(Number(port), hostname);
-    const giveUp = setTimeout(() => socket.destroy(new Error(`no answer after 30 s (${sent} of ${bytes.length} bytes sent)`)), 30_000);
-    const tick = () => {
-      const due = Math.min(bytes.length, Math.floor(((performance.now() - started) / 1000) * bytesPerSecond));
-      if (text === '' && due > sent && !socket.destroyed) {
-        socket.write(bytes.subarray(sent, due));
-        sent = due;
-      }
-      if (sent === bytes.length || text !== '') clearInterval(pace);
-    };
-    socket.once('connect', () => {
-      started = performance.now();
-      pace = setInterval(tick, 20);
-    });
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.once('close', () => {
-      clearInterval(pace);
-      clearTimeout(giveUp);
-      try {
-        resolve({ response: parseResponse(text), ms: performance.now() - started, sent });
-      } catch (error) {
-        reject(error);
-      }
-    });
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return; // 'close' follows, with what arrived
-      reject(error);
-    });
-  });
+async function sendAt(url: string, bytes: Buffer, bytesPerSecond: number): Promise<{ response: RawResponse; ms: number; sent: number }> {
+  const paced = await pacedExchange(url, bytes, (ms) => Math.floor((ms / 1000) * bytesPerSecond), { tickMs: 20, giveUpMs: 30_000 });
+  if (!paced.closedByServer) throw new Error(`no answer after 30 s (${paced.sent} of ${bytes.length} bytes sent)`);
+  return { response: parseResponse(paced.text), ms: paced.ms, sent: paced.sent };
 }
 
 const usage = async () => {

@@ -71,6 +71,65 @@ export function rawExchange(url: string, chunks: ReadonlyArray<string | Uint8Arr
   });
 }
 
+export interface Paced {
+  /** Everything the server sent before it closed the connection (or we gave up). */
+  readonly text: string;
+  /** The server closed it (false: `giveUpMs` passed first and we closed it). */
+  readonly closedByServer: boolean;
+  /** From connected to closed. */
+  readonly ms: number;
+  /** Bytes written. */
+  readonly sent: number;
+}
+
+/**
+ * A slow client: once connected, writes `bytes` on a schedule, `due(ms)`
+ * being how many should be out `ms` after connecting (checked every
+ * `tickMs`, so a late timer sends what is due at once, as a steady link
+ * would). Stops writing once the server answers, then waits for it to close,
+ * or `giveUpMs` after connecting closes it itself.
+ */
+export function pacedExchange(url: string, bytes: Uint8Array, due: (ms: number) => number, options: { tickMs: number; giveUpMs: number; onConnected?: () => void }): Promise<Paced> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    let sent = 0;
+    let connectedAt = 0;
+    let pace: NodeJS.Timeout | undefined;
+    const socket = connect(Number(port), hostname);
+    const giveUp = setTimeout(() => finish(false), options.giveUpMs);
+    function finish(closedByServer: boolean) {
+      clearInterval(pace);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ text, closedByServer, ms: performance.now() - connectedAt, sent });
+    }
+    const tick = () => {
+      const target = Math.min(bytes.length, due(performance.now() - connectedAt));
+      if (text === '' && target > sent && !socket.destroyed) {
+        socket.write(bytes.subarray(sent, target));
+        sent = target;
+      }
+      if (sent === bytes.length || text !== '') clearInterval(pace);
+    };
+    socket.once('connect', () => {
+      connectedAt = performance.now();
+      options.onConnected?.();
+      tick();
+      pace = setInterval(tick, options.tickMs);
+    });
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.once('close', () => finish(true));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return; // 'close' follows, with what arrived
+      clearInterval(pace);
+      clearTimeout(giveUp);
+      reject(error);
+    });
+  });
+}
+
 /** The first response in `text` (status line, headers, body by Content-Length). */
 export function parseResponse(text: string): RawResponse {
   const split = text.indexOf('\r\n\r\n');
