@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
 import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
@@ -20,7 +19,7 @@ import { openApiDocument } from './openapi.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
-import { multipartLimits } from './upload.js';
+import { acceptMultipartBodies } from './upload.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 /** Multipart framing around the file: boundary lines and part headers. */
@@ -73,12 +72,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
-      // Keys travel in Authorization, dashboard sessions in Cookie. Fastify
-      // does not log headers, but plugins may at debug/trace level (the
-      // multipart plugin logs its options, headers included): redact them
-      // wherever they appear.
+      // Keys travel in Authorization, dashboard sessions in Cookie. Neither
+      // fastify nor our code logs request headers; should anything log them
+      // (at debug or trace level), they are redacted wherever they appear.
       redact: {
-        paths: ['authorization', 'cookie'].flatMap((h) => [`req.headers.${h}`, `headers.${h}`, `*.${h}`, `*.headers.${h}`, `busboyOptions.headers.${h}`]),
+        paths: ['authorization', 'cookie'].flatMap((h) => [`req.headers.${h}`, `headers.${h}`, `*.${h}`, `*.headers.${h}`]),
         censor: '[redacted]',
       },
       // Log paths without their query string: nothing secret is ever expected
@@ -111,11 +109,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy ? [...config.trustProxy] : false,
   });
 
-  installErrorHandling(app, { maxUploadBytes: config.maxUploadBytes, clock });
+  installErrorHandling(app, { clock });
 
-  // Only multipart bodies are parsed; any other content type is refused (415) without being read.
+  // Only multipart bodies are let through, unread (the image routes stream
+  // them: upload.ts); any other content type is refused (415) without being read.
   app.removeAllContentTypeParsers();
-  await app.register(multipart, { limits: multipartLimits(config.maxUploadBytes), throwFileSizeLimit: true });
+  acceptMultipartBodies(app);
 
   let stopping = false;
   app.addHook('preClose', async () => {

@@ -7,7 +7,6 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  ImageTooLargeError,
   MethodNotAllowedError,
   OptmarkError,
   QuotaExceededError,
@@ -71,16 +70,14 @@ export interface ErrorBody {
 }
 
 /**
- * Errors raised by fastify and its multipart plugin before our code runs,
- * mapped to ours by their code. Unlisted client errors become 400.
+ * Errors fastify raises before our code runs, mapped to ours by their code.
+ * Unlisted client errors become 400. (Upload bodies are read by our code,
+ * upload.ts, which raises our errors for what the multipart parser finds.)
  */
-function fromFramework(error: FastifyError & { part?: unknown }, maxUploadBytes: number): OptmarkError {
+function fromFramework(error: FastifyError): OptmarkError {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return new ImageTooLargeError(maxUploadBytes);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       // Only the dashboard's sign-in form is parsed whole (uploads stream).
       return new RequestError('body_too_large', 'The form is larger than this page takes');
@@ -118,14 +115,12 @@ function wantsPage(request: FastifyRequest): boolean {
   return accept.includes('text/html') || !accept.includes('application/json');
 }
 
-export function installErrorHandling(app: FastifyInstance, options: { maxUploadBytes: number; clock: () => Date }): void {
+export function installErrorHandling(app: FastifyInstance, options: { clock: () => Date }): void {
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     let error: OptmarkError;
     if (raw instanceof OptmarkError) error = raw;
-    else if (typeof raw.statusCode === 'number' && raw.statusCode >= 400 && raw.statusCode < 500) error = fromFramework(raw, options.maxUploadBytes);
-    else if (/Unexpected end of form|Malformed part header|Multipart: Boundary not found|Part terminated early/i.test(raw.message ?? '')) {
-      error = new RequestError('malformed_request', `Malformed multipart body: ${raw.message}`);
-    } else {
+    else if (typeof raw.statusCode === 'number' && raw.statusCode >= 400 && raw.statusCode < 500) error = fromFramework(raw);
+    else {
       request.log.error({ err: raw }, 'unhandled error');
       error = new InternalError();
     }

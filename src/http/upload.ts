@@ -1,15 +1,25 @@
 /**
  * Read the one part an image endpoint takes: a file part named `image`, and
  * the text fields the caller names (the dashboard's form options; the API
- * takes none). The size limit is enforced while streaming (the multipart
- * plugin stops at the limit); anything else in the body is refused, not
- * ignored. A body that stalls (less than 64 KiB in a window) is cut off with
- * 408, so a slow client cannot hold a slot and its buffers for the whole
- * request timeout.
+ * takes none). Anything else in the body is refused, not ignored.
+ *
+ * The body is streamed from the request into the multipart parser with
+ * stream.pipeline, so an error on either side (above all a client that goes
+ * away mid-upload) ends both at once, and the file streams are then
+ * destroyed: nothing received is kept once the read has failed. The size
+ * limit is enforced while streaming; over it, reading stops at once and the
+ * answer (413, connection closed) ends the upload. A body that stalls (less
+ * than 64 KiB in a window) is cut off the same way with 408, so a slow
+ * client cannot hold a slot and its buffers for the whole request timeout.
+ *
+ * Parser failures become our errors here (malformed_request, multiple_parts,
+ * image_too_large, ...); their statuses are the error handler's.
  */
-import type {} from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
-import { ImageTooLargeError, RequestError } from '../errors.js';
+import type { IncomingMessage } from 'node:http';
+import { pipeline } from 'node:stream';
+import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ImageTooLargeError, RequestError, type OptmarkError } from '../errors.js';
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
 export const STALL_BYTES = 64 * 1024;
@@ -31,91 +41,187 @@ export function multipartLimits(maxUploadBytes: number) {
   return { fileSize: maxUploadBytes, files: 2, fields: 4, parts: 6, fieldSize: 1024, headerPairs: 20 };
 }
 
+/**
+ * The parser's high-water mark for each part, above any one chunk of a
+ * request body (a socket read, at most 64 KiB). A part the parser skips (no
+ * Content-Disposition, or past a limit) gets its data before it starts
+ * flowing; with the default mark (16 KiB), a skipped part of more than that
+ * which ends, with the form, inside one chunk left the parser paused for
+ * good, and the request unanswered until the request timeout. Nothing is
+ * held because of it: the parts we read flow, the others are discarded.
+ */
+const PART_HIGH_WATER_MARK = 1024 * 1024;
+
+/** Requests whose body fastify let through as multipart/form-data, unread. */
+const multipartRequests = new WeakSet<FastifyRequest>();
+
+/**
+ * Let multipart/form-data bodies through to the routes without reading them
+ * (readImagePart streams them). Register after removing the default parsers:
+ * any other content type is then refused (415) before its body is read.
+ */
+export function acceptMultipartBodies(app: FastifyInstance): void {
+  app.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
+    multipartRequests.add(request);
+    done(null);
+  });
+}
+
 export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
-  if (!request.isMultipart()) {
+  if (!multipartRequests.has(request)) {
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
-  const reading = readParts(request, limits.maxUploadBytes, fieldNames);
-  const watch = watchProgress(request, limits.stallSeconds);
-  try {
-    return await Promise.race([reading, watch.stalled]);
-  } finally {
-    watch.stop();
-    // After a stall the reading goes on failing once the connection closes; nobody waits for it.
-    reading.catch(() => {});
-  }
-}
-
-/** Rejects with 408 when a window of `seconds` passes with less than STALL_BYTES received. */
-function watchProgress(request: FastifyRequest, seconds: number): { stalled: Promise<never>; stop: () => void } {
-  const raw = request.raw;
-  let received = 0;
-  const count = (chunk: Buffer) => {
-    received += chunk.length;
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setInterval(() => {
-      if (received < STALL_BYTES && !raw.complete) {
-        reject(new RequestError('request_timeout', `The upload stalled: less than ${STALL_BYTES} bytes arrived in ${seconds} s`));
-      }
-      received = 0;
-    }, seconds * 1000);
-  });
-  stalled.catch(() => {});
-  raw.on('data', count);
-  return {
-    stalled,
-    stop() {
-      clearInterval(timer);
-      raw.off('data', count);
-    },
-  };
-}
-
-async function readParts(request: FastifyRequest, maxUploadBytes: number, fieldNames: readonly string[]): Promise<Upload> {
-  let image: Omit<Upload, 'fields'> | undefined;
-  const fields: Record<string, string> = {};
-  const others: string[] = [];
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file' && part.fieldname === 'image' && image === undefined) {
-        image = { bytes: await collect(part.file, maxUploadBytes), filename: part.filename };
-      } else if (part.type === 'field' && fieldNames.includes(part.fieldname) && !Object.hasOwn(fields, part.fieldname)) {
-        fields[part.fieldname] = String(part.value);
-      } else {
-        const kind = part.type === 'file' ? 'file part' : 'field';
-        others.push(part.fieldname ? `${kind} ${JSON.stringify(part.fieldname)}` : `a ${kind} without a name`);
-        if (part.type === 'file') part.file.resume();
-      }
-    }
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') throw tooMany();
-    throw error;
-  }
-  if (!image) {
-    const seen = others.length ? ` (the body has ${others.join(', ')})` : '';
-    throw new RequestError('missing_image_part', `The request has no file part named "image"${seen}`);
-  }
-  if (others.length > 0) throw tooMany(others);
-  return { ...image, fields };
+  return readUpload(request.raw, limits, fieldNames);
 }
 
 /**
- * The file's bytes. Over the limit, fail at once rather than when the part
- * ends: the answer (413, connection closed) then stops an upload that would
- * otherwise go on streaming, for as long as the client likes, into a parser
- * that discards it.
+ * What to do with the rest of the body once the read has failed: `stop`
+ * reading it (the answer closes the connection: 413, 408, or the client is
+ * gone), or `drain` it through the parser, discarding every byte, so that a
+ * 400 leaves the connection usable.
  */
-function collect(file: NodeJS.ReadableStream & { truncated?: boolean }, maxUploadBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    file.on('data', (chunk: Buffer) => chunks.push(chunk));
-    file.once('limit', () => reject(new ImageTooLargeError(maxUploadBytes)));
-    file.once('error', reject);
-    file.once('end', () => (file.truncated ? reject(new ImageTooLargeError(maxUploadBytes)) : resolve(Buffer.concat(chunks))));
+type Rest = 'stop' | 'drain';
+
+/** The image part: its chunks while it arrives, then its bytes. */
+interface ImagePart {
+  readonly filename: string | undefined;
+  chunks: Buffer[];
+  bytes?: Buffer;
+}
+
+function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[]): Promise<Upload> {
+  const { maxUploadBytes, stallSeconds } = limits;
+  let busboy: BusboyInstance;
+  try {
+    busboy = Busboy({ headers: raw.headers as BusboyHeaders, limits: multipartLimits(maxUploadBytes), fileHwm: PART_HIGH_WATER_MARK });
+  } catch (error) {
+    // A multipart type without a boundary: nothing was read, and Node discards the body after the answer.
+    return Promise.reject(malformed(error));
+  }
+
+  return new Promise<Upload>((resolve, reject) => {
+    const socket = raw.socket;
+    /** Every file stream the parser has opened and not yet closed. */
+    const files = new Set<BusboyFileStream>();
+    const fields: Record<string, string> = {};
+    const others: string[] = [];
+    let image: ImagePart | undefined;
+    let settled = false;
+    let piping = true;
+    let received = 0;
+    let receivedInWindow = 0;
+
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      receivedInWindow += chunk.length;
+    };
+    const stall = setInterval(() => {
+      if (receivedInWindow < STALL_BYTES && !raw.complete) {
+        fail(new RequestError('request_timeout', `The upload stalled: less than ${STALL_BYTES} bytes arrived in ${stallSeconds} s`), 'stop');
+      }
+      receivedInWindow = 0;
+    }, stallSeconds * 1000);
+
+    /** Once the connection is gone, end the request too (and so the pipeline, which destroys the parser). */
+    const endRequest = () => raw.destroy();
+
+    function settle(): boolean {
+      if (settled) return false;
+      settled = true;
+      clearInterval(stall);
+      raw.off('data', count);
+      return true;
+    }
+
+    function fail(error: OptmarkError, rest: Rest): void {
+      if (!settle()) return;
+      // Drop what was received; a file still arriving is read to nothing (or not read at all, below).
+      if (image) image.chunks = [];
+      for (const file of files) {
+        file.removeAllListeners('data');
+        file.resume();
+      }
+      if (rest === 'stop' && piping && !raw.readableEnded) {
+        // Read no more: the rest stays in the kernel until the answer closes the
+        // connection. The request is not destroyed here, which would close the
+        // connection before the answer could be sent.
+        raw.unpipe(busboy);
+        raw.pause();
+        for (const file of files) file.destroy();
+        if (!socket || socket.destroyed) endRequest();
+        else socket.once('close', endRequest);
+      }
+      reject(error);
+    }
+
+    function succeed(): void {
+      if (!settle()) return;
+      if (!image?.bytes) {
+        const seen = others.length ? ` (the body has ${others.join(', ')})` : '';
+        reject(new RequestError('missing_image_part', `The request has no file part named "image"${seen}`));
+      } else if (others.length > 0) {
+        reject(tooMany(others));
+      } else {
+        resolve({ bytes: image.bytes, filename: image.filename, fields });
+      }
+    }
+
+    busboy.on('file', (name, file, filename) => {
+      files.add(file);
+      file.once('close', () => files.delete(file));
+      // Only a body that ends inside the part errs here ("Part terminated early").
+      file.on('error', (error) => fail(malformed(error), 'drain'));
+      // Over the limit, fail now rather than when the part ends: the answer
+      // (413, connection closed) then stops an upload that would otherwise go
+      // on streaming, for as long as the client likes, into a parser that
+      // discards it.
+      file.once('limit', () => fail(new ImageTooLargeError(maxUploadBytes), 'stop'));
+      if (settled) {
+        file.resume();
+      } else if (name === 'image' && image === undefined) {
+        const part: ImagePart = { filename, chunks: [] };
+        image = part;
+        file.on('data', (chunk: Buffer) => part.chunks.push(chunk));
+        file.once('end', () => {
+          part.bytes = Buffer.concat(part.chunks);
+          part.chunks = [];
+        });
+      } else {
+        others.push(describe('file part', name));
+        file.resume();
+      }
+    });
+    busboy.on('field', (name, value) => {
+      if (settled) return;
+      if (fieldNames.includes(name) && !Object.hasOwn(fields, name)) fields[name] = value;
+      else others.push(describe('field', name));
+    });
+    // Past a limit the parser skips the remaining parts: the body is still read to its end.
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) busboy.on(limit, () => fail(tooMany(), 'drain'));
+
+    // The pipeline handles 'error' on the request and on the parser: either
+    // one's failure (the client gone, a malformed body) destroys the other.
+    pipeline(raw, busboy, (error) => {
+      piping = false;
+      socket?.off('close', endRequest);
+      for (const file of files) file.destroy();
+      files.clear();
+      if (!error) succeed();
+      // An empty body is an empty form: no image part (rather than a truncated form).
+      else if (received === 0 && raw.complete) succeed();
+      else if (!raw.complete) fail(new RequestError('malformed_request', 'The connection closed before the upload was complete'), 'stop');
+      else fail(malformed(error), 'drain');
+    });
+    raw.on('data', count);
   });
+}
+
+function describe(kind: string, name: string | undefined): string {
+  return name ? `${kind} ${JSON.stringify(name)}` : `a ${kind} without a name`;
+}
+
+function malformed(error: unknown): RequestError {
+  return new RequestError('malformed_request', `Malformed multipart body: ${(error as Error).message}`);
 }
 
 function tooMany(others?: string[]): RequestError {

@@ -53,6 +53,19 @@ class HeldUpload {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * process.memoryUsage() after a full collection. V8 releases the memory of
+ * dead ArrayBuffers (Buffers) after the collection that finds them, on
+ * another thread; a second collection finishes that, so the figures count
+ * only what is still referenced.
+ */
+async function collected(gc: () => void): Promise<NodeJS.MemoryUsage> {
+  gc();
+  await new Promise((r) => setImmediate(r));
+  gc();
+  return process.memoryUsage();
+}
+
 async function post(url: string, key: string): Promise<Response> {
   const form = new FormData();
   form.append('image', new Blob([JPEG]), 'a.jpg');
@@ -175,6 +188,14 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
   /** Uploads stop somewhere in their first 2 MiB: enough to cross many socket reads and multipart chunks, cheap enough for 1,000. */
   const MAX_SENT = 2 * 1024 * 1024;
   const MAX_HEAP_GROWTH = 50 * 1024 * 1024;
+  /**
+   * Buffer memory (arrayBuffers; external counts it too) and RSS once the uploads are cut. The run sends
+   * the server about 1 GiB, each upload's chunks in Buffers (which heapUsed does not count): kept, they
+   * would grow all three by about that. Freed, next to no Buffer memory is left after a collection, and
+   * RSS keeps only what the allocator holds on to (some tens of MB).
+   */
+  const MAX_BUFFER_GROWTH = 64 * 1024 * 1024;
+  const MAX_RSS_GROWTH = 256 * 1024 * 1024;
   const MAX_RECOVERY_MS = 1000;
 
   let t: TestServer;
@@ -183,7 +204,7 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
   });
   afterAll(async () => t?.close());
 
-  it('1,000 uploads declaring 25 MiB, cut at random offsets 16 at a time: every slot back within 1 s, nothing counted, heap bounded', async () => {
+  it('1,000 uploads declaring 25 MiB, cut at random offsets 16 at a time: every slot back within 1 s, nothing counted, heap and Buffer memory bounded', async () => {
     const key = await t.key();
     const next = random(0x4d5032);
     const partHead = Buffer.from('--optmark-boundary\r\nContent-Disposition: form-data; name="image"; filename="big.jpg"\r\nContent-Type: image/jpeg\r\n\r\n', 'latin1');
@@ -243,8 +264,7 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
     expect((await post(t.url, key)).status).toBe(200);
     const before = await used(t.url, key);
     const gc = collector();
-    gc();
-    const heapBefore = process.memoryUsage().heapUsed;
+    const memoryBefore = await collected(gc);
 
     // While the run goes on, watch the reserved units: they show the uploads really were admitted and held a slot.
     let running = true;
@@ -282,6 +302,8 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
       now = await used(t.url, key);
     }
     const recoveryMs = performance.now() - lastAbort;
+    // What the cut uploads still hold once the server has seen them go, before anything else runs.
+    const memoryAfterCuts = await collected(gc);
     expect(now).toBe(before);
     expect(recoveryMs).toBeLessThan(MAX_RECOVERY_MS);
     // The admission count itself is 0: SLOTS held uploads all get a slot at the same time (with one slot
@@ -297,16 +319,23 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
     expect(await used(t.url, key)).toBe(before + SLOTS + 1);
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
 
-    gc();
-    const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+    const heapGrowth = (await collected(gc)).heapUsed - memoryBefore.heapUsed;
+    const growth = (measure: keyof NodeJS.MemoryUsage) => memoryAfterCuts[measure] - memoryBefore[measure];
+    const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${(bytes / 2 ** 20).toFixed(1)} MB`;
     console.info(
       `MP-2: ${UPLOADS} aborted uploads (${(sent / 2 ** 20).toFixed(0)} MiB sent) in ${((lastAbort - started) / 1000).toFixed(1)} s; ` +
         `peak ${peakReserved} reserved; usage back ${recoveryMs.toFixed(0)} ms after the last abort; heap ${(heapGrowth / 2 ** 20).toFixed(1)} MB; ` +
+        `after the last cut (collected): arrayBuffers ${mb(growth('arrayBuffers'))}, external ${mb(growth('external'))}, RSS ${mb(growth('rss'))}, heap ${mb(growth('heapUsed'))}; ` +
         `${early.length} answered before their abort${early.length ? ` (${[...new Set(early)].join(', ')})` : ''}`,
     );
     expect(peakReserved).toBeGreaterThan(0);
     // Nothing answered an upload before it was cut but a refusal (and with SLOTS = 2 x CONCURRENCY, hardly any).
     for (const line of early) expect(line).toMatch(/^HTTP\/1\.1 (429|503) /);
     expect(heapGrowth).toBeLessThan(MAX_HEAP_GROWTH);
+    // The received chunks are not kept: a leak of them would be about `sent` (here some 1,000 MB).
+    expect(sent).toBeGreaterThan(8 * MAX_BUFFER_GROWTH);
+    expect(growth('arrayBuffers')).toBeLessThan(MAX_BUFFER_GROWTH);
+    expect(growth('external')).toBeLessThan(MAX_BUFFER_GROWTH);
+    expect(growth('rss')).toBeLessThan(MAX_RSS_GROWTH);
   });
 });
