@@ -2,10 +2,11 @@
  * The fuzzing half of `npm run fuzz`, run in a child process that
  * long-run.ts watches: a hang or a crash in native code then costs the child,
  * not the run, and the parent still knows the last input. Fuzzes one format
- * until a deadline; each failure is shrunk, saved as a regression fixture
- * and reported, and the run goes on with the next fast-check seed. A kind of
- * failure already saved twice is only counted from then on, so that one
- * frequent bug does not eat the whole run.
+ * until a deadline; each failure is saved as a regression fixture and
+ * reported, and the run goes on. The first two failures of a kind are shrunk
+ * first, and the run goes on with the next fast-check seed; later ones of
+ * that kind are saved as they are, without shrinking or stopping, so that
+ * one frequent bug does not eat the whole run.
  */
 import fc from 'fast-check';
 import type { Format } from './containers.js';
@@ -29,7 +30,7 @@ export type ChildMessage =
   | { type: 'case'; spec: string }
   | { type: 'broken'; message: string }
   | { type: 'failure'; seed: number; path: string; file: string; message: string; case: string; recipe: string }
-  | { type: 'done'; seed: number; runs: number; shrinks: number; outcomes: Record<string, number>; recurrences: Record<string, number> };
+  | { type: 'done'; seed: number; runs: number; shrinks: number; outcomes: Record<string, number>; recurrences: Record<string, string[]> };
 
 const FIXTURES_PER_KIND = 2;
 
@@ -53,10 +54,12 @@ const SHRINK_TIME_FACTOR = 3;
 
 async function main(config: ChildConfig): Promise<void> {
   const seeds = await loadSeeds();
-  const arbitrary = fuzzCase(seeds, config.format, { maxXmpBytes: config.maxXmpBytes }, 0.1);
+  const arbitrary = fuzzCase(seeds, config.format, { maxXmpBytes: config.maxXmpBytes });
   const outcomes: Record<string, number> = {};
   const saved = new Map<string, number>();
-  const recurrences: Record<string, number> = {};
+  /** Failures of a kind already shrunk twice: the fixtures saved for them, unshrunk. */
+  const recurrences: Record<string, string[]> = {};
+  let seed = config.seed;
   let shrinking = false;
   const property = (budgetMs: number) =>
     fc.asyncProperty(arbitrary, async (c: FuzzCase) => {
@@ -64,18 +67,18 @@ async function main(config: ChildConfig): Promise<void> {
       send({ type: 'case', spec: specToJson(c) });
       let report;
       try {
-        report = await checkInput(c.bytes, { sign: c.sign, pixels: c.pixels, value: c.value, budgetMs });
+        report = await checkInput(c.bytes, { sign: c.sign, value: c.value, budgetMs });
       } catch (error) {
         const kind = kindOf(error);
         if (!(error instanceof PropertyViolation) || (saved.get(kind) ?? 0) < FIXTURES_PER_KIND) throw error;
-        if (!shrinking) recurrences[kind] = (recurrences[kind] ?? 0) + 1;
+        // While shrinking, a candidate failing in a kind already saved is not the failure being shrunk.
+        if (!shrinking) (recurrences[kind] ??= []).push(saveFixture(config.format, seed, c.bytes, config.out));
         return;
       }
       const key = report.protect === 'ok' ? `ok${report.idempotent ? '' : ' (not idempotent)'}` : report.protect;
       if (!shrinking) outcomes[key] = (outcomes[key] ?? 0) + 1;
     });
 
-  let seed = config.seed;
   let runs = 0;
   let shrinks = 0;
   while (runs < config.runs && Date.now() < config.until) {

@@ -11,8 +11,9 @@
  * when it fails.
  *
  * The time (and runs, per format) are shared out over the formats, one
- * after the other. Every failing input is shrunk and saved under
- * test/fuzz/regressions/, which `npm test` replays. A call that does not
+ * after the other. Every failing input is saved under
+ * test/fuzz/regressions/, which `npm test` replays (shrunk first, for the
+ * first two of each kind of failure). A call that does not
  * return within two minutes or a crash of the process counts as a failure too:
  * the fuzzing runs in a child process, and this one keeps the last input.
  */
@@ -55,7 +56,7 @@ interface SliceResult {
   shrinks: number;
   failures: string[];
   outcomes: Record<string, number>;
-  recurrences: Record<string, number>;
+  recurrences: Record<string, string[]>;
   seeds: number[];
 }
 
@@ -129,7 +130,7 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
         result.runs += message.runs;
         result.shrinks += message.shrinks;
         for (const [k, n] of Object.entries(message.outcomes)) result.outcomes[k] = (result.outcomes[k] ?? 0) + n;
-        for (const [k, n] of Object.entries(message.recurrences)) result.recurrences[k] = (result.recurrences[k] ?? 0) + n;
+        for (const [k, files] of Object.entries(message.recurrences)) (result.recurrences[k] ??= []).push(...files);
       }
     });
     child.on('exit', (code, signal) => {
@@ -143,7 +144,7 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
 if (values.recipe !== undefined) {
   const bytes = build(specFromJson(values.recipe), await seedsOnce(), { maxXmpBytes });
   try {
-    const report = await checkInput(bytes, { pixels: true, budgetMs });
+    const report = await checkInput(bytes, { budgetMs });
     log(`${bytes.length} bytes: holds (${JSON.stringify(report)})`);
   } catch (error) {
     log(`${bytes.length} bytes: ${(error as Error).message}\nsaved ${saveFixture(formats[0]!, baseSeed, bytes, values.out)}`);
@@ -163,11 +164,15 @@ for (const [i, format] of formats.entries()) {
   const r = await slice(format, started + share * (i + 1));
   const seconds = (Date.now() - from) / 1000;
   total += r.runs;
-  failures += r.failures.length;
+  const recurring = Object.values(r.recurrences).flat();
+  failures += r.failures.length + recurring.length;
   log(`  ${r.runs} inputs (+${r.shrinks} while shrinking) in ${seconds.toFixed(0)} s = ${(r.runs / seconds).toFixed(0)}/s, seeds ${r.seeds.join(',')}`);
   log(`  protect outcomes: ${JSON.stringify(r.outcomes)}`);
   log(`  failures: ${r.failures.length ? r.failures.join(', ') : 'none'}`);
-  for (const [kind, n] of Object.entries(r.recurrences)) log(`  seen again ${n} time(s), not saved: ${kind}`);
+  for (const [kind, files] of Object.entries(r.recurrences)) {
+    const saved = [...new Set(files)];
+    log(`  seen again ${files.length} time(s), ${saved.length} new input(s) saved unshrunk (${saved.slice(0, 3).join(', ')}${saved.length > 3 ? ', ...' : ''}): ${kind}`);
+  }
 }
 const seconds = (Date.now() - started) / 1000;
 log(`total: ${total} inputs in ${(seconds / 60).toFixed(1)} min = ${(total / seconds).toFixed(0)}/s, ${failures} failure(s); seed ${baseSeed}`);

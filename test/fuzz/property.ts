@@ -2,9 +2,10 @@
  * What must hold for any input, however broken. protect and verify either
  * succeed or refuse with a client error code (anything else would be a 500),
  * within a time bound; verify and protect agree on what is wrong with a file;
- * and a protected file is opted out, stays so when protected again, keeps
- * every non-XMP byte of the input (its content digest, so a signed tag stays
- * valid) and, when the input decodes, decodes to the same pixels.
+ * and a protected file reads back opted out with the value asked for, stays
+ * so when protected again, keeps every non-XMP byte of the input (its
+ * content digest, so a signed tag stays valid) and, whenever the input
+ * decodes (up to 4 megapixels), decodes to the same pixels.
  *
  * Free of test-runner imports: the long fuzz runs it under plain tsx.
  */
@@ -12,7 +13,8 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import sharp from 'sharp';
 import { declaredDimensions } from '../../src/core/formats/dimensions.js';
 import type { ContainerHandler } from '../../src/core/formats/handler.js';
-import { createProvenance, OptmarkError, sniff, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
+import { uriFor } from '../../src/core/xmp/vocabulary.js';
+import { createProvenance, inspect, OptmarkError, sniff, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
 
 /** The codes a bad image may get: all 4xx. image_dimensions_too_large is new and may not be raised yet. */
 const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -49,7 +51,6 @@ const provenance = createProvenance({
 
 export interface CheckOptions {
   readonly sign?: boolean;
-  readonly pixels?: boolean;
   /** Index into PROHIBITED_CODES. */
   readonly value?: number;
   readonly budgetMs?: number;
@@ -60,6 +61,7 @@ export interface CheckReport {
   readonly protect: 'ok' | ErrorCode;
   /** Protecting the output again gave the same bytes (undefined when protect refused). */
   readonly idempotent?: boolean;
+  /** The input decoded, so the output's pixels were compared with it. */
   readonly pixelsCompared: boolean;
   readonly slowestMs: number;
 }
@@ -109,9 +111,14 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
   if (out.sha256 !== createHash('sha256').update(out.bytes).digest('hex')) fail('protect reported a sha256 that is not its output');
   if (out.mimeType !== handler.mimeType || !handler.canHandle(out.bytes)) fail(`protect changed the format to ${out.mimeType}`);
 
-  const reread = timed('verify of the output', () => verify(out.bytes, { provenance }), NONE);
-  if (reread.ok && !reread.value.optedOut) fail('the output of protect is not opted out');
-  if (reread.ok && options.sign && !reread.value.provenance.valid) fail(`the output's provenance tag does not verify: ${JSON.stringify(reread.value.provenance)}`);
+  const reread = timed('verify of the output', () => inspect(out.bytes, { provenance }), NONE);
+  if (reread.ok) {
+    const { result, details } = reread.value;
+    if (!result.optedOut) fail('the output of protect is not opted out');
+    // The value verify decides on (the first one it reads) is the one protect was asked to write.
+    if (details.dataMining[0]?.value !== uriFor(value)) fail(`protect wrote ${value} but the output reads ${JSON.stringify(details.dataMining.map((d) => d.value))}`);
+    if (options.sign && !result.provenance.valid) fail(`the output's provenance tag does not verify: ${JSON.stringify(result.provenance)}`);
+  }
 
   const again = timed('protect of the output', () => protect(out.bytes, protectOptions), NONE);
   const idempotent = again.ok && Buffer.from(again.value.bytes).equals(Buffer.from(out.bytes));
@@ -121,7 +128,7 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
   }
 
   checkNonXmpBytes(handler, bytes, out.bytes);
-  const pixelsCompared = options.pixels ? await samePixels(handler, bytes, out.bytes) : false;
+  const pixelsCompared = await samePixels(handler, bytes, out.bytes);
   return { ...report, idempotent, pixelsCompared, slowestMs };
 }
 
