@@ -1,7 +1,8 @@
 /**
  * Fingerprint detection and embedding on a pool of worker threads (piscina),
  * with a bounded queue: past it, ServerBusyError (503) rather than an ever
- * longer wait. Pixels go to the worker without a copy (transferred).
+ * longer wait. Pixels go to the worker, and marked pixels come back, without
+ * a copy (transferred).
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
@@ -38,7 +39,7 @@ export function createFingerprintPool(options: { threads: number; queue: number 
   };
   return {
     detect: (task) => run<FingerprintCheck>(task, 'default', 'fingerprint checks'),
-    embed: (task) => run<EmbedOutcome>(task, 'embed', 'fingerprint marking'),
+    embed: (task) => run<EmbedOutcome>(task, 'embedAndTransfer', 'fingerprint marking'),
     close: () => pool.destroy(),
   };
 }

@@ -5,6 +5,7 @@
  * other request. The CLI calls the same functions in its own thread (src/cli/fingerprint-for-cli.ts).
  */
 import { createHash } from 'node:crypto';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { DetectTask, EmbedOutcome, EmbedTask } from '../app/fingerprint.js';
 import type { FingerprintCheck } from '../app/verify-image.js';
 import { deriveFingerprintKey, detectFingerprint, FingerprintRefusedError, markStoredPixels, type FingerprintKey } from '../core/fingerprint/index.js';
@@ -37,4 +38,15 @@ export function embed(task: EmbedTask): EmbedOutcome {
     if (error instanceof FingerprintRefusedError) return { refused: error.message.replace(/^The image is /, 'it is ') };
     throw error;
   }
+}
+
+/**
+ * `embed` for the pool: the marked pixels (as large as the image, 300 MB at
+ * 100 megapixels) go back to the main thread transferred, not copied.
+ */
+export function embedAndTransfer(task: EmbedTask): EmbedOutcome {
+  const outcome = embed(task);
+  if ('refused' in outcome) return outcome;
+  const moved = move({ [transferableSymbol]: outcome.marked.data.buffer, [valueSymbol]: outcome });
+  return moved as unknown as EmbedOutcome;
 }

@@ -7,7 +7,10 @@
  *   and `limitInputPixels` holds the same bound inside libvips;
  * - at most `concurrency` decodes run at once and at most `queue` wait: past
  *   that the caller gets ServerBusyError (503) rather than the process
- *   running out of memory (a 100 MP RGB decode takes 300 MB).
+ *   running out of memory (a 100 MP RGB decode takes 300 MB). A job that
+ *   keeps full-size pixels after decoding them (fingerprint marking: decode,
+ *   embed, encode) holds its slot until it is done (`withSlot`), so the
+ *   bound covers every full-size buffer, not only the decode itself.
  */
 import sharp, { type OutputInfo } from 'sharp';
 import { sniff } from '../core/formats/sniff.js';
@@ -63,17 +66,39 @@ export interface PixelFacts {
   readonly orientation: number;
 }
 
-export interface PixelDecoder {
+/** Pixel work done inside a slot already held (see `withSlot`): it takes no slot of its own. */
+export interface HeldPixels {
   decode(bytes: Uint8Array, options?: DecodeOptions): Promise<Pixels>;
-  probe(bytes: Uint8Array): Promise<PixelFacts>;
   /**
    * Encode pixels in the format of `original`, carrying its metadata (colour
    * profile, EXIF, XMP, text) over: PNG lossless, lossless WebP stays
    * lossless, JPEG and lossy WebP at quality 95 (JPEG without chroma
    * subsampling, so a fine mark is not averaged away).
    */
-  encodeLike(original: Uint8Array, pixels: Pixels): Promise<Uint8Array>;
-  /** Decodes running and waiting now. */
+  encodeLike(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array>;
+}
+
+/** Pixels to encode: any 8-bit raster, a buffer of its own or not. */
+export interface RawPixels {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+}
+
+export interface PixelDecoder {
+  /** One decode, in a slot of its own that is given back as soon as it returns. */
+  decode(bytes: Uint8Array, options?: DecodeOptions): Promise<Pixels>;
+  probe(bytes: Uint8Array): Promise<PixelFacts>;
+  /**
+   * Run `job` holding one slot from start to end, with the same bound and
+   * queue as `decode` (ServerBusyError past the queue): for work that keeps
+   * full-size pixels after the decode (embed, encode). `bytes` is checked
+   * against the pixel limit before a slot is waited for. The `held` functions
+   * must not be used once `job` has settled.
+   */
+  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixels) => Promise<T>): Promise<T>;
+  /** Slots in use (decodes and held jobs) and callers waiting for one, now. */
   readonly load: { readonly running: number; readonly waiting: number };
 }
 
@@ -88,7 +113,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
     } else {
       running++;
     }
-    // A finished decode hands its slot straight to the next in line.
+    // A finished decode (or job) hands its slot straight to the next in line.
     return () => {
       const next = waiting.shift();
       if (next) next();
@@ -96,28 +121,57 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
     };
   }
 
+  /** Refuses a decompression bomb from its header, before any slot is taken or libvips sees it. */
+  function declared(bytes: Uint8Array): { format: 'jpeg' | 'png' | 'webp'; size: { width: number; height: number } | undefined } {
+    const format = sniff(bytes).format;
+    const size = declaredDimensions(bytes, format);
+    if (size && size.width * size.height > limits.maxPixels) throw new ImageDimensionsTooLargeError(size.width, size.height, limits.maxPixels);
+    return { format, size };
+  }
+
+  /** The decode itself, in a slot the caller holds. */
+  async function decodeHeld(bytes: Uint8Array, options: DecodeOptions, { format, size } = declared(bytes)): Promise<Pixels> {
+    try {
+      let pipeline = sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', sequentialRead: true });
+      if (options.orient) pipeline = pipeline.rotate();
+      if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
+      else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
+      // libvips turns the image grey before it shrinks it: for a format without
+      // shrink-on-load (PNG) that is a pass over every full-size pixel, a fifth
+      // of a 12 MP decode. Shrunk first, the grey pass costs next to nothing.
+      const shrink = options.maxSide !== undefined || options.minSide !== undefined;
+      if (options.grey && !shrink) pipeline = pipeline.greyscale();
+      if (options.stored) pipeline = pipeline.keepIccProfile();
+      const decoded = await pipeline.raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = options.grey && shrink ? await greyOf(decoded.data, decoded.info) : decoded;
+      return { data, width: info.width, height: info.height, channels: info.channels };
+    } catch (error) {
+      throw refusal(error, format, size, limits.maxPixels);
+    }
+  }
+
+  /** The encode itself, in a slot the caller holds. sharp reads the raw pixels where they are (no copy). */
+  async function encodeHeld(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array> {
+    const handler = sniff(original);
+    let raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
+    // Without this, one or two channels (grey, grey + alpha) would be written as sRGB.
+    if (pixels.channels <= 2) raw = raw.toColourspace('b-w');
+    const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
+    const encoded =
+      handler.format === 'jpeg'
+        ? await raw.jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer()
+        : handler.format === 'png'
+          ? await raw.png({ compressionLevel: 6 }).toBuffer()
+          : await raw.webp(lossless ? { lossless: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
+    return carryMetadata(original, encoded);
+  }
+
   return {
     async decode(bytes, options = {}) {
-      const format = sniff(bytes).format;
-      const size = declaredDimensions(bytes, format);
-      if (size && size.width * size.height > limits.maxPixels) throw new ImageDimensionsTooLargeError(size.width, size.height, limits.maxPixels);
+      const facts = declared(bytes);
       const done = await turn();
       try {
-        let pipeline = sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', sequentialRead: true });
-        if (options.orient) pipeline = pipeline.rotate();
-        if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
-        else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
-        // libvips turns the image grey before it shrinks it: for a format without
-        // shrink-on-load (PNG) that is a pass over every full-size pixel, a fifth
-        // of a 12 MP decode. Shrunk first, the grey pass costs next to nothing.
-        const shrink = options.maxSide !== undefined || options.minSide !== undefined;
-        if (options.grey && !shrink) pipeline = pipeline.greyscale();
-        if (options.stored) pipeline = pipeline.keepIccProfile();
-        const decoded = await pipeline.raw().toBuffer({ resolveWithObject: true });
-        const { data, info } = options.grey && shrink ? await greyOf(decoded.data, decoded.info) : decoded;
-        return { data, width: info.width, height: info.height, channels: info.channels };
-      } catch (error) {
-        throw refusal(error, format, size, limits.maxPixels);
+        return await decodeHeld(bytes, options, facts);
       } finally {
         done();
       }
@@ -131,19 +185,21 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
         throw refusal(error, format, declaredDimensions(bytes, format), limits.maxPixels);
       }
     },
-    async encodeLike(original, pixels) {
-      const handler = sniff(original);
-      let raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
-      // Without this, one or two channels (grey, grey + alpha) would be written as sRGB.
-      if (pixels.channels <= 2) raw = raw.toColourspace('b-w');
-      const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
-      const encoded =
-        handler.format === 'jpeg'
-          ? await raw.jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer()
-          : handler.format === 'png'
-            ? await raw.png({ compressionLevel: 6 }).toBuffer()
-            : await raw.webp(lossless ? { lossless: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
-      return carryMetadata(original, encoded);
+    async withSlot(bytes, job) {
+      declared(bytes);
+      const done = await turn();
+      let holding = true;
+      const held = <A extends unknown[], R>(work: (...args: A) => Promise<R>) =>
+        (...args: A): Promise<R> => {
+          if (!holding) return Promise.reject(new Error('internal: pixel work after its slot was given back'));
+          return work(...args);
+        };
+      try {
+        return await job({ decode: held((b: Uint8Array, options: DecodeOptions = {}) => decodeHeld(b, options)), encodeLike: held(encodeHeld) });
+      } finally {
+        holding = false;
+        done();
+      }
     },
     get load() {
       return { running, waiting: waiting.length };

@@ -13,7 +13,10 @@
  * orientation (core/fingerprint/mark-stored.ts) off the event loop (about a
  * second of arithmetic for 12 megapixels), re-encodes in the same format and
  * carries the original's metadata over; the opt-out and the provenance tag
- * are written on top by protect, losslessly.
+ * are written on top by protect, losslessly. The whole job, decode to
+ * encode, holds one of the decoder's slots: it keeps full-size pixels (300 MB
+ * at 100 megapixels) all along, and the slots are what bounds them. The
+ * pixels go to the embedder and come back without a copy (transferred).
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
@@ -26,11 +29,25 @@ export interface FingerprintSecret {
   readonly secret: Uint8Array;
 }
 
+interface PixelBuffer {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+}
+
+type DecodeRequest = { grey?: boolean; minSide?: number; stored?: boolean; orient?: boolean };
+
 /** The pixel work the fingerprint needs (src/adapters/pixels.ts). */
 export interface PixelPort {
-  decode(bytes: Uint8Array, options?: { grey?: boolean; minSide?: number; stored?: boolean; orient?: boolean }): Promise<{ data: Uint8Array; width: number; height: number; channels: number }>;
+  /** One bounded decode; its slot is free again when it returns. */
+  decode(bytes: Uint8Array, options?: DecodeRequest): Promise<PixelBuffer>;
   probe(bytes: Uint8Array): Promise<{ space: string; depth: string; pages: number; orientation: number }>;
-  encodeLike(original: Uint8Array, pixels: { data: Uint8Array; width: number; height: number; channels: number }): Promise<Uint8Array>;
+  /** `job` holding one decode slot from start to end; its decode and encode take no other. */
+  withSlot<T>(
+    bytes: Uint8Array,
+    job: (held: { decode(bytes: Uint8Array, options?: DecodeRequest): Promise<PixelBuffer>; encodeLike(original: Uint8Array, pixels: PixelBuffer): Promise<Uint8Array> }) => Promise<T>,
+  ): Promise<T>;
 }
 
 /** What the detector is given: a reduced grey copy of the image and the secrets to look for, newest first. */
@@ -98,27 +115,51 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
         throw error;
       }
-      // A copy of its own, so the worker can take it without a second copy.
-      const data = new Uint8Array(grey.data);
-      return deps.detect({ data, width: grey.width, height: grey.height, channels: grey.channels, secrets });
+      return deps.detect({ data: ownBuffer(grey.data), width: grey.width, height: grey.height, channels: grey.channels, secrets });
     },
 
     async mark(bytes) {
       const secret = deps.marking();
       if (!secret) throw new FingerprintNotPossibleError('this deployment has no fingerprint key');
       const facts = await deps.pixels.probe(bytes);
-      if (facts.pages > 1) throw new FingerprintNotPossibleError('it is animated');
+      // libvips decodes only the default image of an APNG (it reports one
+      // page): marking it would silently drop the animation.
+      if (facts.pages > 1 || isAnimatedPng(bytes)) throw new FingerprintNotPossibleError('it is animated');
       if (facts.space === 'cmyk') throw new FingerprintNotPossibleError('it is CMYK (convert it to RGB first)');
       if (facts.depth !== 'uchar') throw new FingerprintNotPossibleError(`it has ${facts.depth === 'ushort' ? '16' : 'more than 8'} bits per sample, which 8-bit marking would reduce`);
-      const pixels = await deps.pixels.decode(bytes, { stored: true });
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
-      // A copy of its own, as for checking, so the worker can take it.
-      const data = new Uint8Array(pixels.data);
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';
-      const outcome = await deps.embed({ data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
-      if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
-      return deps.pixels.encodeLike(bytes, outcome.marked);
+      return deps.pixels.withSlot(bytes, async (held) => {
+        const pixels = await held.decode(bytes, { stored: true });
+        // Handed over, not copied: nothing here reads the decoded pixels again.
+        const data = ownBuffer(pixels.data);
+        const outcome = await deps.embed({ data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
+        if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
+        return held.encodeLike(bytes, outcome.marked);
+      });
     },
   };
+}
+
+/**
+ * The pixels in an ArrayBuffer of their own, which a worker thread can be
+ * handed without a copy (transferred): as sharp returns them, the array
+ * itself; a view into a larger or shared buffer is copied, since
+ * transferring that buffer would take, or fail on, bytes that are not these.
+ */
+function ownBuffer(data: Uint8Array): Uint8Array {
+  const whole = data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+  return whole ? data : new Uint8Array(data);
+}
+
+/** An APNG: a PNG with an animation control chunk (acTL) before its image data. */
+function isAnimatedPng(bytes: Uint8Array): boolean {
+  const handler = sniff(bytes);
+  if (handler.format !== 'png') return false;
+  for (const block of handler.blocks(bytes)) {
+    if (block.type === 'acTL') return true;
+    if (block.type === 'IDAT') return false;
+  }
+  return false;
 }

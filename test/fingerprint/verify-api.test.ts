@@ -2,7 +2,8 @@
  * The fingerprint in every verify, through the API: an image marked with this
  * deployment's secret (as `optmark protect --fingerprint` does) is found,
  * also after a JPEG re-encode, and upright whatever the EXIF orientation; unmarked and flat images are not; the API's
- * protect never adds the mark.
+ * protect never adds the mark (its output has exactly the input's pixels), and
+ * refuses a request that asks for it.
  */
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -97,8 +98,39 @@ describe('verify', () => {
   });
 });
 
-it("the API's protect writes the opt-out and never the fingerprint", async () => {
-  const response = await postImage(t.url, key, original);
-  const protectedBytes = Buffer.from(((await response.json()) as { imageBase64: string }).imageBase64, 'base64');
-  expect((await fingerprintOf(protectedBytes)).present).toBe(false);
+describe("the API's protect", () => {
+  const protectedUsage = async () =>
+    ((await (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { protect: { used: number } }).protect.used;
+
+  it('writes the opt-out and never the fingerprint: JPEG, PNG and WebP come back with exactly their pixels', async () => {
+    const inputs = [original, await texturedPhoto(640, 480, 'png'), await texturedPhoto(640, 480, 'webp')];
+    for (const input of inputs) {
+      const response = await postImage(t.url, key, input);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { imageBase64: string };
+      const protectedBytes = Buffer.from(body.imageBase64, 'base64');
+      const format = (await sharp(input).metadata()).format;
+      expect((await sharp(protectedBytes).metadata()).format).toBe(format);
+      const [before, after] = await Promise.all([input, protectedBytes].map((b) => sharp(b).raw().toBuffer({ resolveWithObject: true })));
+      expect(after!.info, format).toEqual(before!.info);
+      expect(after!.data.equals(before!.data), `${format}: pixels`).toBe(true);
+      const verified = (await (await postImage(t.url, key, protectedBytes, { path: '/api/v1/verify' })).json()) as { optedOut: boolean; fingerprint: { present: boolean } };
+      expect(verified, format).toMatchObject({ optedOut: true, fingerprint: { present: false } });
+    }
+  });
+
+  it.each(['after', 'before'])('refuses a fingerprint=on field (%s the image) with 400 multiple_parts, and counts nothing', async (where) => {
+    const form = new FormData();
+    if (where === 'before') form.append('fingerprint', 'on');
+    form.append('image', new Blob([original]), 'photo.jpg');
+    if (where === 'after') form.append('fingerprint', 'on');
+    const before = await protectedUsage();
+    const response = await fetch(`${t.url}/api/v1/protect`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'multiple_parts', error: expect.stringContaining('field "fingerprint"') });
+    expect(await protectedUsage()).toBe(before);
+    // The same call without the field is counted at once: the reading above would have seen a count.
+    expect((await postImage(t.url, key, original)).status).toBe(200);
+    expect(await protectedUsage()).toBe(before + 1);
+  });
 });

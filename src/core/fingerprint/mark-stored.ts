@@ -10,10 +10,16 @@ import type { FingerprintKey } from './keys.js';
 import { toDisplayed, toStored, type Orientation } from './orientation.js';
 import { greyOf, type Raster } from './raster.js';
 
-/** @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark */
+/**
+ * Consumes `stored`: a turned image is turned back into its buffer (it is
+ * not read again once the displayed copy exists), which saves one more
+ * image-sized buffer. Callers hand over pixels they no longer need.
+ *
+ * @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark
+ */
 export function markStoredPixels(stored: Raster, orientation: Orientation, key: FingerprintKey, grey: boolean): Raster {
   const displayed = toDisplayed(stored, orientation);
   const { data } = embedFingerprint(displayed, key);
-  const marked = toStored({ ...displayed, data }, orientation);
+  const marked = toStored({ ...displayed, data }, orientation, orientation === 1 ? undefined : stored.data);
   return grey ? greyOf(marked) : marked;
 }

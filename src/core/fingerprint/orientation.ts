@@ -60,13 +60,18 @@ export function toDisplayed(stored: Raster, orientation: Orientation): Raster {
   return { data: out, width: dw, height: dh, channels };
 }
 
-/** The inverse of toDisplayed: displayed pixels back into the stored layout. */
-export function toStored(displayed: Raster, orientation: Orientation): Raster {
+/**
+ * The inverse of toDisplayed: displayed pixels back into the stored layout,
+ * written into `into` when given (as many bytes, not `displayed.data`
+ * itself), else into a new buffer.
+ */
+export function toStored(displayed: Raster, orientation: Orientation, into?: Uint8Array): Raster {
   checkRaster(displayed);
   if (orientation === 1) return displayed;
   const { width: dw, height: dh, channels, data } = displayed;
   const [width, height] = swapsSides(orientation) ? [dh, dw] : [dw, dh];
-  const out = new Uint8Array(data.length);
+  if (into && (into.length !== data.length || into.buffer === data.buffer)) throw new RangeError('toStored needs a separate buffer of the same size to write into');
+  const out = into ?? new Uint8Array(data.length);
   permute(orientation, width, height, dw, dh, channels, (displayedIndex, storedIndex) => {
     for (let c = 0; c < channels; c++) out[storedIndex + c] = data[displayedIndex + c]!;
   });

@@ -8,14 +8,42 @@
  * Not carried, because they describe the old encoding, not the picture:
  * JPEG APP0 (JFIF) and APP14 (Adobe colour transform); PNG PLTE, tRNS, bKGD,
  * sBIT, hIST; WebP VP8X/ALPH/ANIM (the new file has its own).
+ *
+ * Nor anything after the image (a JPEG's bytes after EOI, a PNG's or WebP's
+ * after its end): the new file is the one picture just encoded. So the
+ * metadata that indexes such secondary images is not carried either; it
+ * would point at bytes that are now something else:
+ * - JPEG APP2 carries only ICC_PROFILE segments. Its other uses index or
+ *   hold images beside the primary one: MPF ("MPF\0", the index of the
+ *   camera previews, stereo views and gain maps stored after EOI, by offset)
+ *   and FlashPix extensions ("FPXR").
+ * - JPEG XMP that declares a container (Google's Container:Directory, whose
+ *   items, motion photo video or Ultra HDR gain map, are found by their
+ *   lengths counted from the end of the file; or the older
+ *   Camera:MicroVideoOffset, the same from the end) is dropped, standard
+ *   packet and Extended XMP together: kept, it would make readers take the
+ *   tail of the new image for a video or gain map. Only the directory is
+ *   wrong, but removing it would mean rewriting the packet, and this step
+ *   copies blocks byte for byte; such packets are written by the camera to
+ *   describe the container, the photographer's EXIF and IPTC (APP13) are
+ *   carried regardless, and protect then writes the opt-out into a packet of
+ *   its own.
  */
 import { assemble, type Piece } from '../bytes/assemble.js';
 import { CorruptImageError } from '../../errors.js';
+import { parseXmp, type XmpDocument } from '../xmp/document.js';
+import { extendedXmpGuid } from '../xmp/facts.js';
+import { findProperty } from '../xmp/properties.js';
 import { declaredDimensions } from './dimensions.js';
-import type { Block } from './handler.js';
+import { assembleExtendedXmp } from './extended-xmp.js';
+import type { Block, ContainerHandler, ExtendedXmpChunk, RawXmp } from './handler.js';
 import { sniff } from './sniff.js';
 
 const JPEG_CARRIED = /^(APP([1-9]|1[0-35])|COM)$/;
+const ICC_PROFILE = new TextEncoder().encode('ICC_PROFILE\0');
+/** Google's container and camera namespaces (motion photos, Ultra HDR). */
+const CONTAINER_NS = 'http://ns.google.com/photos/1.0/container/';
+const CAMERA_NS = 'http://ns.google.com/photos/1.0/camera/';
 const PNG_CARRIED = new Set(['iCCP', 'sRGB', 'gAMA', 'cHRM', 'cICP', 'pHYs', 'eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME']);
 const WEBP_FLAGS = { ICCP: 0x20, EXIF: 0x08, 'XMP ': 0x04 } as const;
 
@@ -27,7 +55,7 @@ export function carryMetadata(original: Uint8Array, encoded: Uint8Array): Uint8A
   const target = to.blocks(encoded);
   switch (from.format) {
     case 'jpeg':
-      return carryJpeg(original, source, encoded, target);
+      return carryJpeg(original, source.filter(jpegCarried(from, original)), encoded, target);
     case 'png':
       return carryPng(original, source, encoded, target);
     case 'webp':
@@ -38,7 +66,50 @@ export function carryMetadata(original: Uint8Array, encoded: Uint8Array): Uint8A
 const range = (b: Block): Piece => ({ from: b.offset, to: b.offset + b.length });
 const copy = (bytes: Uint8Array, b: Block): Uint8Array => bytes.subarray(b.offset, b.offset + b.length);
 
-/** After the new file's SOI and APP0: the original's APPn (n >= 1, not 14) and COM, in their order. */
+/**
+ * Which of the original JPEG's blocks may be carried, besides the rule by
+ * marker: APP2 only as ICC_PROFILE, and no XMP that declares a container.
+ */
+function jpegCarried(handler: ContainerHandler, original: Uint8Array): (b: Block) => boolean {
+  const dropped = new Set<number>();
+  let xmp: RawXmp | undefined;
+  try {
+    xmp = handler.readXmp(original);
+  } catch {
+    // An XMP block that cannot be decoded is carried as it is and left to
+    // protect, which refuses it as it would refuse the original.
+  }
+  if (xmp && xmp.packets.some((p) => declaresContainer(p.text, xmp.extendedChunks))) {
+    for (const p of xmp.packets) dropped.add(p.block.offset);
+    for (const c of xmp.extendedChunks) dropped.add(c.block.offset);
+  }
+  return (b) => !dropped.has(b.offset) && (b.type !== 'APP2' || startsWith(original, b.offset + 4, ICC_PROFILE));
+}
+
+/**
+ * The standard packet `text`, or the Extended XMP it names, lists items
+ * stored after the image. XMP that does not parse is carried (and left to
+ * protect, as above).
+ */
+function declaresContainer(text: string, chunks: readonly ExtendedXmpChunk[]): boolean {
+  const lists = (doc: XmpDocument) => findProperty(doc, CONTAINER_NS, 'Directory').length > 0 || findProperty(doc, CAMERA_NS, 'MicroVideoOffset').length > 0;
+  try {
+    const standard = parseXmp(text);
+    if (lists(standard)) return true;
+    const guid = extendedXmpGuid(standard);
+    return guid !== undefined && lists(parseXmp(new TextDecoder().decode(assembleExtendedXmp(chunks, guid))));
+  } catch {
+    return false;
+  }
+}
+
+function startsWith(bytes: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (at + prefix.length > bytes.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
+}
+
+/** After the new file's SOI and APP0: the original's carried APPn (n >= 1, not 14) and COM, in their order. */
 function carryJpeg(original: Uint8Array, source: Block[], encoded: Uint8Array, target: Block[]): Uint8Array {
   const firstScan = source.findIndex((b) => b.type === 'SOS');
   const carried = source.slice(0, firstScan < 0 ? source.length : firstScan).filter((b) => JPEG_CARRIED.test(b.type));

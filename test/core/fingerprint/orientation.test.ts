@@ -1,6 +1,7 @@
 /**
  * EXIF orientation as a pixel permutation, with sharp's auto-orient as the
- * oracle for all eight values, and the round trip back to the stored layout.
+ * oracle for all eight values, and the round trip back to the stored layout
+ * (into a new buffer or one given).
  */
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
@@ -29,4 +30,18 @@ describe.each([1, 2, 3, 4, 5, 6, 7, 8] as Orientation[])('orientation %i', (orie
     expect([back.width, back.height]).toEqual([stored.width, stored.height]);
     expect(Buffer.from(back.data).equals(Buffer.from(stored.data))).toBe(true);
   });
+
+  it('comes back into a buffer it is given, as it would into a new one', () => {
+    const into = new Uint8Array(stored.data.length);
+    const back = toStored(toDisplayed(stored, orientation), orientation, into);
+    expect(Buffer.from(back.data).equals(Buffer.from(stored.data))).toBe(true);
+    // Orientation 1 is the input itself; any other writes where it was told to.
+    expect(back.data === into).toBe(orientation !== 1);
+  });
+});
+
+it('toStored refuses a buffer to write into that is the input itself or not its size', () => {
+  const displayed = toDisplayed(stored, 6);
+  expect(() => toStored(displayed, 6, displayed.data)).toThrow(RangeError);
+  expect(() => toStored(displayed, 6, new Uint8Array(displayed.data.length - 1))).toThrow(RangeError);
 });

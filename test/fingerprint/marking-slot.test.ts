@@ -1,0 +1,265 @@
+/**
+ * Fingerprint marking keeps full-size pixels from decode to encode, so the
+ * whole job holds one of the pixel decoder's slots (the bound that
+ * OPTMARK_DECODE_CONCURRENCY and OPTMARK_DECODE_QUEUE set): with one slot and
+ * no queue, a check or a decode arriving while a marking job embeds or
+ * encodes is refused with ServerBusyError (503 server_busy through the
+ * server), and the slot is free again once the job is done, whether it
+ * succeeded or failed. The pixels go to the pool's worker and come back
+ * transferred, not copied.
+ */
+import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+import { transferableSymbol, valueSymbol } from 'piscina';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFingerprintPool } from '../../src/adapters/fingerprint-pool.js';
+import detect, { embed, embedAndTransfer } from '../../src/adapters/fingerprint-worker.js';
+import { createPixelDecoder, type PixelDecoder } from '../../src/adapters/pixels.js';
+import { createFingerprinting, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
+import { FingerprintNotPossibleError, ServerBusyError } from '../../src/errors.js';
+import { postImage, startTestServer } from '../support/server.js';
+import { texturedPhoto } from './support.js';
+
+interface Pixels {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+  readonly channels: number;
+}
+
+const secret = { version: 1, secret: randomBytes(32) };
+const photo = await texturedPhoto(640, 480, 'png');
+const other = await texturedPhoto(320, 256, 'jpeg', 3);
+
+/** A gate the test opens: `wait()` resolves once `open()` is called. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { wait: () => opened, open };
+}
+
+/** The decoder as the fingerprint sees it, noting how many slots are taken each time it encodes. */
+function watched(decoder: PixelDecoder, loadsAtEncode: number[]): PixelPort {
+  return {
+    decode: (bytes, options) => decoder.decode(bytes, options),
+    probe: (bytes) => decoder.probe(bytes),
+    withSlot: (bytes, job) =>
+      decoder.withSlot(bytes, (held) =>
+        job({
+          decode: (b, options) => held.decode(b, options),
+          encodeLike: (original, pixels) => {
+            loadsAtEncode.push(decoder.load.running);
+            return held.encodeLike(original, pixels);
+          },
+        }),
+      ),
+  };
+}
+
+describe('a marking job holds one decode slot from decode to encode', () => {
+  it('with one slot and no queue, a check and a decode during its embedding get ServerBusyError; afterwards both are served', async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
+    const loadsAtEncode: number[] = [];
+    const embedding = gate();
+    const release = gate();
+    const slowEmbed: EmbedPort = async (task) => {
+      embedding.open();
+      await release.wait();
+      return embed(task);
+    };
+    const fingerprinting = createFingerprinting({
+      pixels: watched(decoder, loadsAtEncode),
+      detect: async (task) => detect(task),
+      embed: slowEmbed,
+      detecting: () => [secret],
+      marking: () => secret,
+    });
+
+    const marking = fingerprinting.mark(photo);
+    await embedding.wait();
+    // The decode is over; the job is embedding and still holds its slot.
+    expect(decoder.load).toEqual({ running: 1, waiting: 0 });
+    await expect(fingerprinting.check(other)).rejects.toBeInstanceOf(ServerBusyError);
+    await expect(decoder.decode(other)).rejects.toBeInstanceOf(ServerBusyError);
+    release.open();
+    const marked = await marking;
+
+    // It encoded in the same slot, and gave it back when done.
+    expect(loadsAtEncode).toEqual([1]);
+    expect(decoder.load).toEqual({ running: 0, waiting: 0 });
+    expect((await fingerprinting.check(marked)).present).toBe(true);
+    expect((await fingerprinting.check(other)).present).toBe(false);
+  });
+
+  it('with a queue, a check waits for the marking job instead of overtaking it', async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 });
+    const embedding = gate();
+    const release = gate();
+    const order: string[] = [];
+    const fingerprinting = createFingerprinting({
+      pixels: decoder,
+      detect: async (task) => detect(task),
+      embed: async (task) => {
+        embedding.open();
+        await release.wait();
+        order.push('embedded');
+        return embed(task);
+      },
+      detecting: () => [secret],
+      marking: () => secret,
+    });
+    const marking = fingerprinting.mark(photo).then(() => order.push('marked'));
+    await embedding.wait();
+    const checking = fingerprinting.check(other).then(() => order.push('checked'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(decoder.load).toEqual({ running: 1, waiting: 1 });
+    release.open();
+    await Promise.all([marking, checking]);
+    expect(order).toEqual(['embedded', 'marked', 'checked']);
+    expect(decoder.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('gives its slot back when the embedder refuses the image or fails', async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
+    const failing = (outcome: () => ReturnType<EmbedPort>) =>
+      createFingerprinting({ pixels: decoder, detect: async (task) => detect(task), embed: outcome, detecting: () => [secret], marking: () => secret });
+    await expect(failing(async () => ({ refused: 'it is unsuitable' })).mark(photo)).rejects.toBeInstanceOf(FingerprintNotPossibleError);
+    expect(decoder.load).toEqual({ running: 0, waiting: 0 });
+    await expect(failing(async () => Promise.reject(new ServerBusyError('fingerprint marking'))).mark(photo)).rejects.toBeInstanceOf(ServerBusyError);
+    expect(decoder.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('past the queue, marking itself is refused with ServerBusyError before it decodes anything', async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
+    const release = gate();
+    const embedding = gate();
+    let embeds = 0;
+    const fingerprinting = createFingerprinting({
+      pixels: decoder,
+      detect: async (task) => detect(task),
+      embed: async (task) => {
+        embeds++;
+        embedding.open();
+        await release.wait();
+        return embed(task);
+      },
+      detecting: () => [secret],
+      marking: () => secret,
+    });
+    const first = fingerprinting.mark(photo);
+    await embedding.wait();
+    await expect(fingerprinting.mark(photo)).rejects.toBeInstanceOf(ServerBusyError);
+    release.open();
+    await first;
+    expect(embeds).toBe(1);
+  });
+});
+
+describe('pixels to and from the worker', () => {
+  const pool = createFingerprintPool({ threads: 1, queue: 4 });
+  afterAll(() => pool.close());
+
+  const decoded = async (): Promise<Pixels> => {
+    const { data, info } = await sharp(photo).raw().toBuffer({ resolveWithObject: true });
+    return { data: new Uint8Array(data), width: info.width, height: info.height, channels: info.channels };
+  };
+  const task = (pixels: Pixels): EmbedTask => ({ ...pixels, orientation: 1, grey: false, secret });
+
+  it("the pool's handler hands the marked pixels' buffer over for transfer, with the outcome as its value", async () => {
+    const outcome = embedAndTransfer(task(await decoded())) as unknown as Record<symbol, unknown>;
+    const value = outcome[valueSymbol] as { marked: { data: Uint8Array } };
+    expect(value.marked.data.byteLength).toBe(640 * 480 * 3);
+    expect(outcome[transferableSymbol]).toBe(value.marked.data.buffer);
+    // A refusal is a plain value: nothing to transfer.
+    const small = { data: new Uint8Array(100 * 100 * 3), width: 100, height: 100, channels: 3 };
+    expect(embedAndTransfer(task(small))).toEqual({ refused: expect.stringMatching(/^it is 100x100/) });
+  });
+
+  it('through the pool: the input is transferred (left empty here), and the marked pixels are those marked in this thread', async () => {
+    const input = await decoded();
+    const expected = embed(task(await decoded()));
+    const outcome = await pool.embed(task(input));
+    expect(input.data.byteLength).toBe(0);
+    if (!('marked' in outcome) || !('marked' in expected)) throw new Error('refused');
+    expect(outcome.marked.data.byteOffset).toBe(0);
+    expect(outcome.marked.data.byteLength).toBe(outcome.marked.data.buffer.byteLength);
+    expect(Buffer.from(outcome.marked.data).equals(Buffer.from(expected.marked.data))).toBe(true);
+  });
+});
+
+describe('through the server: one decode slot, no queue', () => {
+  it('verifies sent while the dashboard marks a 12-megapixel photo get 503 server_busy for the whole marking job, not only its decode', async () => {
+    const t = await startTestServer({ env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
+    try {
+      const key = await t.key('pro');
+      const signedIn = await fetch(`${t.url}/dashboard/sign-in`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' },
+        body: new URLSearchParams({ key }).toString(),
+        redirect: 'manual',
+      });
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      const page = await (await fetch(`${t.url}/dashboard`, { headers: { Cookie: cookie } })).text();
+      const formToken = /action="\/dashboard\/protect\?form=([^"]+)"/.exec(page)![1]!;
+      // A JPEG decodes fast (about a tenth of the job here); embedding and encoding 12 megapixels take the rest.
+      const big = await texturedPhoto(4000, 3000, 'jpeg');
+      const verify = async () => {
+        const response = await postImage(t.url, key, other, { path: '/api/v1/verify' });
+        return { status: response.status, code: ((await response.json()) as { code?: string }).code };
+      };
+      expect((await verify()).status).toBe(200);
+
+      /** One marking call, with verifies sent one after the other for as long as it runs. */
+      const markWhileVerifying = async () => {
+        const form = new FormData();
+        form.append('fingerprint', 'on');
+        form.append('image', new Blob([big], { type: 'image/jpeg' }), 'big.jpg');
+        const started = performance.now();
+        let ended: number | undefined;
+        const marking = fetch(`${t.url}/dashboard/protect?form=${encodeURIComponent(formToken)}`, {
+          method: 'POST',
+          headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' },
+          body: form,
+        }).then(async (response) => {
+          const bytes = new Uint8Array(await response.arrayBuffer());
+          ended = performance.now();
+          return { status: response.status, bytes };
+        });
+        const answers: Array<{ sent: number; status: number; code?: string }> = [];
+        while (ended === undefined) {
+          const sent = performance.now();
+          answers.push({ sent, ...(await verify()) });
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        return { marked: await marking, answers, started, ended: ended! };
+      };
+      // A verify can take the one slot just before the marking job asks for it, which then gets the 503: try again.
+      let run = await markWhileVerifying();
+      for (let attempt = 1; attempt < 5 && run.marked.status === 503; attempt++) run = await markWhileVerifying();
+      const { marked, answers, started, ended } = run;
+      expect(marked.status).toBe(200);
+
+      for (const a of answers) expect(a.status === 200 || (a.status === 503 && a.code === 'server_busy'), JSON.stringify(a)).toBe(true);
+      // The longest stretch of consecutive refusals, from the first one's sending to the answer after the last.
+      let longest = 0;
+      for (let i = 0; i < answers.length; i++) {
+        if (answers[i]!.status !== 503) continue;
+        let j = i;
+        while (j + 1 < answers.length && answers[j + 1]!.status === 503) j++;
+        longest = Math.max(longest, (answers[j + 1]?.sent ?? ended) - answers[i]!.sent);
+        i = j;
+      }
+      const duration = ended - started;
+      console.info(
+        `marking ${duration.toFixed(0)} ms; ${answers.length} verifies meanwhile, ${answers.filter((a) => a.status === 503).length} refused; longest refused stretch ${longest.toFixed(0)} ms`,
+      );
+      // With only the decode in the slot, the refusals would stop after about a tenth of the job.
+      expect(longest / duration).toBeGreaterThan(0.5);
+      expect(await verify()).toEqual({ status: 200, code: undefined });
+      const { format, width, height } = await sharp(marked.bytes).metadata();
+      expect({ format, width, height }).toEqual({ format: 'jpeg', width: 4000, height: 3000 });
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+});
