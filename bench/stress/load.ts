@@ -10,6 +10,11 @@
  *    too_many_requests, 503 server_busy, counted apart); no connection may
  *    fail; usage must equal the 200s; the 200s' p99 within 3 s and the
  *    server's peak resident size within 2 GiB.
+ * 2b. The same with autocannon (npm), 32 connections, 60 s, every corpus file
+ *    protected then verified in turn: only 200, 429 or 503; no connection
+ *    error or timeout; usage equal to the 200s plus at most one call per
+ *    connection (autocannon does not read the answers in flight when its
+ *    time is up); p99 and RSS reported (the same bounds as 2).
  * 3. Low monthly limits, 20 s: 429 quota_exceeded must appear, and usage must
  *    equal both the 200s and the limit.
  * 4. Pixel bombs under the limit (DOS-2), 20 s: 8 clients verify a 12 KB PNG
@@ -18,13 +23,14 @@
  *    server's peak resident size within 1.5 GiB.
  *
  * Options: --baseline-seconds N (run 1 per level; 0 skips it), --seconds N
- * (run 2), --low-seconds N (run 3), --bomb-seconds N (run 4), --clients N
- * (run 2).
+ * (runs 2 and 2b), --low-seconds N (run 3), --bomb-seconds N (run 4),
+ * --clients N (runs 2 and 2b).
  * Exits 1 when a property fails.
  */
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
+import { autocannonLoad } from './support/autocannon-load.js';
 import { countsTable, latencies, latencyTable, Load, ok, type Outcome } from './support/clients.js';
 import { blackPng } from '../../test/support/build.js';
 import { corpusUploads, mix, multipart, smallJpeg, type Upload } from './support/corpus.js';
@@ -173,6 +179,33 @@ const high = await run('load', SECONDS, { protect: 1_000_000_000, verify: 1_000_
 const overload = report(high, (o) => o.status === 200 || ADMISSION.has(`${o.status} ${o.code}`));
 checks.check(high.name, `200s p99 <= ${OVERLOAD_P99_MS} ms`, overload.good.percentile(99) <= OVERLOAD_P99_MS, `${ms(overload.good.percentile(99))} ms`);
 checks.check(high.name, `RSS peak <= ${OVERLOAD_RSS_MB} MB`, high.rss.peakMb <= OVERLOAD_RSS_MB, `${mb(high.rss.peakMb)} MB`);
+
+{
+  const name = 'load, autocannon';
+  log(`\n== ${name}: ${CLIENTS} connections, ${SECONDS} s, each corpus file protected then verified in turn`);
+  const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: freshDataDir(template), OPTMARK_LOG_LEVEL: 'warn', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_PROTECT_LIMIT: '1000000000', OPTMARK_VERIFY_LIMIT: '1000000000' });
+  const key = server.bootstrapKey!;
+  const rss = new RssSampler(server, 1000);
+  const r = await autocannonLoad({ url: server.url, key, uploads, connections: CLIENTS, seconds: SECONDS });
+  rss.stop();
+  const usage = await usageOf(server.url, key);
+  const exit = await server.stop();
+  const answers = Object.entries(r.statuses).map(([status, n]) => `${n} x ${status}`).join(', ');
+  log(`${r.requests} answers in ${r.seconds} s (${(r.requests / r.seconds).toFixed(1)}/s): ${answers}; p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, max ${ms(r.maxMs)} ms; RSS ${mb(rss.first)} MB at start, peak ${mb(rss.peakMb)} MB`);
+  const others = Object.entries(r.statuses).filter(([status]) => !['200', '429', '503'].includes(status));
+  checks.check(name, 'only 200, 429 or 503', others.length === 0 && (r.statuses['200'] ?? 0) > 0, answers);
+  checks.check(name, 'no connection error or timeout', r.errors === 0 && r.timeouts === 0, `${r.errors} errors, ${r.timeouts} timeouts`);
+  const unread = usage.protect + usage.verify - r.ok.protect - r.ok.verify;
+  checks.check(
+    name,
+    `usage == 200s + calls in flight at the end (0 to ${CLIENTS})`,
+    usage.protect >= r.ok.protect && usage.verify >= r.ok.verify && unread <= CLIENTS,
+    `protect ${usage.protect} used / ${r.ok.protect} x 200, verify ${usage.verify} / ${r.ok.verify}; ${unread} counted calls whose answer autocannon did not read`,
+  );
+  checks.check(name, `p99 <= ${OVERLOAD_P99_MS} ms`, r.p99Ms <= OVERLOAD_P99_MS, `${ms(r.p99Ms)} ms (all answers)`);
+  checks.check(name, `RSS peak <= ${OVERLOAD_RSS_MB} MB`, rss.peakMb <= OVERLOAD_RSS_MB, `${mb(rss.peakMb)} MB`);
+  checks.check(name, 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+}
 
 const low = await run('load, low limits', LOW_SECONDS, LOW_LIMITS);
 report(low, (o) => o.status === 200 || o.code === 'quota_exceeded' || ADMISSION.has(`${o.status} ${o.code}`));

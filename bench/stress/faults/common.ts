@@ -1,5 +1,6 @@
 /** What the fault scenarios share: their context, a timeline of answers, waiting for usage to settle. */
 import { label, type Outcome } from '../support/clients.js';
+import { checkEmbeddedIntegrity } from '../support/integrity.js';
 import { sleep } from '../support/net.js';
 import type { PgCluster } from '../support/pg-cluster.js';
 import { table, type Checks } from '../support/report.js';
@@ -85,5 +86,20 @@ export async function probe(url: string, path: string, key?: string, timeoutMs =
   } catch (error) {
     const e = error as Error;
     return { status: 0, text: e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `failed: ${e.message}` };
+  }
+}
+
+/** amcheck over the embedded database left in `dataDir` (the server stopped): every heap page and B-tree index sound. */
+export async function checkIntegrity(ctx: Context, scope: string, dataDir: string): Promise<void> {
+  try {
+    const found = await checkEmbeddedIntegrity(dataDir);
+    ctx.checks.check(
+      scope,
+      'no corruption (amcheck: heap pages and B-tree indexes)',
+      found.problems.length === 0,
+      `${found.tables} tables (${found.rows} rows), ${found.indexes} indexes checked; ${found.problems.length ? found.problems.slice(0, 5).join('; ') : 'no problem found'}`,
+    );
+  } catch (error) {
+    ctx.checks.check(scope, 'no corruption (amcheck: heap pages and B-tree indexes)', false, `the check could not open the database: ${(error as Error).message.slice(0, 500)}`);
   }
 }

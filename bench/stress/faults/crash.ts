@@ -15,7 +15,7 @@ import { freePort, sleep } from '../support/net.js';
 import { ms } from '../support/report.js';
 import { logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { awaitUsage, fmtUsage, OPS, per, pgServer, since, timeline, until, type Context, UNDER_LOAD } from './common.js';
+import { awaitUsage, checkIntegrity, fmtUsage, OPS, per, pgServer, since, timeline, until, type Context, UNDER_LOAD } from './common.js';
 
 const CLIENTS = 8;
 const KILL_AT_MS = 5_000;
@@ -133,6 +133,7 @@ export async function crashEmbedded(ctx: Context): Promise<void> {
   const exit = await run.server.stop();
   ctx.checks.check(scope, 'restarted server stops cleanly', exit.code === 0, `exit ${JSON.stringify(exit)}; ${logSummary(run.server)}`);
   showWarnings(ctx.log, run.server);
+  await checkIntegrity(ctx, scope, dataDir);
   const again = await Serve.start(run.server.port, env);
   const reopened = await usageOf(again.url, run.key);
   const lastExit = await again.stop();

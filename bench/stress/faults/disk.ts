@@ -18,7 +18,7 @@ import { freePort, sleep } from '../support/net.js';
 import { mb, ms } from '../support/report.js';
 import { adminOp, logSummary, Serve, showWarnings, type Usage, usageOf } from '../support/server.js';
 import { freshDataDir } from '../support/setup.js';
-import { fmtUsage, OPS, per, probe, timeline, until, type Context, UNDER_LOAD } from './common.js';
+import { checkIntegrity, fmtUsage, OPS, per, probe, timeline, until, type Context, UNDER_LOAD } from './common.js';
 
 const CLIENTS = 4;
 const FS_MB = 256;
@@ -265,6 +265,7 @@ export async function readOnly(ctx: Context): Promise<void> {
  * reopened server, before anything new is counted.
  */
 async function reopen(ctx: Context, scope: string, dataDir: string, key: string, answered: Usage, exact: boolean, more?: (url: string) => Promise<void>): Promise<void> {
+  await checkIntegrity(ctx, scope, dataDir);
   let server: Serve;
   try {
     server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD });
