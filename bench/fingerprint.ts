@@ -3,10 +3,15 @@
  * research note's protocol asks (section 5): quality (PSNR), detection
  * after common transformations, false positives over thousands of null
  * trials with the binomial calibration check, and detection latency on a
- * 12-megapixel JPEG on one core. Writes docs/fingerprint.md and
+ * 12-megapixel JPEG on one core (bench/fingerprint-latency.ts, run as a child
+ * process pinned to one CPU). Writes docs/fingerprint.md and
  * .bench-tmp/fingerprint-results.json. A report, not a test: exits 0 when a
  * target is missed, and says so.
+ *
+ * `--quick` (a few images and keys, a few latency runs) is for trying the
+ * script: its report goes to .bench-tmp/fingerprint.md, never to docs/.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,8 +22,11 @@ import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint,
 import { createPixelDecoder } from '../src/adapters/pixels.js';
 import { ATTACKS, NULL_ATTACKS, type Attack } from './fingerprint-attacks.js';
 import { browserAttacks } from './fingerprint-browser.js';
-import { drawnGraphics, ensurePictures, type PhotoFile, type RgbImage } from './fingerprint-images.js';
+import { ALLOW_LISTED, drawnGraphics, ensurePictures, type PhotoFile, type RgbImage } from './fingerprint-images.js';
+import { BENCH_SECRET, type LatencyResults } from './fingerprint-latency.js';
+import { calibrate, psnr, type NullTrial } from './fingerprint-stats.js';
 import { quantile } from './timing.js';
+import { random } from '../test/support/random.js';
 import { renderReport, wilson, type AttackRow, type Results } from './fingerprint-report.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,14 +36,11 @@ const LONG_SIDE = 2048;
 const QUICK = process.argv.includes('--quick');
 const NULL_KEYS = QUICK ? 2 : 20;
 const DRAWN_GRAPHICS = QUICK ? 4 : 20;
-const LATENCY_RUNS = QUICK ? 5 : 100;
-const PNG_LATENCY_RUNS = QUICK ? 3 : 30;
-const AS_SHIPPED_RUNS = 3;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const started = performance.now();
 
 // The production-like key: a fixed benchmark secret, version 1.
-const key = deriveFingerprintKey(Buffer.from('optmark fingerprint benchmark key, not a secret'), 'bench-1');
+const key = deriveFingerprintKey(BENCH_SECRET, 'bench-1');
 
 /**
  * Exactly what verify does (src/app/fingerprint.ts): the server's hardened
@@ -56,9 +61,10 @@ async function loadPhoto(path: string, name: string): Promise<RgbImage> {
 log(`optmark fingerprint benchmark — node ${process.version}, sharp ${sharp.versions.sharp} / libvips ${sharp.versions.vips}, ${os.cpus()[0]?.model ?? 'CPU'} x${os.cpus().length}`);
 mkdirSync(TMP, { recursive: true });
 const pictures = ensurePictures(log);
-const photoFiles = pictures.photos.slice(0, QUICK ? 6 : undefined);
-const graphicFiles = pictures.graphics.slice(0, QUICK ? 4 : undefined);
-log(`${photoFiles.length} photos and ${graphicFiles.length} graphics from Debian packages, ${DRAWN_GRAPHICS} graphics drawn in code`);
+// --quick: a spread over the packages (every 12th photo, every 6th graphic).
+const photoFiles = QUICK ? pictures.photos.filter((_, i) => i % 12 === 0) : pictures.photos;
+const graphicFiles = QUICK ? pictures.graphics.filter((_, i) => i % 6 === 0) : pictures.graphics;
+log(`${photoFiles.length} photos and ${graphicFiles.length} graphics from Debian packages (of ${ALLOW_LISTED.photos} and ${ALLOW_LISTED.graphics} allow-listed), ${DRAWN_GRAPHICS} graphics drawn in code`);
 const browser = await browserAttacks(log);
 if (!browser) log('no Chromium: the browser screenshot rows are left out');
 const attacks: readonly Attack[] = [...ATTACKS, ...(browser?.attacks ?? [])];
@@ -68,21 +74,54 @@ const loadAll = async (files: readonly PhotoFile[]) => Promise.all(files.map((f)
 const photos = await loadAll(photoFiles);
 const packagedGraphics = await loadAll(graphicFiles);
 
-function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: number[]; embedMs: number[] } {
-  const out = { marked: [] as RgbImage[], psnrs: [] as number[], embedMs: [] as number[] };
+/**
+ * Marks each picture with the production-like key. The PSNR is measured
+ * here, from the original and the marked pixels (R, G and B, 8-bit, peak
+ * 255), not taken from the embedder, which reports its own figure (kept to
+ * compare) and refuses to return a result under 42 dB.
+ */
+function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: number[]; embedderPsnrs: number[]; embedMs: number[] } {
+  const out = { marked: [] as RgbImage[], psnrs: [] as number[], embedderPsnrs: [] as number[], embedMs: [] as number[] };
   for (const image of images) {
     const t = performance.now();
     const result = embedFingerprint({ data: image.data, width: image.width, height: image.height, channels: 3 }, key);
     out.embedMs.push(performance.now() - t);
-    out.psnrs.push(result.psnr);
+    if (result.data.length !== image.data.length) throw new Error(`${image.name}: the marked pixels are not ${image.width} x ${image.height} RGB`);
+    out.psnrs.push(psnr(image.data, result.data));
+    out.embedderPsnrs.push(result.psnr);
     out.marked.push({ ...image, data: result.data });
   }
   return out;
 }
-const { marked, psnrs, embedMs } = markAll(photos);
-log(`embedded ${marked.length} photos: PSNR min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
+const { marked, psnrs, embedderPsnrs, embedMs } = markAll(photos);
+log(`embedded ${marked.length} photos: PSNR (measured here, RGB) min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
 const markedGraphics = markAll(packagedGraphics);
 log(`embedded ${markedGraphics.marked.length} graphics: PSNR min ${Math.min(...markedGraphics.psnrs).toFixed(2)} dB`);
+const psnrDisagreement = Math.max(...[...psnrs, ...markedGraphics.psnrs].map((p, i) => Math.abs(p - [...embedderPsnrs, ...markedGraphics.embedderPsnrs][i]!)));
+
+/**
+ * The file the product delivers for a fingerprinted JPEG: the marked pixels
+ * encoded by the product's own encoder (the pixel decoder's encodeLike, given
+ * a JPEG to imitate: quality 95, no chroma subsampling), decoded again and compared
+ * with the original pixels; next to it, the unmarked original through the
+ * same encoder, so the mark's cost and the re-encoding's cost are apart.
+ */
+async function deliveredPsnr(originals: readonly RgbImage[], markedImages: readonly RgbImage[]): Promise<{ marked: number[]; unmarked: number[] }> {
+  const out = { marked: [] as number[], unmarked: [] as number[] };
+  for (const [i, original] of originals.entries()) {
+    const pixels = (data: Uint8Array) => ({ data: Buffer.from(data.buffer, data.byteOffset, data.byteLength), width: original.width, height: original.height, channels: 3 });
+    const asJpeg = await sharp(original.data, { raw: { width: original.width, height: original.height, channels: 3 } }).jpeg().toBuffer();
+    for (const [name, data] of [['marked', markedImages[i]!.data], ['unmarked', original.data]] as const) {
+      const delivered = await decoder.withSlot(asJpeg, (held) => held.encodeLike(asJpeg, pixels(data)));
+      const decoded = await sharp(delivered).raw().toBuffer({ resolveWithObject: true });
+      if (decoded.info.channels !== 3 || decoded.info.width !== original.width) throw new Error(`${original.name}: the delivered JPEG does not decode to the same RGB size`);
+      out[name].push(psnr(original.data, decoded.data));
+    }
+  }
+  return out;
+}
+const delivered = await deliveredPsnr(photos, marked);
+log(`delivered JPEG (product encoder): marked min ${Math.min(...delivered.marked).toFixed(2)} dB, unmarked re-encoded min ${Math.min(...delivered.unmarked).toFixed(2)} dB`);
 
 /** Each attack on each marked picture, detected with the production-like key; misses are listed into `misses`. */
 async function detectionRows(images: readonly RgbImage[], misses: string[]): Promise<AttackRow[]> {
@@ -130,155 +169,70 @@ await browser?.close();
 // ---- false positives --------------------------------------------------------------------------
 const nullKeys: FingerprintKey[] = Array.from({ length: NULL_KEYS }, (_, i) => deriveFingerprintKey(Buffer.from(`null key ${i} for the fingerprint benchmark`), `null-${i}`));
 const negatives: readonly RgbImage[] = [...photos, ...packagedGraphics, ...drawnGraphics(DRAWN_GRAPHICS)];
-/** Matches of the trials where all 128 blocks voted. */
-const all128: number[] = [];
-/**
- * For the calibration test, one transformation per (image, key): the same
- * image under ten transformations with one key gives correlated counts,
- * while different keys on one image are independent under the null model.
- */
-const independentMatches: number[] = [];
+/** Every null trial: (image, transformation, key) and its (blocks, matches). */
+const nullTrials: NullTrial[] = [];
 let falsePositives = 0;
-let trials = 0;
 let smallestP = 1;
-const confidences128: number[] = [];
-const fewerBlocks = { trials: 0, minBlocks: Number.POSITIVE_INFINITY };
 const falseAlarms: string[] = [];
 for (const [imageIndex, image] of negatives.entries()) {
   for (const [attackIndex, attack] of NULL_ATTACKS.entries()) {
     const input = await decodeForDetection(await attack.apply(image));
     for (const [keyIndex, k] of nullKeys.entries()) {
       const result = detectFingerprint(input, [k]);
-      trials++;
       const matches = Math.round(result.confidence * result.blocks);
+      nullTrials.push({ image: imageIndex, attack: attackIndex, key: keyIndex, n: result.blocks, matches });
       if (result.blocks > 0) smallestP = Math.min(smallestP, binomialUpperTail(result.blocks, matches));
-      if (result.blocks === 128) {
-        all128.push(matches);
-        if ((imageIndex + keyIndex) % NULL_ATTACKS.length === attackIndex) independentMatches.push(matches);
-        confidences128.push(result.confidence);
-      } else {
-        fewerBlocks.trials++;
-        fewerBlocks.minBlocks = Math.min(fewerBlocks.minBlocks, result.blocks);
-      }
       if (result.present) {
         falsePositives++;
         falseAlarms.push(`${image.name} ${attack.id} ${k.version}`);
       }
     }
   }
-  log(`null: ${image.name.padEnd(40)} trials so far ${trials}, false positives ${falsePositives}`);
+  log(`null: ${image.name.padEnd(40)} trials so far ${nullTrials.length}, false positives ${falsePositives}`);
 }
-const calibration = { ...binomialCalibration(independentMatches, 128), all: binomialCalibration(all128, 128) };
+const trials = nullTrials.length;
+const all128 = nullTrials.filter((t) => t.n === 128);
+const fewerBlocks = nullTrials.filter((t) => t.n < 128);
+/** The n = 128 trials, one transformation per (image, key) (see calibrate() for why), against Binomial(128, 1/2) directly. */
+const independent128 = all128.filter((t) => (t.image + t.key) % NULL_ATTACKS.length === t.attack).map((t) => t.matches);
+const calibration = { ...binomialCalibration(independent128, 128), all: binomialCalibration(all128.map((t) => t.matches), 128) };
+// The randomised transform's uniform draws come from a fixed seed: the same trials give the same test.
+const fullCalibration = calibrate(nullTrials, NULL_ATTACKS.length, random(20240601));
+const smallestKs = (rows: ReadonlyArray<{ trials: number; p: number }>) => Math.min(...rows.filter((r) => r.trials > 0).map((r) => r.p));
+log(`null calibration (all ${fullCalibration.tested} trials with votes, ${fullCalibration.partitions} partitions): smallest KS p ${smallestKs(fullCalibration.all).toExponential(2)} (all), ${smallestKs(fullCalibration.fewer).toExponential(2)} (fewer than 128 blocks); per-test threshold ${fullCalibration.threshold.toPrecision(2)}: ${fullCalibration.pass ? 'pass' : 'FAIL'}`);
 
 // ---- latency ----------------------------------------------------------------------------------
-log('latency: 12-megapixel JPEG, one core ...');
-sharp.concurrency(1);
-const source = photoFiles.find((f) => f.name === 'Kleiber_by_Lukas_Baubkus') ?? photoFiles[0]!;
-const big = await sharp(readFileSync(source.path)).rotate().removeAlpha().resize(4000, 3000, { fit: 'cover' }).raw().toBuffer({ resolveWithObject: true });
-const bigRaster = { data: big.data, width: 4000, height: 3000, channels: 3 };
-const embedBig: number[] = [];
-let bigMarked = embedFingerprint(bigRaster, key).data;
-for (let i = 0; i < 3; i++) {
-  const t = performance.now();
-  bigMarked = embedFingerprint(bigRaster, key).data;
-  embedBig.push(performance.now() - t);
-}
-const raw = { raw: { width: 4000, height: 3000, channels: 3 as const } };
-const files = {
-  marked: await sharp(bigMarked, raw).jpeg({ quality: 90 }).toBuffer(),
-  unmarked: await sharp(big.data, raw).jpeg({ quality: 90 }).toBuffer(),
-  markedCrop: await sharp(bigMarked, raw).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
-  pngMarked: await sharp(bigMarked, raw).png().toBuffer(),
-  pngUnmarked: await sharp(big.data, raw).png().toBuffer(),
-};
-
-/** Wall-clock time of one call. */
-async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const t = performance.now();
-  const value = await run();
-  return { value, ms: performance.now() - t };
-}
-const detectFile = (bytes: Uint8Array) => timed(async () => detectFingerprint(await decodeForDetection(bytes), [key]));
-
-type TimingName = 'decodeFull' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked' | 'pngDecodeFull' | 'pngDecodeReduced' | 'pngMarked' | 'pngUnmarked';
-const timings = {} as Record<TimingName, number[]>;
-const keep = (name: TimingName, ms: number) => (timings[name] ??= []).push(ms);
-const verdicts: Record<string, boolean> = {};
 /**
- * The full-resolution decodes (the reference the floor is compared with)
- * run in loops of their own: each leaves a 36 MB buffer for the garbage
- * collector, whose work would otherwise land in the detection timings,
- * although verify never makes such a buffer.
+ * In a child process pinned to CPU 0 by taskset (util-linux): libvips'
+ * threads, the worker pool's thread and the main thread all share one CPU.
+ * Without taskset the child runs unpinned, and the report says so.
  */
-async function decodeFullTimes(bytes: Uint8Array, runs: number, name: TimingName): Promise<void> {
-  for (let i = -1; i < runs; i++) {
-    const { ms } = await timed(() => sharp(bytes).raw().toBuffer());
-    if (i >= 0) keep(name, ms);
+function runLatency(): LatencyResults {
+  const out = join(TMP, 'fingerprint-latency.json');
+  const args = [join(ROOT, 'node_modules', '.bin', 'tsx'), join(ROOT, 'bench', 'fingerprint-latency.ts'), out, ...(QUICK ? ['--quick'] : [])];
+  const pinned = spawnSync('taskset', ['-c', '0', ...args], { stdio: 'inherit', env: { ...process.env, OPTMARK_BENCH_PINNED: '1' } });
+  if (pinned.error) {
+    log(`taskset is not available (${pinned.error.message}): the latency runs are NOT pinned to one CPU`);
+    const free = spawnSync(args[0]!, args.slice(1), { stdio: 'inherit' });
+    if (free.status !== 0) throw new Error(`the latency run failed (exit ${free.status})`);
+  } else if (pinned.status !== 0) {
+    throw new Error(`the latency run failed (exit ${pinned.status})`);
   }
+  return JSON.parse(readFileSync(out, 'utf8')) as LatencyResults;
 }
-await decodeFullTimes(files.unmarked, LATENCY_RUNS, 'decodeFull');
-for (let i = -3; i < LATENCY_RUNS; i++) {
-  const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
-  const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
-  // The detector alone, on the decoded copy: the compute part of the figures above.
-  const reduced = { marked: await decodeForDetection(files.marked), unmarked: decodeReduced.value };
-  const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
-  if (i < 0) continue; // warm-up
-  keep('decodeReduced', decodeReduced.ms);
-  for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
-    keep(name, runs[name].ms);
-    verdicts[name] = runs[name].value.present;
-  }
-  keep('computeMarked', compute.marked.ms);
-  keep('computeUnmarked', compute.unmarked.ms);
-}
-log('latency: 12-megapixel PNG, one core ...');
-await decodeFullTimes(files.pngUnmarked, PNG_LATENCY_RUNS, 'pngDecodeFull');
-for (let i = -1; i < PNG_LATENCY_RUNS; i++) {
-  const decodeReduced = await timed(() => decodeForDetection(files.pngUnmarked));
-  const runs = { marked: await detectFile(files.pngMarked), unmarked: await detectFile(files.pngUnmarked) };
-  if (i < 0) continue;
-  keep('pngDecodeReduced', decodeReduced.ms);
-  keep('pngMarked', runs.marked.ms);
-  keep('pngUnmarked', runs.unmarked.ms);
-  verdicts.pngMarked = runs.marked.value.present;
-  verdicts.pngUnmarked = runs.unmarked.value.present;
-}
-const loadAverage = os.loadavg();
-const latency = Object.fromEntries(Object.entries(timings).map(([name, v]) => [name, { p50: quantile(v, 0.5), p95: quantile(v, 0.95) }])) as Record<TimingName, { p50: number; p95: number }>;
-
-// The photos as shipped (unmarked, so each runs the whole scale search): the median of a few runs per file.
-log('latency: the photos as shipped ...');
-const shipped: Array<{ mp: number; decodeFull: number; detect: number }> = [];
-const medianOf = async (run: () => Promise<unknown>) => {
-  const times: number[] = [];
-  for (let i = 0; i < AS_SHIPPED_RUNS; i++) times.push((await timed(run)).ms);
-  return quantile(times, 0.5);
-};
-const shippedBytes = photoFiles.map((f) => readFileSync(f.path));
-// Detections first, full decodes after (their large buffers would weigh on the detections' timings).
-const shippedDetect: number[] = [];
-for (const bytes of shippedBytes) shippedDetect.push(await medianOf(() => detectFile(bytes)));
-for (const [i, bytes] of shippedBytes.entries()) {
-  const meta = await sharp(bytes).metadata();
-  shipped.push({ mp: ((meta.width ?? 0) * (meta.height ?? 0)) / 1e6, decodeFull: await medianOf(() => sharp(bytes).raw().toBuffer()), detect: shippedDetect[i]! });
-}
-const asShipped = {
-  photos: shipped.length,
-  minMp: Math.min(...shipped.map((x) => x.mp)),
-  maxMp: Math.max(...shipped.map((x) => x.mp)),
-  detect: { p50: quantile(shipped.map((x) => x.detect), 0.5), p95: quantile(shipped.map((x) => x.detect), 0.95), max: Math.max(...shipped.map((x) => x.detect)) },
-  decodeFull: { p50: quantile(shipped.map((x) => x.decodeFull), 0.5), p95: quantile(shipped.map((x) => x.decodeFull), 0.95), max: Math.max(...shipped.map((x) => x.decodeFull)) },
-};
+const latency = runLatency();
 
 const results: Results = {
   environment: `Node ${process.version}, sharp ${sharp.versions.sharp} (libvips ${sharp.versions.vips}), ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores`,
   photos: photos.length,
   photoSizes: { minMp: Math.min(...photos.map((p) => (p.width * p.height) / 1e6)), maxMp: Math.max(...photos.map((p) => (p.width * p.height) / 1e6)) },
   graphics: { packaged: packagedGraphics.length, drawn: DRAWN_GRAPHICS },
+  packages: [...new Set([...photoFiles, ...graphicFiles].map((f) => f.pkg))],
   browser: browser !== undefined,
   psnr: summary(psnrs),
   psnrGraphics: summary(markedGraphics.psnrs),
+  psnrDisagreement,
+  delivered: { marked: summary(delivered.marked), unmarked: summary(delivered.unmarked) },
   embedMsMedianPhotos: quantile(embedMs, 0.5),
   attacks: attackRows,
   misses,
@@ -292,11 +246,12 @@ const results: Results = {
     falsePositives,
     falseAlarms,
     smallestP,
-    fewerBlocks: { trials: fewerBlocks.trials, minBlocks: fewerBlocks.trials ? fewerBlocks.minBlocks : 128 },
-    confidence128: { mean: confidences128.reduce((a, b) => a + b, 0) / confidences128.length, max: Math.max(...confidences128) },
+    fewerBlocks: { trials: fewerBlocks.length, minBlocks: fewerBlocks.length ? Math.min(...fewerBlocks.map((t) => t.n)) : 128 },
+    confidence128: { mean: all128.reduce((a, t) => a + t.matches / 128, 0) / all128.length, max: Math.max(...all128.map((t) => t.matches / 128)) },
     calibration,
+    full: fullCalibration,
   },
-  latency: { ...latency, loadAverage, embed12mpMs: quantile(embedBig, 0.5), verdicts, runs: LATENCY_RUNS, pngRuns: PNG_LATENCY_RUNS, fileMb: files.marked.length / 1e6, pngFileMb: files.pngMarked.length / 1e6, asShipped },
+  latency,
   totalMinutes: (performance.now() - started) / 60000,
 };
 writeFileSync(join(TMP, 'fingerprint-results.json'), JSON.stringify(results, null, 2));

@@ -1,0 +1,313 @@
+/**
+ * The latency part of `npm run bench:fingerprint`, run by bench/fingerprint.ts
+ * as a child process pinned to one CPU (`taskset -c 0`: the process, libvips'
+ * threads and the worker pool's threads all share that CPU), so "one core"
+ * holds for everything that runs, not only for libvips. Writes its results as
+ * JSON to the path it is given.
+ *
+ *   tsx bench/fingerprint-latency.ts OUT.json [--quick]
+ *
+ * Besides the in-process timings (decode, then detectFingerprint in this
+ * thread, as the CLI runs it), it times detections through the worker pool
+ * the server's verify uses (createFingerprinting over createFingerprintPool:
+ * decode here, the detector on a worker thread), and counts which
+ * synchronisation path the detector took.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint, type Raster } from '../src/core/fingerprint/index.js';
+import { Correlator } from '../src/core/fingerprint/correlate.js';
+import { createPixelDecoder } from '../src/adapters/pixels.js';
+import { createFingerprinting } from '../src/app/fingerprint.js';
+import { listPictures } from './fingerprint-images.js';
+import { quantile } from './timing.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const QUICK = process.argv.includes('--quick');
+const OUT = process.argv.slice(2).find((a) => !a.startsWith('--'));
+const LATENCY_RUNS = QUICK ? 5 : 100;
+const PNG_LATENCY_RUNS = QUICK ? 3 : 30;
+const POOL_RUNS = QUICK ? 3 : 20;
+const AS_SHIPPED_RUNS = 3;
+const log = (line = '') => process.stdout.write(`${line}\n`);
+
+/** The benchmark's production-like key (the same as bench/fingerprint.ts). */
+export const BENCH_SECRET = Buffer.from('optmark fingerprint benchmark key, not a secret');
+const key = deriveFingerprintKey(BENCH_SECRET, 'bench-1');
+
+export interface Quantiles {
+  readonly p50: number;
+  readonly p95: number;
+}
+
+export interface LatencyResults {
+  /** What the kernel reports for this process: the CPUs it may run on, and whether that is one CPU by taskset. */
+  readonly pinning: { readonly cpusAllowed: string; readonly pinned: boolean; readonly how: string };
+  readonly decodeFull: Quantiles;
+  readonly decodeReduced: Quantiles;
+  readonly marked: Quantiles;
+  readonly unmarked: Quantiles;
+  readonly markedCrop: Quantiles;
+  readonly computeMarked: Quantiles;
+  readonly computeUnmarked: Quantiles;
+  readonly pngDecodeFull: Quantiles;
+  readonly pngDecodeReduced: Quantiles;
+  readonly pngMarked: Quantiles;
+  readonly pngUnmarked: Quantiles;
+  readonly pngRuns: number;
+  readonly pngFileMb: number;
+  /** Verify's real path on the server: decode in the main thread, the detector on the worker pool (one thread). */
+  readonly pool: { readonly marked: Quantiles; readonly unmarked: Quantiles; readonly runs: number; readonly verdicts: { readonly marked: boolean; readonly unmarked: boolean } } | { readonly skipped: string };
+  /**
+   * Which synchronisation path the detector took, counted from the number of
+   * periodic correlations it ran (1: the uncropped hypothesis stood out and
+   * ended the search; more: the scale scan ran), with the step and score it
+   * reported.
+   */
+  readonly syncPaths: ReadonlyArray<{ readonly what: string; readonly correlations: number; readonly fullSearch: boolean; readonly step: number; readonly score: number }>;
+  readonly asShipped: {
+    readonly photos: number;
+    readonly minMp: number;
+    readonly maxMp: number;
+    readonly detect: Quantiles & { readonly max: number };
+    readonly decodeFull: Quantiles & { readonly max: number };
+    /** How many of the unmarked photos as shipped ran the whole scale search. */
+    readonly fullSearch: number;
+  };
+  readonly embed12mpMs: number;
+  readonly loadAverage: readonly number[];
+  readonly verdicts: Record<string, boolean>;
+  readonly runs: number;
+  readonly fileMb: number;
+}
+
+/** The CPUs this process may run on, as the kernel says (Linux). */
+function cpusAllowed(): string {
+  try {
+    return /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const decoder = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 });
+async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
+  const { data, width, height, channels } = await decoder.decode(bytes, { grey: true, minSide: CANVAS_SIDE, orient: true });
+  return { data, width, height, channels };
+}
+
+/** Wall-clock time of one call. */
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - t };
+}
+
+/** The periodic correlations one call of `run` makes (counted by wrapping the correlator's method; not used while timing). */
+function countCorrelations<T>(run: () => T): { value: T; correlations: number } {
+  const original = Correlator.prototype.peaks;
+  let correlations = 0;
+  Correlator.prototype.peaks = function (this: Correlator, ...args: Parameters<Correlator['peaks']>) {
+    // Two folds share one FFT: count hypotheses, not calls.
+    correlations += args[1] ? 2 : 1;
+    return original.apply(this, args);
+  };
+  try {
+    return { value: run(), correlations };
+  } finally {
+    Correlator.prototype.peaks = original;
+  }
+}
+
+/** The worker's compiled file is what the pool loads: it must be no older than the sources it is built from. */
+function staleBuild(): string | undefined {
+  const built = join(ROOT, 'dist', 'adapters', 'fingerprint-worker.js');
+  let builtAt: number;
+  try {
+    builtAt = statSync(built).mtimeMs;
+  } catch {
+    return 'dist/ has no build of the worker (run `npm run build`)';
+  }
+  const sources = [join(ROOT, 'src', 'adapters', 'fingerprint-worker.ts'), ...readdirSync(join(ROOT, 'src', 'core', 'fingerprint')).map((f) => join(ROOT, 'src', 'core', 'fingerprint', f))];
+  const newer = sources.filter((s) => statSync(s).mtimeMs > builtAt);
+  return newer.length ? `dist/ is older than ${newer.length} source file(s) of the fingerprint (run \`npm run build\`)` : undefined;
+}
+
+export async function measureLatency(): Promise<LatencyResults> {
+  sharp.concurrency(1);
+  const allowed = cpusAllowed();
+  // One CPU allowed to the whole process: pinned (by the parent's taskset, or a machine that has one CPU only).
+  const pinned = /^\d+$/.test(allowed);
+  const how = !pinned ? 'not pinned' : process.env.OPTMARK_BENCH_PINNED === '1' ? `taskset -c ${allowed}` : `CPU ${allowed} only (one CPU allowed to the process)`;
+  log(`latency: running on CPU(s) ${allowed} (${how})`);
+  const { photos } = listPictures();
+  const photoFiles = photos.slice(0, QUICK ? 6 : undefined);
+
+  log('latency: 12-megapixel JPEG, one core ...');
+  const source = photoFiles.find((f) => f.name === 'Kleiber_by_Lukas_Baubkus') ?? photoFiles[0]!;
+  const big = await sharp(readFileSync(source.path)).rotate().removeAlpha().resize(4000, 3000, { fit: 'cover' }).raw().toBuffer({ resolveWithObject: true });
+  const bigRaster = { data: big.data, width: 4000, height: 3000, channels: 3 };
+  const embedBig: number[] = [];
+  let bigMarked = embedFingerprint(bigRaster, key).data;
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    bigMarked = embedFingerprint(bigRaster, key).data;
+    embedBig.push(performance.now() - t);
+  }
+  const raw = { raw: { width: 4000, height: 3000, channels: 3 as const } };
+  const files = {
+    marked: await sharp(bigMarked, raw).jpeg({ quality: 90 }).toBuffer(),
+    unmarked: await sharp(big.data, raw).jpeg({ quality: 90 }).toBuffer(),
+    markedCrop: await sharp(bigMarked, raw).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
+    pngMarked: await sharp(bigMarked, raw).png().toBuffer(),
+    pngUnmarked: await sharp(big.data, raw).png().toBuffer(),
+  };
+  const detectFile = (bytes: Uint8Array) => timed(async () => detectFingerprint(await decodeForDetection(bytes), [key]));
+
+  // Which synchronisation path each case takes (untimed pass).
+  const syncPaths: Array<LatencyResults['syncPaths'][number]> = [];
+  for (const [what, bytes] of [['12 MP JPEG, marked', files.marked], ['12 MP JPEG, unmarked', files.unmarked], ['12 MP JPEG, marked, cropped 7.5 % per side', files.markedCrop], ['12 MP PNG, unmarked', files.pngUnmarked]] as const) {
+    const input = await decodeForDetection(bytes);
+    const { value, correlations } = countCorrelations(() => detectFingerprint(input, [key]));
+    syncPaths.push({ what, correlations, fullSearch: correlations > 1, step: value.sync?.step ?? Number.NaN, score: value.sync?.score ?? Number.NaN });
+  }
+  for (const s of syncPaths) log(`sync path: ${s.what}: ${s.correlations} correlation(s), ${s.fullSearch ? 'scale scan' : 'uncropped hypothesis accepted'} (step ${s.step.toFixed(3)}, score ${s.score.toFixed(1)})`);
+
+  type TimingName = 'decodeFull' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked' | 'pngDecodeFull' | 'pngDecodeReduced' | 'pngMarked' | 'pngUnmarked' | 'poolMarked' | 'poolUnmarked';
+  const timings = {} as Record<TimingName, number[]>;
+  const keep = (name: TimingName, ms: number) => (timings[name] ??= []).push(ms);
+  const verdicts: Record<string, boolean> = {};
+  /**
+   * The full-resolution decodes (the reference the floor is compared with)
+   * run in loops of their own: each leaves a 36 MB buffer for the garbage
+   * collector, whose work would otherwise land in the detection timings,
+   * although verify never makes such a buffer.
+   */
+  async function decodeFullTimes(bytes: Uint8Array, runs: number, name: TimingName): Promise<void> {
+    for (let i = -1; i < runs; i++) {
+      const { ms } = await timed(() => sharp(bytes).raw().toBuffer());
+      if (i >= 0) keep(name, ms);
+    }
+  }
+  await decodeFullTimes(files.unmarked, LATENCY_RUNS, 'decodeFull');
+  for (let i = -3; i < LATENCY_RUNS; i++) {
+    const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
+    const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
+    // The detector alone, on the decoded copy: the compute part of the figures above.
+    const reduced = { marked: await decodeForDetection(files.marked), unmarked: decodeReduced.value };
+    const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
+    if (i < 0) continue; // warm-up
+    keep('decodeReduced', decodeReduced.ms);
+    for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
+      keep(name, runs[name].ms);
+      verdicts[name] = runs[name].value.present;
+    }
+    keep('computeMarked', compute.marked.ms);
+    keep('computeUnmarked', compute.unmarked.ms);
+  }
+  log('latency: 12-megapixel PNG, one core ...');
+  await decodeFullTimes(files.pngUnmarked, PNG_LATENCY_RUNS, 'pngDecodeFull');
+  for (let i = -1; i < PNG_LATENCY_RUNS; i++) {
+    const decodeReduced = await timed(() => decodeForDetection(files.pngUnmarked));
+    const runs = { marked: await detectFile(files.pngMarked), unmarked: await detectFile(files.pngUnmarked) };
+    if (i < 0) continue;
+    keep('pngDecodeReduced', decodeReduced.ms);
+    keep('pngMarked', runs.marked.ms);
+    keep('pngUnmarked', runs.unmarked.ms);
+    verdicts.pngMarked = runs.marked.value.present;
+    verdicts.pngUnmarked = runs.unmarked.value.present;
+  }
+
+  // The server's path: createFingerprinting over the worker pool, one thread. The pool derives keys from
+  // (numeric version, secret), so the file is marked with that key here.
+  log('latency: 12-megapixel JPEG through the worker pool ...');
+  let pool: LatencyResults['pool'];
+  const stale = staleBuild();
+  if (stale) {
+    log(`latency: worker pool skipped: ${stale}`);
+    pool = { skipped: stale };
+  } else {
+    const { createFingerprintPool } = await import('../src/adapters/fingerprint-pool.js');
+    const workers = createFingerprintPool({ threads: 1, queue: 4 });
+    const secret = { version: 1, secret: new Uint8Array(BENCH_SECRET) };
+    const poolKey = deriveFingerprintKey(BENCH_SECRET, String(secret.version));
+    const poolMarked = await sharp(embedFingerprint(bigRaster, poolKey).data, raw).jpeg({ quality: 90 }).toBuffer();
+    const verify = createFingerprinting({
+      pixels: createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 }),
+      detect: workers.detect,
+      embed: workers.embed,
+      detecting: () => [secret],
+      marking: () => secret,
+    });
+    const poolVerdicts = { marked: false, unmarked: true };
+    try {
+      for (let i = -3; i < POOL_RUNS; i++) {
+        const marked = await timed(() => verify.check(poolMarked));
+        const unmarked = await timed(() => verify.check(files.unmarked));
+        if (i < 0) continue;
+        keep('poolMarked', marked.ms);
+        keep('poolUnmarked', unmarked.ms);
+        poolVerdicts.marked = marked.value.present;
+        poolVerdicts.unmarked = unmarked.value.present;
+      }
+    } finally {
+      await workers.close();
+    }
+    const q = (v: number[]) => ({ p50: quantile(v, 0.5), p95: quantile(v, 0.95) });
+    pool = { marked: q(timings.poolMarked), unmarked: q(timings.poolUnmarked), runs: POOL_RUNS, verdicts: poolVerdicts };
+  }
+  const loadAverage = os.loadavg();
+
+  // The photos as shipped (unmarked, so each should run the whole scale search): the median of a few runs per file.
+  log('latency: the photos as shipped ...');
+  const shipped: Array<{ mp: number; decodeFull: number; detect: number }> = [];
+  const medianOf = async (run: () => Promise<unknown>) => {
+    const times: number[] = [];
+    for (let i = 0; i < AS_SHIPPED_RUNS; i++) times.push((await timed(run)).ms);
+    return quantile(times, 0.5);
+  };
+  const shippedBytes = photoFiles.map((f) => readFileSync(f.path));
+  // Detections first, full decodes after (their large buffers would weigh on the detections' timings).
+  const shippedDetect: number[] = [];
+  for (const bytes of shippedBytes) shippedDetect.push(await medianOf(() => detectFile(bytes)));
+  let fullSearch = 0;
+  for (const bytes of shippedBytes) {
+    const input = await decodeForDetection(bytes);
+    if (countCorrelations(() => detectFingerprint(input, [key])).correlations > 1) fullSearch++;
+  }
+  for (const [i, bytes] of shippedBytes.entries()) {
+    const meta = await sharp(bytes).metadata();
+    shipped.push({ mp: ((meta.width ?? 0) * (meta.height ?? 0)) / 1e6, decodeFull: await medianOf(() => sharp(bytes).raw().toBuffer()), detect: shippedDetect[i]! });
+  }
+  const { poolMarked: _m, poolUnmarked: _u, ...rest } = timings;
+  const latency = Object.fromEntries(Object.entries(rest).map(([name, v]) => [name, { p50: quantile(v, 0.5), p95: quantile(v, 0.95) }])) as Record<Exclude<TimingName, 'poolMarked' | 'poolUnmarked'>, Quantiles>;
+  return {
+    ...latency,
+    pinning: { cpusAllowed: allowed, pinned, how },
+    pool,
+    syncPaths,
+    asShipped: {
+      photos: shipped.length,
+      minMp: Math.min(...shipped.map((x) => x.mp)),
+      maxMp: Math.max(...shipped.map((x) => x.mp)),
+      detect: { p50: quantile(shipped.map((x) => x.detect), 0.5), p95: quantile(shipped.map((x) => x.detect), 0.95), max: Math.max(...shipped.map((x) => x.detect)) },
+      decodeFull: { p50: quantile(shipped.map((x) => x.decodeFull), 0.5), p95: quantile(shipped.map((x) => x.decodeFull), 0.95), max: Math.max(...shipped.map((x) => x.decodeFull)) },
+      fullSearch,
+    },
+    embed12mpMs: quantile(embedBig, 0.5),
+    loadAverage,
+    verdicts,
+    runs: LATENCY_RUNS,
+    pngRuns: PNG_LATENCY_RUNS,
+    fileMb: files.marked.length / 1e6,
+    pngFileMb: files.pngMarked.length / 1e6,
+  };
+}
+
+if (OUT && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const results = await measureLatency();
+  writeFileSync(OUT, JSON.stringify(results, null, 2));
+}
