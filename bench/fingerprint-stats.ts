@@ -6,20 +6,8 @@
  */
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
 
-/**
- * PSNR of 8-bit samples, peak 255, over every sample of both buffers (for
- * interleaved RGB: the mean squared error over R, G and B together).
- */
-export function psnr(original: Uint8Array, changed: Uint8Array): number {
-  if (original.length !== changed.length) throw new RangeError(`buffers differ in length: ${original.length} and ${changed.length}`);
-  let sum = 0;
-  for (let i = 0; i < original.length; i++) {
-    const d = original[i]! - changed[i]!;
-    sum += d * d;
-  }
-  const mse = sum / original.length;
-  return mse === 0 ? Number.POSITIVE_INFINITY : 10 * Math.log10((255 * 255) / mse);
-}
+/** PSNR over every sample (for interleaved RGB: R, G and B together), peak 255. */
+export { psnr } from '../test/support/psnr.js';
 
 /**
  * Randomised probability integral transform of `matches` under

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExifTool } from '../support/exiftool.js';
+import { psnr } from '../support/psnr.js';
 import { killAll, optmark, optmarkJson } from '../process/support.js';
 import { texturedPhoto } from './support.js';
 
@@ -38,12 +39,6 @@ const write = (name: string, bytes: Uint8Array) => {
 async function protectFingerprinted(path: string): Promise<string> {
   const out = await optmarkJson<{ output: string }>(['protect', '--fingerprint', '--out', join(dir, 'out'), path], env);
   return out.output;
-}
-
-function psnr(a: Buffer, b: Buffer): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += (a[i]! - b[i]!) ** 2;
-  return 10 * Math.log10((255 * 255) / (sum / a.length));
 }
 
 describe('protect --fingerprint', () => {

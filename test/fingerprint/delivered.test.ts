@@ -17,6 +17,7 @@ import { png } from '../../src/core/formats/png.js';
 import { webp } from '../../src/core/formats/webp.js';
 import { chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
 import { ExifTool } from '../support/exiftool.js';
+import { meanSquaredError, psnrOfMse } from '../support/psnr.js';
 import { killAll, optmark } from '../process/support.js';
 import { tool } from '../support/tools.js';
 import { texturedPhoto } from './support.js';
@@ -137,14 +138,6 @@ const rgbOf = async (bytes: Uint8Array) => sharp(bytes).removeAlpha().raw().toBu
 /** Every fourth value of an RGBA decode. */
 const alphaOf = async (bytes: Uint8Array) => Buffer.from((await sharp(bytes).ensureAlpha().raw().toBuffer()).filter((_, i) => i % 4 === 3));
 
-/** Mean squared error over every R, G and B sample of two decodes of the same size. */
-function mse(a: Buffer, b: Buffer): number {
-  expect(a.length).toBe(b.length);
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += (a[i]! - b[i]!) ** 2;
-  return sum / a.length;
-}
-const psnrOfMse = (e: number) => (e === 0 ? Infinity : 10 * Math.log10((255 * 255) / e));
 
 const chunkTypes = (bytes: Uint8Array) => webp.blocks(bytes).map((b) => b.type);
 
@@ -259,8 +252,8 @@ describe('PSNR of the delivered file (RGB: every R, G and B sample of sharp deco
       const { protected: p, output } = results.get(name)!;
       expect(p.code, `${name}: ${p.error}`).toBeUndefined();
       const original = await rgbOf(input);
-      const delivered = mse(original, await rgbOf(output!));
-      const reencoded = name.endsWith('.png') ? 0 : mse(original, await rgbOf(await reencodeOnly(input)));
+      const delivered = meanSquaredError(original, await rgbOf(output!));
+      const reencoded = name.endsWith('.png') ? 0 : meanSquaredError(original, await rgbOf(await reencodeOnly(input)));
       measured.push({ name, delivered: psnrOfMse(delivered), reencoded: psnrOfMse(reencoded), markMse: delivered - reencoded });
       rows.push(
         `${name.padEnd(14)} delivered ${psnrOfMse(delivered).toFixed(2).padStart(6)} dB  re-encode only ${name.endsWith('.png') ? '   n/a' : psnrOfMse(reencoded).toFixed(2).padStart(6)} dB  ` +

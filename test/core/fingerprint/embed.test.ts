@@ -4,20 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deriveFingerprintKey, embedFingerprint, FingerprintRefusedError, type Raster } from '../../../src/core/fingerprint/index.js';
+import { psnr } from '../../support/psnr.js';
 import { flatGrey, syntheticPhoto } from './synthetic.js';
 
 const key = deriveFingerprintKey(Buffer.from('fingerprint test secret, 32 byte'), 'test-1');
-
-function psnr(a: Uint8Array, b: Uint8Array, channels: number, colours: number): number {
-  let sum = 0;
-  let n = 0;
-  for (let i = 0; i < a.length; i++) {
-    if (i % channels >= colours) continue;
-    sum += (a[i]! - b[i]!) ** 2;
-    n++;
-  }
-  return 10 * Math.log10((255 * 255 * n) / sum);
-}
 
 /** Byte equality without vitest's deep diff, which is slow on large arrays. */
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
