@@ -3,10 +3,11 @@
  * a small Lua script (autocannon tops out at ~200-240 req/s of its own CPU on
  * a 2-core box, which would measure the client, not the server). When wrk is
  * missing it is installed with apt-get (as root); failing that, autocannon
- * (an npm devDependency, if installed) is used and the report says so.
+ * (an npm devDependency) is used and the report says so.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { autocannon } from './autocannon.js';
 
 export type LoadTool = 'wrk' | 'autocannon';
 
@@ -142,25 +143,7 @@ async function runWrk(run: LoadRun, scratchDir: string): Promise<LoadResult> {
   };
 }
 
-interface AutocannonResult {
-  duration: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  requests: { total: number; average: number };
-  latency: { p50: number; p90: number; p99: number; average: number; max: number };
-}
-type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-
 async function runAutocannon(run: LoadRun): Promise<LoadResult> {
-  // Not a dependency unless wrk cannot be had: `npm install -D autocannon` then.
-  const name = 'autocannon';
-  let autocannon: Autocannon;
-  try {
-    autocannon = ((await import(name)) as { default: Autocannon }).default;
-  } catch {
-    throw new Error('neither wrk nor autocannon is available: install wrk (apt-get install -y wrk) or run npm install -D autocannon');
-  }
   const result = await autocannon({
     url: run.url,
     method: 'POST',

@@ -5,24 +5,15 @@
  * PSNR bound, images that cannot carry the mark are refused in words, and a
  * rotation keeps older marks detectable until their version is removed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ExifTool } from '../support/exiftool.js';
+import { describe, expect, it } from 'vitest';
 import { psnr } from '../support/psnr.js';
-import { killAll, optmark, optmarkJson } from '../process/support.js';
-import { texturedPhoto } from './support.js';
+import { optmark, optmarkJson } from '../process/support.js';
+import { cliWorkspace, texturedPhoto } from './support.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'optmark-fp-cli-'));
-const env = { OPTMARK_DATA_DIR: join(dir, 'data') };
-const exiftool = new ExifTool();
-afterAll(async () => {
-  await exiftool.close();
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, env, exiftool } = cliWorkspace('optmark-fp-cli-');
 
 interface Verified {
   optedOut: boolean;

@@ -7,29 +7,20 @@
  * sharp, is within the mark's bound for PNG and, for JPEG and lossy WebP,
  * costs little beyond what re-encoding the unmarked image the same way costs.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { png } from '../../src/core/formats/png.js';
 import { webp } from '../../src/core/formats/webp.js';
 import { chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
-import { ExifTool } from '../support/exiftool.js';
 import { meanSquaredError, psnrOfMse } from '../support/psnr.js';
-import { killAll, optmark } from '../process/support.js';
+import { optmark } from '../process/support.js';
 import { tool } from '../support/tools.js';
-import { texturedPhoto } from './support.js';
+import { cliWorkspace, texturedPhoto } from './support.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'optmark-fp-delivered-'));
-const env = { OPTMARK_DATA_DIR: join(dir, 'data') };
-const exiftool = new ExifTool();
-afterAll(async () => {
-  await exiftool.close();
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, env, exiftool } = cliWorkspace('optmark-fp-delivered-');
 
 interface Protected {
   file: string;

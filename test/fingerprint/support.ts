@@ -1,6 +1,28 @@
-/** Photo-like test images made in code: smooth shapes plus fine texture, so the detector has something to vote on. */
+/** What the fingerprint's CLI tests share: a scratch workspace, and photo-like test images made in code. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
+import { afterAll } from 'vitest';
+import { killAll } from '../process/support.js';
+import { ExifTool } from '../support/exiftool.js';
 
+/**
+ * A directory of the test file's own, the CLI's environment with its data
+ * directory there, and an ExifTool; all closed and removed after the file.
+ */
+export function cliWorkspace(prefix: string): { dir: string; env: Record<string, string>; exiftool: ExifTool } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const exiftool = new ExifTool();
+  afterAll(async () => {
+    await exiftool.close();
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, env: { OPTMARK_DATA_DIR: join(dir, 'data') }, exiftool };
+}
+
+/** Smooth shapes plus fine texture, so the detector has something to vote on. */
 export async function texturedPhoto(width: number, height: number, format: 'jpeg' | 'png' | 'webp' = 'jpeg', seed = 7): Promise<Buffer> {
   const data = Buffer.alloc(width * height * 3);
   let s = seed;

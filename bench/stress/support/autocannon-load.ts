@@ -10,19 +10,8 @@
  * their way (at most one per connection): the server counts those 200s, so
  * usage may exceed the 200s seen by up to the number of connections.
  */
-import { createRequire } from 'node:module';
+import { autocannon } from '../../autocannon.js';
 import type { Operation, Upload } from './corpus.js';
-
-/** The part of autocannon's result this run reads (the package ships no types). */
-interface Result {
-  requests: { total: number };
-  duration: number;
-  errors: number;
-  timeouts: number;
-  statusCodeStats?: Record<string, { count: number | string }>;
-  latency: { p50: number; p99: number; max: number };
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<Result>;
 
 export interface AutocannonRun {
   readonly url: string;

@@ -30,6 +30,7 @@
  *   its own.
  */
 import { assemble, type Piece } from '../bytes/assemble.js';
+import { startsWithAt } from '../bytes/view.js';
 import { CorruptImageError } from '../../errors.js';
 import { parseXmp, type XmpDocument } from '../xmp/document.js';
 import { extendedXmpGuid } from '../xmp/facts.js';
@@ -40,7 +41,7 @@ import type { Block, ContainerHandler, ExtendedXmpChunk, RawXmp } from './handle
 import { sniff } from './sniff.js';
 
 const JPEG_CARRIED = /^(APP([1-9]|1[0-35])|COM)$/;
-const ICC_PROFILE = new TextEncoder().encode('ICC_PROFILE\0');
+const ICC_PROFILE = 'ICC_PROFILE\0';
 /** Google's container and camera namespaces (motion photos, Ultra HDR). */
 const CONTAINER_NS = 'http://ns.google.com/photos/1.0/container/';
 const CAMERA_NS = 'http://ns.google.com/photos/1.0/camera/';
@@ -83,7 +84,7 @@ function jpegCarried(handler: ContainerHandler, original: Uint8Array): (b: Block
     for (const p of xmp.packets) dropped.add(p.block.offset);
     for (const c of xmp.extendedChunks) dropped.add(c.block.offset);
   }
-  return (b) => !dropped.has(b.offset) && (b.type !== 'APP2' || startsWith(original, b.offset + 4, ICC_PROFILE));
+  return (b) => !dropped.has(b.offset) && (b.type !== 'APP2' || startsWithAt(original, b.offset + 4, ICC_PROFILE));
 }
 
 /**
@@ -101,12 +102,6 @@ function declaresContainer(text: string, chunks: readonly ExtendedXmpChunk[]): b
   } catch {
     return false;
   }
-}
-
-function startsWith(bytes: Uint8Array, at: number, prefix: Uint8Array): boolean {
-  if (at + prefix.length > bytes.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
-  return true;
 }
 
 /** After the new file's SOI and APP0: the original's carried APPn (n >= 1, not 14) and COM, in their order. */
