@@ -178,8 +178,11 @@ is written by \`npm run bench:fingerprint\`.
   local mean removed, divided by the local RMS + 1), finds the scale a crop
   introduced and the offset with the synchronisation blocks only (FFT
   correlation of folded tiles; a scan of scales 1.00–1.28 when the uncropped
-  hypothesis does not stand out), folds the canvas at that scale and lets
-  each verification block vote with the sign of its correlation.
+  hypothesis does not stand out), folds the canvas at that scale, whitens
+  the fold spectrally (its spectrum divided by its own amplitude averaged
+  over 5 × 5 neighbouring frequencies, so that the frequencies a textured
+  picture crowds stop drowning the others) and lets each verification
+  block vote with the sign of its correlation.
 * **Verdict.** On an image that does not carry this key's mark, every
   verification block's sign is a fair coin that the synchronisation never
   saw, so the number of matching blocks is exactly Binomial(blocks, ½)

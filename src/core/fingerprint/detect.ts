@@ -6,8 +6,9 @@
  * 2. Whitening: local mean removed, divided by the local RMS (+1 level).
  * 3. Synchronisation (sync.ts) with the key's synchronisation blocks: scale
  *    and offset.
- * 4. One fold at that scale and offset; each verification block votes with
- *    the sign of its correlation with the key's block pattern.
+ * 4. One fold at that scale and offset, whitened spectrally
+ *    (spectral-whitening.ts); each verification block votes with the sign
+ *    of its correlation with the key's block pattern.
  *
  * Verdict. For an image that does not carry the mark, the verification
  * blocks' signs are fair coins independent of each other and of everything
@@ -17,7 +18,9 @@
  * by the number of key versions tried (a union bound over versions).
  * `confidence` is the share of matching blocks: about 0.5 when unmarked.
  * Blocks whose folded content is (near) zero, as in flat areas, cast no
- * vote; which blocks vote depends on the image only, never on a sign.
+ * vote; which blocks vote depends on the image only, never on a sign (the
+ * test reads the fold before whitening, which would raise rounding noise
+ * in a flat fold to the level of real content).
  */
 import { criticalMatches } from './binomial.js';
 import { canvasSize } from './canvas.js';
@@ -26,6 +29,7 @@ import type { FingerprintKey } from './keys.js';
 import { whiten } from './local-stats.js';
 import { checkRaster, lumaRows, type Raster } from './raster.js';
 import { resamplePlane, resizeAxis } from './resample.js';
+import { SpectralWhitener } from './spectral-whitening.js';
 import { BLOCK, BLOCKS_PER_ROW, DEFAULT_FALSE_POSITIVE_RATE, LOCAL_RADIUS, MAX_ASPECT, MIN_DETECT_SIDE, TILE } from './scheme.js';
 import { synchronise, type Sync } from './sync.js';
 
@@ -51,6 +55,8 @@ export interface DetectOptions {
 const ENERGY_FLOOR = 1e-4;
 /** Added to the local RMS when whitening, in levels: keeps near-flat areas from being blown up to unit noise. */
 const WHITEN_FLOOR = 1;
+
+const whitener = new SpectralWhitener(TILE);
 
 const NOTHING: FingerprintDetection = { present: false, confidence: 0, blocks: 0, keyVersion: undefined, sync: undefined };
 
@@ -104,6 +110,7 @@ function verdict(canvas: Plane, key: FingerprintKey, alpha: number): Fingerprint
 /** The verification blocks' votes at the synchronised scale and offset. */
 export function vote(key: FingerprintKey, sync: Sync): { matches: number; blocks: number } {
   const folded = sync.fold;
+  const whitened = whitener.whiten(folded);
   const mask = TILE - 1;
   let matches = 0;
   let blocks = 0;
@@ -115,9 +122,9 @@ export function vote(key: FingerprintKey, sync: Sync): { matches: number; blocks
     for (let y = y0; y < y0 + BLOCK; y++) {
       const foldRow = ((y - sync.y) & mask) * TILE;
       for (let x = x0; x < x0 + BLOCK; x++) {
-        const f = folded[foldRow + ((x - sync.x) & mask)]!;
-        correlation += f * key.tile[y * TILE + x]!;
-        energy += f * f;
+        const at = foldRow + ((x - sync.x) & mask);
+        correlation += whitened[at]! * key.tile[y * TILE + x]!;
+        energy += folded[at]! * folded[at]!;
       }
     }
     if (!(energy > ENERGY_FLOOR) || !Number.isFinite(correlation) || correlation === 0) continue;
