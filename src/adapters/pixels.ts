@@ -45,11 +45,17 @@ export interface DecodeOptions {
   readonly orient?: boolean;
 }
 
-export interface Pixels {
-  readonly data: Buffer;
+/** Pixels to encode: any 8-bit raster, a buffer of its own or not. */
+export interface RawPixels {
+  readonly data: Uint8Array;
   readonly width: number;
   readonly height: number;
   readonly channels: number;
+}
+
+/** Decoded pixels, as sharp returns them (a Buffer). */
+export interface Pixels extends RawPixels {
+  readonly data: Buffer;
 }
 
 /** What the header says about the pixels, before decoding them. */
@@ -76,14 +82,6 @@ export interface HeldPixels {
    * subsampling, so a fine mark is not averaged away).
    */
   encodeLike(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array>;
-}
-
-/** Pixels to encode: any 8-bit raster, a buffer of its own or not. */
-export interface RawPixels {
-  readonly data: Uint8Array;
-  readonly width: number;
-  readonly height: number;
-  readonly channels: number;
 }
 
 export interface PixelDecoder {

@@ -18,7 +18,7 @@
  * at 100 megapixels) all along, and the slots are what bounds them. The
  * pixels go to the embedder and come back without a copy (transferred).
  */
-import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation } from '../core/fingerprint/index.js';
+import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation, type Raster } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
@@ -29,25 +29,21 @@ export interface FingerprintSecret {
   readonly secret: Uint8Array;
 }
 
-interface PixelBuffer {
-  readonly data: Uint8Array;
-  readonly width: number;
-  readonly height: number;
-  readonly channels: number;
-}
-
 type DecodeRequest = { grey?: boolean; minSide?: number; stored?: boolean; orient?: boolean };
+
+/** Pixel work inside a slot already held (PixelPort.withSlot): it takes no slot of its own. */
+interface HeldPixelPort {
+  decode(bytes: Uint8Array, options?: DecodeRequest): Promise<Raster>;
+  encodeLike(original: Uint8Array, pixels: Raster): Promise<Uint8Array>;
+}
 
 /** The pixel work the fingerprint needs (src/adapters/pixels.ts). */
 export interface PixelPort {
   /** One bounded decode; its slot is free again when it returns. */
-  decode(bytes: Uint8Array, options?: DecodeRequest): Promise<PixelBuffer>;
+  decode(bytes: Uint8Array, options?: DecodeRequest): Promise<Raster>;
   probe(bytes: Uint8Array): Promise<{ space: string; depth: string; pages: number; orientation: number }>;
   /** `job` holding one decode slot from start to end; its decode and encode take no other. */
-  withSlot<T>(
-    bytes: Uint8Array,
-    job: (held: { decode(bytes: Uint8Array, options?: DecodeRequest): Promise<PixelBuffer>; encodeLike(original: Uint8Array, pixels: PixelBuffer): Promise<Uint8Array> }) => Promise<T>,
-  ): Promise<T>;
+  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixelPort) => Promise<T>): Promise<T>;
 }
 
 /** What the detector is given: a reduced grey copy of the image and the secrets to look for, newest first. */
