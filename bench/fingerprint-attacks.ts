@@ -55,6 +55,9 @@ export const ATTACKS: readonly Attack[] = [
   attack('contrast80', 'contrast x0.8', 0.99, (i) => open(i).linear(0.8, 25.6).png().toBuffer()),
   attack('blur1', 'Gaussian blur sigma 1', 0.99, (i) => open(i).blur(1).png().toBuffer()),
   attack('noise5', 'Gaussian noise sigma 5', 0.99, (i) => open(withNoise(i, 5)).png().toBuffer()),
+  // Small crops: step 1 still scores high there, so they test that the search does not stop at it.
+  attack('crop01t', 'crop 1 % off the top, JPEG q90', 0.99, (i) => crop(i, 0, 0.01, 0, 0).jpeg({ quality: 90 }).toBuffer()),
+  attack('crop02', 'crop 2 % per side, JPEG q90', 0.99, (i) => crop(i, 0.02, 0.02, 0.02, 0.02).jpeg({ quality: 90 }).toBuffer()),
   attack('crop05', 'crop 5 % per side', 0.99, (i) => crop(i, 0.05, 0.05, 0.05, 0.05).png().toBuffer()),
   attack('crop10', 'crop 10 % per side', 0.99, (i) => crop(i, 0.1, 0.1, 0.1, 0.1).png().toBuffer()),
   attack('crop10lt', 'crop 10 % left and top', 0.99, (i) => crop(i, 0.1, 0.1, 0, 0).png().toBuffer()),
@@ -72,5 +75,8 @@ export const ATTACKS: readonly Attack[] = [
   attack('rotate2', 'rotate 2 degrees', undefined, (i) => open(i).rotate(2, { background: '#000' }).png().toBuffer()),
 ];
 
-/** The transformations the false-positive trials run over (unmarked photos and graphics). */
-export const NULL_ATTACKS: readonly Attack[] = ['png', 'jpeg90', 'jpeg75', 'jpeg50', 'webp80', 'resize050', 'crop10', 'combo', 'bright120', 'double'].map((id) => ATTACKS.find((a) => a.id === id)!);
+/** The transformations the false-positive trials run over (unmarked photos and graphics): all of them. */
+export const NULL_ATTACKS: readonly Attack[] = ATTACKS;
+
+/** The transformations of the wrong-key trials (photos marked with the benchmark's key, checked with the null keys). */
+export const WRONG_KEY_ATTACKS: readonly Attack[] = ['png', 'jpeg75', 'crop02', 'combo'].map((id) => ATTACKS.find((a) => a.id === id)!);

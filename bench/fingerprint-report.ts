@@ -64,6 +64,10 @@ export interface Results {
     readonly falsePositives: number;
     readonly falseAlarms: readonly string[];
     readonly smallestP: number;
+    /** Which trial gave it: image, transformation, key, matches of blocks. */
+    readonly smallestPTrial: string;
+    /** Photos marked with the benchmark's key, checked with the null keys. */
+    readonly wrongKey: { readonly trials: number; readonly detected: number; readonly smallestP: number; readonly confidenceMax: number; readonly attacks: readonly string[] };
     readonly fewerBlocks: { readonly trials: number; readonly minBlocks: number };
     readonly confidence128: { readonly mean: number; readonly max: number };
     readonly calibration: Calibration & { readonly all: Calibration };
@@ -91,6 +95,8 @@ export function renderReport(r: Results): { markdown: string; targets: string[] 
     targets.push({ name: `detection after ${a.description} >= ${pct(a.target)}`, pass: rate >= a.target, detail: `${a.detected}/${a.n} = ${pct(rate)} (95 % lower bound ${pct(a.wilson[0])})` });
   }
   targets.push({ name: 'no false positive in >= 10,000 null trials', pass: r.nulls.falsePositives === 0 && r.nulls.trials >= 10000, detail: `${r.nulls.falsePositives} in ${r.nulls.trials}` });
+  const w = r.nulls.wrongKey;
+  targets.push({ name: 'no photo marked with another key detected', pass: w.detected === 0 && w.trials > 0, detail: `${w.detected} in ${w.trials}` });
   const f = r.nulls.full;
   const smallest = (rows: FullCalibration['all']) => Math.min(...rows.filter((x) => x.trials > 0).map((x) => x.p));
   targets.push({
@@ -103,6 +109,13 @@ export function renderReport(r: Results): { markdown: string; targets: string[] 
   for (const [name, q] of [['marked', l.marked], ['unmarked', l.unmarked]] as const) {
     targets.push({ name: `latency p50 <= 60 ms, ${name} 12 MP JPEG, ${where}`, pass: pinned && q.p50 <= 60, detail: ms(q.p50) });
     targets.push({ name: `latency p95 <= 100 ms, ${name} 12 MP JPEG, ${where}`, pass: pinned && q.p95 <= 100, detail: ms(q.p95) });
+  }
+  if (!('skipped' in l.pool)) {
+    // The same targets on verify's real server path: decode in the main thread, the detector on the worker pool.
+    for (const [name, q] of [['marked', l.pool.marked], ['unmarked', l.pool.unmarked]] as const) {
+      targets.push({ name: `latency p50 <= 60 ms, ${name} 12 MP JPEG through the server's worker pool, ${where}`, pass: pinned && q.p50 <= 60, detail: ms(q.p50) });
+      targets.push({ name: `latency p95 <= 100 ms, ${name} 12 MP JPEG through the server's worker pool, ${where}`, pass: pinned && q.p95 <= 100, detail: ms(q.p95) });
+    }
   }
   const compute95 = Math.max(l.computeMarked.p95, l.computeUnmarked.p95);
   targets.push({ name: `detector compute p95 <= 40 ms (research note), 12 MP JPEG, ${where}`, pass: pinned && compute95 <= 40, detail: ms(compute95) });
@@ -178,7 +191,8 @@ is written by \`npm run bench:fingerprint\`.
   local mean removed, divided by the local RMS + 1), finds the scale a crop
   introduced and the offset with the synchronisation blocks only (FFT
   correlation of folded tiles; a scan of scales 1.00–1.28 when the uncropped
-  hypothesis does not stand out), folds the canvas at that scale, whitens
+  hypothesis does not stand out, else a short climb from 1.00 that finds
+  the small scale change of a crop of about 1 %), folds the canvas at that scale, whitens
   the fold spectrally (its spectrum divided by its own amplitude averaged
   over 5 × 5 neighbouring frequencies, so that the frequencies a textured
   picture crowds stop drowning the others) and lets each verification
@@ -214,10 +228,12 @@ PSNR measured by the benchmark from the original and the marked pixels (R, G and
 | The delivered file: marked, then encoded as the product writes a fingerprinted JPEG (its own encoder: quality 95, no chroma subsampling), at the benchmark's size | ${r.delivered.marked.min.toFixed(2)} dB | ${r.delivered.marked.median.toFixed(2)} dB | ${r.delivered.marked.mean.toFixed(2)} dB |
 | For comparison: the unmarked original through the same encoder | ${r.delivered.unmarked.min.toFixed(2)} dB | ${r.delivered.unmarked.median.toFixed(2)} dB | ${r.delivered.unmarked.mean.toFixed(2)} dB |
 
-The delivered-file rows are information, not a target: they show how much of
-the change in a delivered JPEG is the re-encoding rather than the mark (a
-PNG or lossless WebP is written losslessly, so there the delivered file is the
-marked pixels). Graphics (${r.graphics.packaged}): mark **min ${r.psnrGraphics.min.toFixed(2)} dB**, median ${r.psnrGraphics.median.toFixed(2)} dB.
+The 42 dB target is the mark's: it holds for the marked pixels, before any
+encoder. The delivered-file rows are information, not a target: they show how
+much of the change in a delivered JPEG is the re-encoding rather than the mark
+(a PNG or lossless WebP is written losslessly, so there the delivered file is
+the marked pixels; a lossy WebP is re-encoded at quality 95, which on its own
+costs a lossy picture more than the mark does). Graphics (${r.graphics.packaged}): mark **min ${r.psnrGraphics.min.toFixed(2)} dB**, median ${r.psnrGraphics.median.toFixed(2)} dB.
 Embedding takes ${ms(r.embedMsMedianPhotos)} per photo (median, ≤ 2048 px) and ${ms(l.embed12mpMs)} for 12 MP (pixels in memory; decoding and encoding the file not included).
 
 ### Detection (false-positive rate ≤ 10⁻⁶ per image)
@@ -229,6 +245,13 @@ even ${r.photos} of ${r.photos} detected has a Wilson 95 % interval whose lower 
 **${pct(perfect)}**: a target passed here is met as measured, not shown at 95 %
 confidence (a lower bound of 99 % would take ${photosFor99} photos without a miss). Each
 row's interval is in the table.
+
+**Tuned on what data.** The spectral whitening's 5 × 5 envelope was chosen
+by comparing variants on these same photos, so the crop rows it moved (10 %
+per side: 70 → 71 of 71) are in-sample. The climb from step 1 that the small
+crops need (1 % off the top, 2 % per side) was developed on the project's test
+corpus (test/corpus) and synthetic pictures, and these photos measured it
+afterwards: for it they are held out.
 
 ${(() => {
   // Rotations are expected to fail (reported, not required): counted in the table, not listed.
@@ -256,7 +279,8 @@ ${(() => {
 ${r.nulls.trials.toLocaleString('en')} null trials: ${r.nulls.images} unmarked images (${r.photos} photos, ${r.graphics.packaged} packaged graphics, and ${r.graphics.drawn} graphics drawn in code: flat fields, UI panels with text, charts, gradients, stripes, checkerboards, logos) × ${r.nulls.attacks.length} transformations (${r.nulls.attacks.join(', ')}) × ${r.nulls.keys} random keys.
 
 * **False positives: ${r.nulls.falsePositives}**${r.nulls.falseAlarms.length ? ` (${r.nulls.falseAlarms.join('; ')})` : ''} in ${r.nulls.trials.toLocaleString('en')} trials. The guarantee is a false-positive probability of at most 10⁻⁶ per verify (per check of one image), by the exact binomial test; ${r.nulls.trials.toLocaleString('en')} trials can only show that the rate is not far above 1/${r.nulls.trials.toLocaleString('en')}, and the calibration below is what checks the test's assumptions.
-* Smallest p-value seen: ${r.nulls.smallestP.toExponential(2)} (about 1/${r.nulls.trials} is expected for the smallest of ${r.nulls.trials} uniform values).
+* Smallest p-value seen: ${r.nulls.smallestP.toExponential(2)} (${r.nulls.smallestPTrial}; the threshold needs p ≤ 10⁻⁶). Were the trials independent, the smallest of ${r.nulls.trials.toLocaleString('en')} p-values would be this small or smaller with probability ${(1 - (1 - r.nulls.smallestP) ** r.nulls.trials).toFixed(3)}; they are not (the same image under ${r.nulls.attacks.length} transformations and ${r.nulls.keys} keys), which the calibration below accounts for.
+* **Marked with another key:** the ${r.photos} photos carrying the benchmark key's mark, after ${r.nulls.wrongKey.attacks.join(', ')}, checked with the ${r.nulls.keys} null keys: ${r.nulls.wrongKey.detected} detected in ${r.nulls.wrongKey.trials.toLocaleString('en')} trials, highest confidence ${r.nulls.wrongKey.confidenceMax.toFixed(3)}, smallest p ${r.nulls.wrongKey.smallestP.toExponential(2)}. Another key's mark is structured content, not noise; it does not look like ours.
 * **Calibration over every trial.** Each trial's count of matching blocks is
   turned into a uniform number by the randomised probability integral transform
   under Binomial(n, ½) for its own number n of voting blocks
@@ -292,14 +316,18 @@ ${f.groups.map((g) => `| ${g.label} | ${g.trials} | ${g.meanN.toFixed(1)} | ${g.
 * The n = 128 trials alone against Binomial(128, ½) (mean ${c.expectedMean}, sd ${c.expectedSd.toFixed(2)}), as before: all ${c.all.trials.toLocaleString('en')} of them, matches mean ${c.all.mean.toFixed(2)}, sd ${c.all.sd.toFixed(2)}, max ${c.all.max} (threshold 92); one transformation per (image, key), ${c.trials.toLocaleString('en')} trials, mean ${c.mean.toFixed(2)}, sd ${c.sd.toFixed(2)}, KS distance ${c.ksDistance.toFixed(4)}, p = ${c.ksP.toFixed(3)} (asymptotic, conservative for a discrete law). Confidence mean ${r.nulls.confidence128.mean.toFixed(4)}, max ${r.nulls.confidence128.max.toFixed(3)}.
 * ${fewerVotes} trials had fewer than 128 voting blocks (flat graphics; fewest ${r.nulls.fewerBlocks.minBlocks}).
 
-### Latency (12-megapixel JPEG, 4000 × 3000, q90, ${l.fileMb.toFixed(1)} MB; one core; ${l.runs} runs)
+### Latency (12-megapixel JPEG, 4000 × 3000; one core; ${l.runs} runs)
+
+The unmarked file stands for a camera's JPEG (quality 90, ${l.fileMbUnmarked.toFixed(1)} MB); the marked
+file is what the product delivers for it (the marked pixels through the
+product's encoder: quality 95, no chroma subsampling; ${l.fileMb.toFixed(1)} MB).
 
 ${l.pinning.pinned ? `**One core, enforced:** the latency runs ran in a child process pinned to one CPU (\`${l.pinning.how}\`; the kernel reported the process's allowed CPUs as \`${l.pinning.cpusAllowed}\`), so the main thread, libvips' threads (\`sharp.concurrency(1)\` as well) and the worker pool's thread all shared that CPU.` : `**Not pinned:** taskset was not available, so the latency runs could use CPUs \`${l.pinning.cpusAllowed}\` (only \`sharp.concurrency(1)\` limits libvips); the latency targets are reported as missed.`}
 
 | What | p50 | p95 |
 |---|---|---|
-| Decode the whole file (full resolution, RGB) | ${ms(l.decodeFull.p50)} | ${ms(l.decodeFull.p95)} |
-| Decode to the analysis size (the server's decoder: shrink-on-load, auto-orient, luma) — the floor | ${ms(l.decodeReduced.p50)} | ${ms(l.decodeReduced.p95)} |
+| Decode the whole file (full resolution, RGB), unmarked / marked | ${ms(l.decodeFull.p50)} / ${ms(l.decodeFullMarked.p50)} | ${ms(l.decodeFull.p95)} / ${ms(l.decodeFullMarked.p95)} |
+| Decode to the analysis size (the server's decoder: shrink-on-load, auto-orient, luma) — the floor, unmarked / marked | ${ms(l.decodeReduced.p50)} / ${ms(l.decodeReducedMarked.p50)} | ${ms(l.decodeReduced.p95)} / ${ms(l.decodeReducedMarked.p95)} |
 | **Detect, marked** (decode included) | **${ms(l.marked.p50)}** | **${ms(l.marked.p95)}** |
 | **Detect, unmarked** (decode included; the whole scale search, checked below) | **${ms(l.unmarked.p50)}** | **${ms(l.unmarked.p95)}** |
 | Detect, marked and cropped 7.5 % per side (decode included; scale search) | ${ms(l.markedCrop.p50)} | ${ms(l.markedCrop.p95)} |
@@ -312,15 +340,16 @@ which adds the hand-over to a worker thread and back${'skipped' in l.pool ? '' :
 Verdicts in the latency runs: marked ${l.verdicts.marked}, unmarked ${l.verdicts.unmarked}, cropped ${l.verdicts.markedCrop}.
 
 **Which synchronisation path ran**, counted from the periodic correlations
-the detector made (one: the uncropped hypothesis stood out and ended the
-search; more: the scale scan ran), in a pass of its own outside the timings:
+the detector made (a few: the uncropped hypothesis stood out and only the
+short climb from step 1 ran; two dozen or more: the scale scan ran), in a
+pass of its own outside the timings:
 
 | Input | Periodic correlations | Path | Step, score reported |
 |---|---|---|---|
-${l.syncPaths.map((x) => `| ${x.what} | ${x.correlations} | ${x.fullSearch ? 'scale scan' : 'uncropped, search ended early'} | ${x.step.toFixed(3)}, ${x.score.toFixed(1)} |`).join('\n')}
+${l.syncPaths.map((x) => `| ${x.what} | ${x.correlations} | ${x.fullSearch ? 'scale scan' : 'step 1 stood out, short climb only'} | ${x.step.toFixed(3)}, ${x.score.toFixed(1)} |`).join('\n')}
 
 Load average of the machine when the runs ended: ${l.loadAverage.map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min; the machine is described above): other work running at the same time inflates these figures.
-Against the decode floor of the same run, detection takes ×${(l.marked.p50 / l.decodeReduced.p50).toFixed(2)} (marked) and ×${(l.unmarked.p50 / l.decodeReduced.p50).toFixed(2)} (unmarked) at the median: these ratios travel between machines, the milliseconds do not. The unmarked median has the least headroom under its target, so a slower or busier machine misses that one first.
+Against the decode floor of the same run, detection takes ×${(l.marked.p50 / l.decodeReducedMarked.p50).toFixed(2)} (marked) and ×${(l.unmarked.p50 / l.decodeReduced.p50).toFixed(2)} (unmarked) at the median: these ratios travel between machines, the milliseconds do not. The unmarked median has the least headroom under its target, so a slower or busier machine misses that one first.
 
 **12-megapixel PNG** (the same pictures, ${l.pngFileMb.toFixed(1)} MB unmarked; ${l.pngRuns} runs; no target). PNG has no reduced decode: every pixel is inflated, then shrunk.
 

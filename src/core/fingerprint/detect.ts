@@ -71,14 +71,22 @@ export function detectFingerprint(image: Raster, keys: readonly FingerprintKey[]
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`falsePositiveRate must be in (0, 1), got ${alpha}`);
   if (keys.length === 0 || Math.min(image.width, image.height) < MIN_DETECT_SIDE) return NOTHING;
 
-  const canvas = analysisCanvas(image);
+  return detectOnCanvas(analysisCanvas(image), keys, alpha);
+}
+
+/**
+ * The verdict on a canvas made by analysisCanvas: what detectFingerprint
+ * does after building it. The benchmark's null trials build the canvas of
+ * an image once and try many keys on it.
+ */
+export function detectOnCanvas(canvas: Plane, keys: readonly FingerprintKey[], falsePositiveRate = DEFAULT_FALSE_POSITIVE_RATE): FingerprintDetection {
   let first: FingerprintDetection | undefined;
   for (const key of keys) {
-    const result = verdict(canvas, key, alpha / keys.length);
+    const result = verdict(canvas, key, falsePositiveRate / keys.length);
     if (result.present) return result;
     first ??= result;
   }
-  return first!;
+  return first ?? NOTHING;
 }
 
 /** The whitened luma on the analysis canvas; an over-long picture is cut to its central MAX_ASPECT:1 part. */
