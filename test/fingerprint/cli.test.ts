@@ -1,7 +1,8 @@
 /**
  * `optmark protect --fingerprint` and `optmark fingerprint-keys`: the mark is
  * added under the opt-out (which third-party readers still read), the colour
- * profile and EXIF survive the re-encode, PNG stays lossless and within the
+ * profile and EXIF survive the re-encode byte for byte (JPEG, lossy and
+ * lossless WebP), PNG stays lossless and within the
  * PSNR bound, images that cannot carry the mark are refused in words, and a
  * rotation keeps older marks detectable until their version is removed.
  */
@@ -9,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { webp } from '../../src/core/formats/webp.js';
 import { psnr } from '../support/psnr.js';
 import { optmark, optmarkJson } from '../process/support.js';
 import { cliWorkspace, texturedPhoto } from './support.js';
@@ -27,13 +29,35 @@ const write = (name: string, bytes: Uint8Array) => {
   return path;
 };
 
+/**
+ * The output carries the input's ICC profile and EXIF byte for byte (as
+ * sharp reads them: the profile reassembled from its APP2 segments or the
+ * ICCP chunk, the EXIF payload), and the input had both, so the comparison
+ * is not between two absences.
+ */
+async function expectSameProfileAndExif(input: Uint8Array, output: Uint8Array, label: string): Promise<void> {
+  const [before, after] = await Promise.all([sharp(input).metadata(), sharp(output).metadata()]);
+  expect(before.icc, `${label}: the input's profile`).toBeInstanceOf(Buffer);
+  expect(before.exif, `${label}: the input's EXIF`).toBeInstanceOf(Buffer);
+  expect(after.icc?.equals(before.icc!), `${label}: ICC profile byte for byte`).toBe(true);
+  expect(after.exif?.equals(before.exif!), `${label}: EXIF byte for byte`).toBe(true);
+}
+
+/** The JSON objects a --json run printed, one a line. */
+const jsonLines = <T>(stdout: string): T[] =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
+
 async function protectFingerprinted(path: string): Promise<string> {
   const out = await optmarkJson<{ output: string }>(['protect', '--fingerprint', '--out', join(dir, 'out'), path], env);
   return out.output;
 }
 
 describe('protect --fingerprint', () => {
-  it('JPEG: fingerprint found, opt-out read by ExifTool, ICC profile and EXIF kept, provenance valid', async () => {
+  it('JPEG: fingerprint found, opt-out read by ExifTool, ICC profile and EXIF kept byte for byte, provenance valid', async () => {
     const photo = await sharp(await texturedPhoto(640, 480, 'png')).withIccProfile('p3').withExif({ IFD0: { Artist: 'Ada' } }).jpeg({ quality: 92 }).toBuffer();
     const output = await protectFingerprinted(write('photo.jpg', photo));
     const verified = await optmarkJson<Verified>(['verify', output], env);
@@ -41,9 +65,38 @@ describe('protect --fingerprint', () => {
     const tags = await exiftool.readJson(output, ['-XMP-plus:DataMining', '-IFD0:Artist', '-ICC_Profile:ProfileDescription']);
     expect(tags).toMatchObject({ 'XMP-plus:DataMining': 'DMI-PROHIBITED-AIMLTRAINING', 'IFD0:Artist': 'Ada' });
     expect(tags['ICC_Profile:ProfileDescription']).toBeTruthy();
+    // docs/fingerprint.md promises the original's ICC profile and EXIF "carried over byte for byte".
+    await expectSameProfileAndExif(photo, readFileSync(output), 'jpeg');
     const original = await optmarkJson<Verified>(['verify', join(dir, 'photo.jpg')], env);
     expect(original.fingerprint.present).toBe(false);
   });
+
+  it('WebP, lossy and lossless: stays what it was, fingerprint found, ICC profile and EXIF kept byte for byte, opt-out read by ExifTool', async () => {
+    const source = sharp(await texturedPhoto(512, 384, 'png')).withIccProfile('p3').withExif({ IFD0: { Artist: 'Ada', Copyright: 'carried over' } });
+    const inputs = {
+      'lossy.webp': await source.clone().webp({ quality: 90 }).toBuffer(),
+      'lossless.webp': await source.clone().webp({ lossless: true }).toBuffer(),
+    };
+    const paths = Object.entries(inputs).map(([name, bytes]) => write(name, bytes));
+    // Both files in one run, as a user would: one JSON line per file.
+    const run = await optmark(['protect', '--fingerprint', '--json', '--out', join(dir, 'webp-out'), ...paths], env, 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const outputs = new Map(jsonLines<{ file: string; output: string }>(run.stdout).map((r) => [r.file, r.output]));
+    const checked = await optmark(['verify', '--json', ...outputs.values()], env);
+    const verifiedOf = new Map(jsonLines<Verified & { file: string }>(checked.stdout).map((v) => [v.file, v]));
+    for (const [name, input] of Object.entries(inputs)) {
+      const output = outputs.get(join(dir, name))!;
+      const bytes = readFileSync(output);
+      // Lossy stays VP8, lossless stays VP8L: the re-encode changed nothing about the kind of file.
+      const bitstream = name === 'lossy.webp' ? 'VP8 ' : 'VP8L';
+      expect(webp.blocks(input).map((b) => b.type), name).toContain(bitstream);
+      expect(webp.blocks(bytes).map((b) => b.type), name).toContain(bitstream);
+      await expectSameProfileAndExif(input, bytes, name);
+      expect(verifiedOf.get(output), name).toMatchObject({ optedOut: true, fingerprint: { present: true }, provenance: { valid: true } });
+      const tags = await exiftool.readJson(output, ['-XMP-plus:DataMining', '-IFD0:Artist', '-IFD0:Copyright']);
+      expect(tags, name).toMatchObject({ 'XMP-plus:DataMining': 'DMI-PROHIBITED-AIMLTRAINING', 'IFD0:Artist': 'Ada', 'IFD0:Copyright': 'carried over' });
+    }
+  }, 120_000);
 
   it('PNG with alpha: stays PNG, alpha untouched, colour within the PSNR bound of 42 dB', async () => {
     const rgb = await sharp(await texturedPhoto(512, 384, 'png')).raw().toBuffer();

@@ -9,8 +9,8 @@ import { detectFingerprint, deriveFingerprintKey, embedFingerprint, type Fingerp
 import { analysisCanvas } from '../../../src/core/fingerprint/detect.js';
 import { binomialUpperTail } from '../../../src/core/fingerprint/binomial.js';
 import { synchronise } from '../../../src/core/fingerprint/sync.js';
-import { BLOCK, BLOCKS_PER_ROW, TILE } from '../../../src/core/fingerprint/scheme.js';
-import { flatGrey, roundTrip, syntheticPhoto } from './synthetic.js';
+import { BLOCK, BLOCKS_PER_ROW, MIN_DETECT_SIDE, TILE } from '../../../src/core/fingerprint/scheme.js';
+import { flatGrey, noisePicture, roundTrip, syntheticPhoto } from './synthetic.js';
 
 const SECRET = Buffer.from('fingerprint test secret, 32 byte');
 const key = deriveFingerprintKey(SECRET, 'test-1');
@@ -72,7 +72,16 @@ describe('an unmarked picture', () => {
   });
 
   it('tiny inputs and an empty key list examine nothing', () => {
-    expect(detectFingerprint(flatGrey(40, 40, 9), [key])).toMatchObject({ present: false, blocks: 0 });
+    // Textured, not flat: a flat picture gives blocks: 0 at any size, so
+    // only the size check can explain these. Just at MIN_DETECT_SIDE the
+    // same noise is examined and its blocks vote.
+    for (const [width, height] of [[40, 40], [63, 63], [63, 400], [400, 63]] as const) {
+      expect(detectFingerprint(noisePicture(width, height, 9), [key]), `${width}x${height}`).toMatchObject({ present: false, confidence: 0, blocks: 0 });
+    }
+    expect(MIN_DETECT_SIDE).toBe(64);
+    for (const [width, height] of [[64, 64], [64, 400], [400, 64]] as const) {
+      expect(detectFingerprint(noisePicture(width, height, 9), [key]).blocks, `${width}x${height}`).toBeGreaterThan(100);
+    }
     expect(detectFingerprint(original, [])).toMatchObject({ present: false, blocks: 0, keyVersion: undefined });
   });
 

@@ -3,9 +3,9 @@
  * only) and the refusals.
  */
 import { describe, expect, it } from 'vitest';
-import { deriveFingerprintKey, embedFingerprint, FingerprintRefusedError, type Raster } from '../../../src/core/fingerprint/index.js';
+import { deriveFingerprintKey, embedFingerprint, FingerprintRefusedError, MIN_EMBED_SIDE, type Raster } from '../../../src/core/fingerprint/index.js';
 import { psnr } from '../../support/psnr.js';
-import { flatGrey, syntheticPhoto } from './synthetic.js';
+import { flatGrey, noisePicture, syntheticPhoto } from './synthetic.js';
 
 const key = deriveFingerprintKey(Buffer.from('fingerprint test secret, 32 byte'), 'test-1');
 
@@ -79,10 +79,18 @@ describe('embedFingerprint', () => {
       }
       return undefined;
     };
-    expect(refusal(flatGrey(255, 1000))).toBe('too_small');
-    expect(refusal(flatGrey(16, 16))).toBe('too_small');
-    expect(refusal(flatGrey(1100, 256))).toBe('too_elongated');
-    expect(refusal(flatGrey(1024, 256))).toBeUndefined();
+    // Textured pictures, which carry the mark well when large enough (unlike
+    // flat ones), so that only the size and shape checks can explain a refusal.
+    const noise = (width: number, height: number) => noisePicture(width, height, width + height, 40, 1);
+    expect(refusal(noise(255, 1000))).toBe('too_small');
+    expect(refusal(noise(1000, 255))).toBe('too_small');
+    expect(refusal(noise(16, 16))).toBe('too_small');
+    expect(refusal(noise(1025, 256))).toBe('too_elongated');
+    expect(refusal(noise(256, 1025))).toBe('too_elongated');
+    // At the limits themselves the same kind of picture is marked.
+    expect(MIN_EMBED_SIDE).toBe(256);
+    expect(refusal(noise(1024, 256))).toBeUndefined();
+    expect(refusal(noise(256, 1024))).toBeUndefined();
   });
 
   it('rejects a buffer that does not match its declared layout', () => {

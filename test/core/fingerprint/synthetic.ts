@@ -54,6 +54,73 @@ export function syntheticPhoto(width: number, height: number, seed: number, chan
   return { data, width, height, channels };
 }
 
+/**
+ * Colour noise: every R, G and B value drawn independently around mid-grey
+ * with a standard deviation of `sd` levels (the sum of four uniform draws,
+ * close to Gaussian), clipped to 0..255. No structure at any scale.
+ */
+export function noisePicture(width: number, height: number, seed: number, sd = 40, channels: 1 | 3 = 3): Raster {
+  const rnd = random(seed);
+  const data = new Uint8Array(width * height * channels);
+  // Four uniforms on [0, 1) sum to mean 2, variance 1/3.
+  for (let i = 0; i < data.length; i++) data[i] = clamp(128 + sd * Math.sqrt(3) * (rnd() + rnd() + rnd() + rnd() - 2));
+  return { data, width, height, channels };
+}
+
+/**
+ * A smooth two-way colour gradient and nothing else: R follows x, G follows
+ * y, B the diagonal, each over the whole 0..255 range (so two corners are
+ * near black and near white). No texture, no noise.
+ */
+export function gradientPicture(width: number, height: number): Raster {
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = (y * width + x) * 3;
+      data[p] = clamp((x * 255) / (width - 1));
+      data[p + 1] = clamp((y * 255) / (height - 1));
+      data[p + 2] = clamp(((x + y) * 255) / (width + height - 2));
+    }
+  }
+  return { data, width, height, channels: 3 };
+}
+
+/**
+ * A page of text: margins, lines of words of 2 to 9 glyphs with ragged line
+ * ends and blank lines between paragraphs. The glyphs are 40 fixed random
+ * 5 x 7 bitmaps drawn at `scale` (hard edges, no anti-aliasing, as a
+ * screenshot of small text has), in `ink` on `paper` (grey levels).
+ */
+export function textPicture(width: number, height: number, seed: number, { paper = 235, ink = 30, scale = 2 } = {}): Raster {
+  const rnd = random(seed);
+  const glyphs = Array.from({ length: 40 }, () => Array.from({ length: 35 }, () => rnd() < 0.45));
+  const data = new Uint8Array(width * height * 3).fill(paper);
+  const glyphWidth = 5 * scale;
+  const glyphHeight = 7 * scale;
+  const advance = 6 * scale;
+  const lineHeight = 11 * scale;
+  const margin = 24;
+  for (let top = margin; top + glyphHeight < height - margin; top += lineHeight) {
+    if (rnd() < 0.12) continue; // a blank line between paragraphs
+    // The last line of a paragraph ends early.
+    const end = rnd() < 0.2 ? margin + (width - 2 * margin) * (0.3 + 0.5 * rnd()) : width - margin;
+    for (let left = margin; left + glyphWidth < end; left += advance) {
+      const letters = 2 + Math.floor(rnd() * 8);
+      for (let n = 0; n < letters && left + glyphWidth < end; n++, left += advance) {
+        const glyph = glyphs[Math.floor(rnd() * glyphs.length)]!;
+        for (let gy = 0; gy < glyphHeight; gy++) {
+          for (let gx = 0; gx < glyphWidth; gx++) {
+            if (!glyph[Math.floor(gy / scale) * 5 + Math.floor(gx / scale)]) continue;
+            const p = ((top + gy) * width + left + gx) * 3;
+            data.fill(ink, p, p + 3);
+          }
+        }
+      }
+    }
+  }
+  return { data, width, height, channels: 3 };
+}
+
 export function flatGrey(width: number, height: number, level = 128): Raster {
   return { data: new Uint8Array(width * height).fill(level), width, height, channels: 1 };
 }
