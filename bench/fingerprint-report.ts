@@ -391,6 +391,15 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   per verify (${r.nulls.falsePositives} observed in ${r.nulls.trials.toLocaleString('en')} null trials, ${fewerVotes.toLocaleString('en')} with fewer than 128 votes). (The packaged
   illustrations above have gradients and texture enough: they are not such
   pictures.)
+* **Text on white.** A page of text on pure white paper is a near-white
+  picture with hard edges: the paper (level 255) cannot take the mark's
+  positive half and the mask weakens it above level 240. In the unit tests
+  (test/core/fingerprint/picture-kinds.test.ts) such a page, untouched, gave
+  confidences of 0.69–0.87 and was not always found, and after JPEG
+  quality 75 it was never found; small dense text fared little better even
+  on grey paper. The same page on light-grey paper (235) is found after
+  JPEG 75 and a resize to half. Scanned documents and screenshots of text
+  are therefore poor carriers.
 * **Proof.** \`present: true\` is evidence that this deployment's key
   pattern is in the pixels, at a false-positive probability of at most
   10⁻⁶ per check over the choice of key. It is not proof of authorship or of an
