@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DEFAULT_MAX_IMAGE_PIXELS } from './app/image-size.js';
 
 export interface Config {
   /** TCP port of the HTTP server (PORT, default 8080; 0 picks a free one). */
@@ -52,6 +53,12 @@ export interface Config {
   readonly trustProxy: readonly string[] | undefined;
   /** Largest image, in pixels, the pixel decoder takes (OPTMARK_MAX_PIXELS, default 100000000). */
   readonly maxPixels: number;
+  /**
+   * Largest image, in pixels (declared width x height), protect and verify
+   * take at all; larger gets 422 image_dimensions_too_large before any other
+   * work (OPTMARK_MAX_IMAGE_PIXELS, default 268402689 = 16383 x 16383).
+   */
+  readonly maxImagePixels: number;
   /** Pixel decodes run at once (OPTMARK_DECODE_CONCURRENCY, default: the number of CPUs). */
   readonly decodeConcurrency: number;
   /** Decodes that may wait for a turn; past that, 503 server_busy (OPTMARK_DECODE_QUEUE, default 8). */
@@ -109,6 +116,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(baseUrl)) throw new ConfigError('OPTMARK_BASE_URL must be an http:// or https:// URL');
   const dataDir = resolve(env.OPTMARK_DATA_DIR?.trim() || './data');
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`OPTMARK_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
+  const headersTimeoutSeconds = integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600);
+  const requestTimeoutSeconds = integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600);
+  // Node's server never applies a request timeout shorter than the headers
+  // timeout (a slow body was seen to run on past it): refuse the pair.
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError(`OPTMARK_HEADERS_TIMEOUT (${headersTimeoutSeconds}) must not be longer than OPTMARK_REQUEST_TIMEOUT (${requestTimeoutSeconds})`);
+  }
   return Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -118,8 +132,8 @@ export function loadConfig(env: Env = process.env): Config {
     verifyLimit: integer(env, 'OPTMARK_VERIFY_LIMIT', 50_000, 0, 1_000_000_000),
     maxUploadBytes: integer(env, 'OPTMARK_MAX_UPLOAD_BYTES', 26_214_400, 1, 512 * 1024 * 1024),
     logLevel,
-    headersTimeoutSeconds: integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600),
-    requestTimeoutSeconds: integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600),
+    headersTimeoutSeconds,
+    requestTimeoutSeconds,
     reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
     maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
     maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
@@ -127,6 +141,10 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
     trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
+    // sharp's own default for limitInputPixels: above every real camera's
+    // image (150-megapixel medium format included). The upper bound is what a
+    // number holds exactly; a PNG may declare up to 2^62 pixels.
+    maxImagePixels: integer(env, 'OPTMARK_MAX_IMAGE_PIXELS', DEFAULT_MAX_IMAGE_PIXELS, 1, Number.MAX_SAFE_INTEGER),
     decodeConcurrency: integer(env, 'OPTMARK_DECODE_CONCURRENCY', availableParallelism(), 1, 256),
     decodeQueue: integer(env, 'OPTMARK_DECODE_QUEUE', 8, 0, 10_000),
     baseUrl,

@@ -87,7 +87,11 @@ export class CorruptImageError extends OptmarkError {
   }
 }
 
-/** The image declares more pixels than the decoder takes (checked from its header, before any decoding). */
+/**
+ * The image declares more pixels than protect and verify take
+ * (OPTMARK_MAX_IMAGE_PIXELS), or than the pixel decoder takes (OPTMARK_MAX_PIXELS):
+ * checked from its header, before any decoding.
+ */
 export class ImageDimensionsTooLargeError extends OptmarkError {
   readonly code = 'image_dimensions_too_large';
   constructor(

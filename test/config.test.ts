@@ -1,4 +1,4 @@
-/** Configuration from the environment: OPTMARK_AUTH_FAILURES_PER_MINUTE and OPTMARK_TRUST_PROXY (defaults, and bad values stop the start with the variable named). */
+/** Configuration from the environment: defaults, and bad values stop the start with the variable named. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -25,5 +25,27 @@ describe('OPTMARK_TRUST_PROXY', () => {
 
   it.each(['true', 'loopback', '10.0.0.0/33', '::/129', '10.0.0.1,', '10.0.0.0/8/1', '*', '2'])('refuses %j', (value) => {
     expect(() => loadConfig({ OPTMARK_TRUST_PROXY: value })).toThrow(/OPTMARK_TRUST_PROXY/);
+  });
+});
+
+describe('OPTMARK_MAX_IMAGE_PIXELS', () => {
+  it('defaults to 16383 x 16383 (sharp\'s own limit) and takes whole numbers', () => {
+    expect(loadConfig({}).maxImagePixels).toBe(16383 * 16383);
+    expect(loadConfig({ OPTMARK_MAX_IMAGE_PIXELS: '4096' }).maxImagePixels).toBe(4096);
+  });
+
+  it.each(['0', '-5', 'lots', '2.5'])('refuses %j', (value) => {
+    expect(() => loadConfig({ OPTMARK_MAX_IMAGE_PIXELS: value })).toThrow(/OPTMARK_MAX_IMAGE_PIXELS/);
+  });
+});
+
+describe('OPTMARK_HEADERS_TIMEOUT and OPTMARK_REQUEST_TIMEOUT', () => {
+  it('take a headers timeout up to the request timeout', () => {
+    expect(loadConfig({})).toMatchObject({ headersTimeoutSeconds: 10, requestTimeoutSeconds: 120 });
+    expect(loadConfig({ OPTMARK_HEADERS_TIMEOUT: '5', OPTMARK_REQUEST_TIMEOUT: '5' })).toMatchObject({ headersTimeoutSeconds: 5, requestTimeoutSeconds: 5 });
+  });
+
+  it('refuse a headers timeout longer than the request timeout (Node would then never apply the request timeout)', () => {
+    expect(() => loadConfig({ OPTMARK_REQUEST_TIMEOUT: '1' })).toThrow(/OPTMARK_HEADERS_TIMEOUT \(10\) must not be longer than OPTMARK_REQUEST_TIMEOUT \(1\)/);
   });
 });

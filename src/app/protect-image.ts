@@ -5,6 +5,7 @@ import { SIGNAL } from '../core/signals.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
+import { refuseOversizedImage } from './image-size.js';
 
 export interface ProtectOptions {
   /** The DMI-PROHIBITED* code to write (anything else is InvalidOptionError); DMI-PROHIBITED-AIMLTRAINING by default. */
@@ -13,6 +14,12 @@ export interface ProtectOptions {
   readonly filename?: string;
   /** Signs the provenance tag written with the value (the API and the CLI always pass one). */
   readonly signer?: TagSigner;
+  /**
+   * Largest declared width x height taken (ImageDimensionsTooLargeError past
+   * it); default DEFAULT_MAX_IMAGE_PIXELS (16383 x 16383). The server and the
+   * CLI pass OPTMARK_MAX_IMAGE_PIXELS.
+   */
+  readonly maxImagePixels?: number;
 }
 
 /** The marked-image result of the spec, with the bytes still raw (the API base64-encodes them). */
@@ -35,10 +42,13 @@ export interface ProtectResult {
  * (and the WebP header fields that announce them) is the input's. With a
  * signer, a provenance tag over the file's content goes into the same packet.
  *
- * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError,
- *   InvalidXmpError, AmbiguousXmpError, InvalidOptionError
+ * @throws EmptyImageError, UnsupportedFormatError, ImageDimensionsTooLargeError,
+ *   CorruptImageError, InvalidXmpError, AmbiguousXmpError, InvalidOptionError
  */
 export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
+  // First, from the header alone: a declared size past the limit is refused
+  // whatever else is wrong with the file, so protect and verify agree on it.
+  refuseOversizedImage(bytes, options.maxImagePixels);
   const value = checkedValue(options);
   const written = writeDataMining(bytes, uriFor(value), options.signer);
   return {
@@ -61,7 +71,9 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
  * @throws what protect throws, and FingerprintNotPossibleError
  */
 export async function protectWithFingerprint(bytes: Uint8Array, fingerprint: Fingerprinting, options: ProtectOptions = {}): Promise<ProtectResult> {
-  checkedValue(options); // before the costly part
+  // Both before the costly part: marking decodes the pixels.
+  refuseOversizedImage(bytes, options.maxImagePixels);
+  checkedValue(options);
   return protect(await fingerprint.mark(bytes), options);
 }
 

@@ -2,6 +2,7 @@ import { sha256Hex } from '../core/bytes/digest.js';
 import { readMetadata, type ImageMetadata } from '../core/metadata.js';
 import { NO_TAG, type TagCheck } from '../core/provenance/tag.js';
 import type { Fingerprinting } from './fingerprint.js';
+import { refuseOversizedImage } from './image-size.js';
 import type { Provenance } from './provenance.js';
 import { isOptedOut, signalsOf } from '../core/signals.js';
 import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
@@ -41,6 +42,11 @@ export interface VerifyDetails {
 export interface VerifyOptions {
   /** Checks provenance tags against the keys we know; without it a tag is present but not verifiable. */
   readonly provenance?: Provenance;
+  /**
+   * Largest declared width x height taken (ImageDimensionsTooLargeError past
+   * it); default DEFAULT_MAX_IMAGE_PIXELS (16383 x 16383), as for protect.
+   */
+  readonly maxImagePixels?: number;
 }
 /** Without the pixel check (the synchronous library call): no block examined. */
 export const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0, blocks: 0 };
@@ -49,9 +55,11 @@ export const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0,
  * Check an image for the opt-out and the other signals it carries.
  * A file without metadata is a result (`optedOut: false`), not an error.
  *
- * @throws EmptyImageError, UnsupportedFormatError, CorruptImageError, InvalidXmpError
+ * @throws EmptyImageError, UnsupportedFormatError, ImageDimensionsTooLargeError, CorruptImageError, InvalidXmpError
  */
 export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { result: VerifyResult; details: VerifyDetails } {
+  // The same refusal as protect's, first, from the header alone.
+  refuseOversizedImage(bytes, options.maxImagePixels);
   const metadata = readMetadata(bytes);
   const { facts } = metadata;
   const result: VerifyResult = {
@@ -84,8 +92,9 @@ export function verify(bytes: Uint8Array, options: VerifyOptions = {}): VerifyRe
 
 /**
  * `inspect` and then the in-pixel fingerprint check, which decodes pixels:
- * only once the container has been found sound, so broken files are never
- * handed to the decoder.
+ * only once the container has been found sound and its declared size under
+ * `maxImagePixels`, so broken files and pixel bombs are never handed to the
+ * decoder.
  */
 export async function inspectWithFingerprint(
   bytes: Uint8Array,

@@ -24,7 +24,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   for (const file of positionals) {
     try {
       const original = await readInput(file);
-      const options = { value, filename: basename(file), signer };
+      const options = { value, filename: basename(file), signer, maxImagePixels: config.maxImagePixels };
       const result = fingerprint ? await protectWithFingerprint(original, fingerprint, options) : protect(original, options);
       const output = join(values.out ?? dirname(file), result.filename);
       if (resolve(output) === resolve(file) && (result.changed || fingerprint)) {

@@ -10,8 +10,10 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('verify needs at least one file');
   let provenance;
   let fingerprint;
+  let maxImagePixels;
   try {
     const config = loadConfig();
+    maxImagePixels = config.maxImagePixels;
     provenance = await checkingProvenance(config, values.jwks);
     fingerprint = checkingFingerprint(config);
   } catch (error) {
@@ -21,7 +23,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   let failed = 0;
   for (const file of positionals) {
     try {
-      const { result, details } = await inspectWithFingerprint(await readInput(file), { provenance, fingerprint });
+      const { result, details } = await inspectWithFingerprint(await readInput(file), { provenance, fingerprint, maxImagePixels });
       if (values.json) {
         printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings });
         continue;

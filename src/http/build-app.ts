@@ -25,9 +25,14 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
 /** Multipart framing around the file: boundary lines and part headers. */
 const MULTIPART_OVERHEAD = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The request headers, in bytes, at most (past it: 431 header_too_large, docs/errors.md). */
+const MAX_HEADER_BYTES = 16 * 1024;
 
 export interface HttpDeps {
-  readonly config: Pick<Config, 'maxUploadBytes' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl' | 'trustProxy' | 'authFailuresPerMinute'>;
+  readonly config: Pick<
+    Config,
+    'maxUploadBytes' | 'maxImagePixels' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl' | 'trustProxy' | 'authFailuresPerMinute'
+  >;
   readonly access: ApiAccess;
   /**
    * Invalid API keys per client address (request.ip), shared by the API and
@@ -101,7 +106,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientError,
     // Node checks the headers and request timeouts only every
     // connectionsCheckingInterval (30 s by default): check every second.
-    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
+    // The header block's limit (431 header_too_large past it) is Node's
+    // default today, 16 KiB, set here so that it is our documented limit and
+    // not whatever a future Node or a --max-http-header-size flag makes it.
+    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, maxHeaderSize: MAX_HEADER_BYTES },
     bodyLimit: 1024 * 1024,
     // request.ip is the TCP peer, unless it is one of the configured reverse
     // proxies: then the client X-Forwarded-For names (the auth-failure limit
@@ -146,9 +154,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds };
   const { access, provenance, fingerprint } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
-  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, clock });
+  const { maxImagePixels } = config;
+  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock });
   const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
-  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, upload, clock, secureCookies });
+  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, upload, maxImagePixels, clock, secureCookies });
   return app;
 }
 

@@ -2,17 +2,22 @@
  * Admission: at most N calls in flight per API key (429 too_many_requests)
  * and M in all (503 server_busy), both with Retry-After, refused before the
  * body is read and without touching quota; a client that goes away mid-upload
- * gives its slot back at once. Past the pixel decoder's queue (verify's
- * fingerprint check), 503 server_busy too, and nothing counted.
+ * gives its slot back at once, and logs nothing at error level. Past the
+ * pixel decoder's queue (verify's fingerprint check), 503 server_busy too,
+ * and nothing counted.
  */
+import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
 import { collector } from '../support/gc.js';
 import { random } from '../support/random.js';
 import { multipartBody, parseResponse, type RawResponse } from '../support/raw-http.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server/start.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
 const BODY = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
@@ -52,6 +57,57 @@ class HeldUpload {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What a server logged: lines per pino level (30 info, 40 warn, 50 error, 60 fatal), and the lines at error and above. */
+interface CapturedLog {
+  readonly byLevel: Map<number, number>;
+  readonly errors: string[];
+  /** fastify's "incoming request" lines for protect: one per request it received. */
+  protectRequests: number;
+}
+
+/**
+ * A test server (as startTestServer makes one) whose fastify logger writes,
+ * at info level, into `log` instead of nowhere: pino writes one JSON object
+ * per line.
+ */
+async function startLoggingServer(env: Record<string, string>, log: CapturedLog): Promise<TestServer> {
+  let pending = '';
+  const take = (line: string) => {
+    if (!line) return;
+    const { level, msg, req } = JSON.parse(line) as { level: number; msg?: string; req?: { url?: string } };
+    log.byLevel.set(level, (log.byLevel.get(level) ?? 0) + 1);
+    if (level >= 50) log.errors.push(line);
+    if (msg === 'incoming request' && req?.url === '/api/v1/protect') log.protectRequests++;
+  };
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const lines = (pending + chunk.toString('utf8')).split('\n');
+      pending = lines.pop()!;
+      lines.forEach(take);
+      done();
+    },
+  });
+  const dataDir = freshDataDir();
+  const config = loadConfig({ PORT: '0', OPTMARK_DATA_DIR: dataDir, ...env });
+  const server = await startServer(config, { logger: { level: 'info', stream } });
+  let accounts = 0;
+  return {
+    url: server.url,
+    server,
+    dataDir,
+    databaseUrl: undefined,
+    async key(plan = 'pro', name = `logged-${++accounts}`) {
+      await server.admin.createAccount(name, plan);
+      return (await server.admin.issueKey(name)).key;
+    },
+    async close() {
+      await server.close();
+      take(pending);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
 /**
  * process.memoryUsage() after a full collection. V8 releases the memory of
@@ -199,12 +255,14 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
   const MAX_RECOVERY_MS = 1000;
 
   let t: TestServer;
+  /** The server's own log (MP-2: a client going away is not a server error). */
+  const log: CapturedLog = { byLevel: new Map(), errors: [], protectRequests: 0 };
   beforeAll(async () => {
-    t = await startTestServer({ env: { OPTMARK_MAX_IN_FLIGHT: String(SLOTS), OPTMARK_MAX_IN_FLIGHT_PER_KEY: String(SLOTS) } });
+    t = await startLoggingServer({ OPTMARK_MAX_IN_FLIGHT: String(SLOTS), OPTMARK_MAX_IN_FLIGHT_PER_KEY: String(SLOTS) }, log);
   });
   afterAll(async () => t?.close());
 
-  it('1,000 uploads declaring 25 MiB, cut at random offsets 16 at a time: every slot back within 1 s, nothing counted, heap and Buffer memory bounded', async () => {
+  it('1,000 uploads declaring 25 MiB, cut at random offsets 16 at a time: every slot back within 1 s, nothing counted, heap and Buffer memory bounded, no error logged', async () => {
     const key = await t.key();
     const next = random(0x4d5032);
     const partHead = Buffer.from('--optmark-boundary\r\nContent-Disposition: form-data; name="image"; filename="big.jpg"\r\nContent-Type: image/jpeg\r\n\r\n', 'latin1');
@@ -337,5 +395,19 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
     expect(growth('arrayBuffers')).toBeLessThan(MAX_BUFFER_GROWTH);
     expect(growth('external')).toBeLessThan(MAX_BUFFER_GROWTH);
     expect(growth('rss')).toBeLessThan(MAX_RSS_GROWTH);
+
+    // The log was captured: fastify logs each request it received at info
+    // level, the 1,000 cut uploads among them.
+    console.info(
+      `MP-2 log: ${log.protectRequests} protect requests received; lines by level: ${[...log.byLevel].sort(([a], [b]) => a - b).map(([level, n]) => `${level}: ${n}`).join(', ')}`,
+    );
+    expect(log.protectRequests).toBeGreaterThanOrEqual(UPLOADS);
+    // An aborted upload is the client's doing: nothing at error level or above.
+    expect(log.errors).toEqual([]);
+    // The control: a line at error level does land in `errors`.
+    t.server.app.log.error('control line');
+    await sleep(10);
+    expect(log.errors).toHaveLength(1);
+    expect(log.errors[0]).toContain('control line');
   });
 });

@@ -45,6 +45,8 @@ export interface DashboardRouteOptions {
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
   readonly upload: UploadLimits;
+  /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS), as on the API. */
+  readonly maxImagePixels: number;
   readonly clock: () => Date;
   /** Cookies only over HTTPS when the deployment's public address is https. */
   readonly secureCookies: boolean;
@@ -78,7 +80,7 @@ function attachment(filename: string): string {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
-  const { access, authFailures, sessions, provenance, fingerprint, upload: uploadLimits, clock } = options;
+  const { access, authFailures, sessions, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
   const tokenOf = (request: FastifyRequest) => parseCookies(request.headers.cookie ?? '')[COOKIE];
   const cookie = (value: string, maxAge: number) =>
     serializeCookie(COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
@@ -170,7 +172,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits, ['value', 'fingerprint']);
     // The value is checked by protect (invalid_option), before any pixel work.
-    const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer };
+    const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer, maxImagePixels };
     const result =
       upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
     // As the API says it (the page cannot: the answer is the file); the page warns before marking.
@@ -180,7 +182,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
 
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits);
-    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint });
+    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels });
     return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });
 }

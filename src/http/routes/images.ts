@@ -26,13 +26,15 @@ export interface ImageRouteOptions {
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
   readonly upload: UploadLimits;
+  /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS). */
+  readonly maxImagePixels: number;
   readonly clock: () => Date;
 }
 
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, clock } = options;
+  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
 
   /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
   const refuseKeyGuessers = async (request: FastifyRequest) => {
@@ -52,7 +54,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readImagePart(request, uploadLimits);
-      const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer });
+      const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer, maxImagePixels });
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
@@ -65,7 +67,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('verify'),
     handler: async (request) => {
       const upload = await readImagePart(request, uploadLimits);
-      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint })).result;
+      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels })).result;
     },
   });
 
