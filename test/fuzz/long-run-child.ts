@@ -7,12 +7,19 @@
  * first, and the run goes on with the next fast-check seed; later ones of
  * that kind are saved as they are, without shrinking or stopping, so that
  * one frequent bug does not eat the whole run.
+ *
+ * Every input also goes through verify's decoder path (pixel-path.ts), and
+ * after every input the process's resident size is checked against its
+ * bound. A breach is saved as it is (resident memory does not come back
+ * down, so shrinking would blame whichever candidate ran next) and ends
+ * this process: the parent starts a fresh one from the next seed.
  */
 import fc from 'fast-check';
 import type { Format } from './containers.js';
 import { saveFixture } from './fixtures.js';
 import { fuzzCase, specToJson, type FuzzCase } from './mutators.js';
-import { checkInput, PropertyViolation } from './property.js';
+import { createPixelPath } from './pixel-path.js';
+import { checkInput, checkResidentMemory, MemoryBoundViolation, PropertyViolation } from './property.js';
 import { loadSeeds } from './seeds.js';
 
 export interface ChildConfig {
@@ -22,6 +29,8 @@ export interface ChildConfig {
   readonly runs: number;
   readonly maxXmpBytes: number;
   readonly budgetMs: number;
+  /** The resident size this process may have after any input. */
+  readonly maxRssBytes: number;
   /** Where failing inputs go. */
   readonly out: string;
 }
@@ -30,7 +39,22 @@ export type ChildMessage =
   | { type: 'case'; spec: string }
   | { type: 'broken'; message: string }
   | { type: 'failure'; seed: number; path: string; file: string; message: string; case: string; recipe: string }
-  | { type: 'done'; seed: number; runs: number; shrinks: number; outcomes: Record<string, number>; recurrences: Record<string, string[]> };
+  | {
+      type: 'done';
+      /** The next seed to fuzz from. */
+      seed: number;
+      runs: number;
+      shrinks: number;
+      outcomes: Record<string, number>;
+      recurrences: Record<string, string[]>;
+      /** Calls of the pixel decoder for the fingerprint check (shrinking included), and how many it refused. */
+      decodes: number;
+      refused: number;
+      /** Highest resident size after an input, in bytes. */
+      maxRss: number;
+      /** Stopped early (a memory breach): start a fresh process from `seed`. */
+      restart: boolean;
+    };
 
 const FIXTURES_PER_KIND = 2;
 
@@ -55,6 +79,9 @@ const SHRINK_TIME_FACTOR = 3;
 async function main(config: ChildConfig): Promise<void> {
   const seeds = await loadSeeds();
   const arbitrary = fuzzCase(seeds, config.format, { maxXmpBytes: config.maxXmpBytes });
+  const pixelPath = createPixelPath();
+  await pixelPath.warm();
+  let maxRss = 0;
   const outcomes: Record<string, number> = {};
   const saved = new Map<string, number>();
   /** Failures of a kind already shrunk twice: the fixtures saved for them, unshrunk. */
@@ -67,8 +94,15 @@ async function main(config: ChildConfig): Promise<void> {
       send({ type: 'case', spec: specToJson(c) });
       let report;
       try {
-        report = await checkInput(c.bytes, { sign: c.sign, value: c.value, budgetMs });
+        report = await checkInput(c.bytes, { sign: c.sign, value: c.value, budgetMs, pixelPath });
+        // Not while shrinking another failure: a breach then would take the place of the failure being shrunk.
+        if (!shrinking) {
+          const rss = process.memoryUsage.rss();
+          maxRss = Math.max(maxRss, rss);
+          checkResidentMemory(config.maxRssBytes, rss);
+        }
       } catch (error) {
+        if (error instanceof MemoryBoundViolation) throw error;
         const kind = kindOf(error);
         if (!(error instanceof PropertyViolation) || (saved.get(kind) ?? 0) < FIXTURES_PER_KIND) throw error;
         // While shrinking, a candidate failing in a kind already saved is not the failure being shrunk.
@@ -81,6 +115,7 @@ async function main(config: ChildConfig): Promise<void> {
 
   let runs = 0;
   let shrinks = 0;
+  let restart = false;
   while (runs < config.runs && Date.now() < config.until) {
     const found = await fc.check(property(config.budgetMs), {
       seed,
@@ -90,6 +125,14 @@ async function main(config: ChildConfig): Promise<void> {
     });
     runs += found.numRuns;
     if (!found.failed || !found.counterexample) break;
+    if (found.errorInstance instanceof MemoryBoundViolation) {
+      const failing = (found.counterexample as [FuzzCase])[0];
+      const file = saveFixture(config.format, seed, failing.bytes, config.out);
+      send({ type: 'failure', seed, path: found.counterexamplePath ?? '', file, message: found.errorInstance.message, case: fc.stringify(failing), recipe: specToJson(failing) });
+      seed = (seed + 1) >>> 0;
+      restart = true;
+      break;
+    }
     // Replaying the path resumes from the failing input, and shrinks it.
     const timing = kindOf(found.errorInstance).includes(' took ');
     shrinking = true;
@@ -109,7 +152,7 @@ async function main(config: ChildConfig): Promise<void> {
     send({ type: 'failure', seed, path: final.counterexamplePath ?? '', file, message, case: fc.stringify(failing), recipe: specToJson(failing) });
     seed = (seed + 1) >>> 0;
   }
-  send({ type: 'done', seed, runs, shrinks, outcomes, recurrences });
+  send({ type: 'done', seed, runs, shrinks, outcomes, recurrences, decodes: pixelPath.stats.decodes, refused: pixelPath.stats.refused, maxRss, restart });
 }
 
 try {

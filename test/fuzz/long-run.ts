@@ -3,7 +3,7 @@
  * more mutated inputs, with a random seed unless one is given:
  *
  *   npm run fuzz -- [--minutes 10] [--runs N] [--seed N] [--formats jpeg,png,webp]
- *                   [--max-xmp BYTES] [--budget-ms 2000] [--out DIR]
+ *                   [--max-xmp BYTES] [--budget-ms 2000] [--max-rss-mb 896] [--out DIR]
  *   npm run fuzz -- --recipe '<recipe JSON from a report>' --formats png --seed N [--max-xmp BYTES]
  *
  * The second form rebuilds one reported input (with another XMP size bound,
@@ -16,6 +16,13 @@
  * first two of each kind of failure). A call that does not
  * return within two minutes or a crash of the process counts as a failure too:
  * the fuzzing runs in a child process, and this one keeps the last input.
+ *
+ * Besides the library, every input goes through verify's decoder path (the
+ * pixel decoder and the fingerprint check, pixel-path.ts): an exception
+ * there other than our typed client errors, or a call over the time bound,
+ * is a failure like any other. After every input the child's resident size
+ * must be under `--max-rss-mb`; a breach is saved as a failing input too,
+ * and the run goes on in a fresh child from the next seed.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +31,8 @@ import type { Format } from './containers.js';
 import { REGRESSIONS_DIR, saveFixture } from './fixtures.js';
 import type { ChildConfig, ChildMessage } from './long-run-child.js';
 import { build, specFromJson } from './mutators.js';
-import { checkInput } from './property.js';
+import { createPixelPath } from './pixel-path.js';
+import { checkInput, checkResidentMemory, MAX_RSS_AFTER_INPUT_LONG_RUN } from './property.js';
 import { loadSeeds } from './seeds.js';
 
 /** Long enough for a quadratic call to finish and be shrunk; past it, the input is saved as it is. */
@@ -39,6 +47,8 @@ const { values } = parseArgs({
     formats: { type: 'string', default: 'jpeg,png,webp' },
     'max-xmp': { type: 'string', default: String(2 * 1024 * 1024) },
     'budget-ms': { type: 'string', default: '2000' },
+    // property.ts says how it was chosen.
+    'max-rss-mb': { type: 'string', default: String(MAX_RSS_AFTER_INPUT_LONG_RUN / 1048576) },
     out: { type: 'string', default: REGRESSIONS_DIR },
     recipe: { type: 'string' },
   },
@@ -49,11 +59,17 @@ const runsPerFormat = values.runs ? Number(values.runs) : Number.MAX_SAFE_INTEGE
 const baseSeed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 0x7fffffff);
 const maxXmpBytes = Number(values['max-xmp']);
 const budgetMs = Number(values['budget-ms']);
+const maxRssBytes = Number(values['max-rss-mb']) * 1024 * 1024;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 interface SliceResult {
   runs: number;
   shrinks: number;
+  /** Calls of the pixel decoder for the fingerprint check, and how many it refused with a typed error. */
+  decodes: number;
+  refused: number;
+  /** Highest resident size of a child after an input. */
+  maxRss: number;
   failures: string[];
   outcomes: Record<string, number>;
   recurrences: Record<string, string[]>;
@@ -62,12 +78,19 @@ interface SliceResult {
 
 /** Fuzz one format until `until`, restarting the child after a hang or a crash. */
 async function slice(format: Format, until: number): Promise<SliceResult> {
-  const result: SliceResult = { runs: 0, shrinks: 0, failures: [], outcomes: {}, recurrences: {}, seeds: [] };
+  const result: SliceResult = { runs: 0, shrinks: 0, decodes: 0, refused: 0, maxRss: 0, failures: [], outcomes: {}, recurrences: {}, seeds: [] };
   let seed = baseSeed;
   while (Date.now() < until && result.runs < runsPerFormat) {
     result.seeds.push(seed);
-    const config: ChildConfig = { format, seed, until, runs: runsPerFormat - result.runs, maxXmpBytes, budgetMs, out: values.out };
+    const config: ChildConfig = { format, seed, until, runs: runsPerFormat - result.runs, maxXmpBytes, budgetMs, maxRssBytes, out: values.out };
     const outcome = await runChild(config, result);
+    if (outcome.finished && outcome.restart) {
+      // Over the bound before its second input, a fresh process would only breach again: the bound is wrong, not an input.
+      if (outcome.cases <= 1) throw new Error(`a fresh fuzzing process is over the resident-size bound (${values['max-rss-mb']} MB) at its first input`);
+      // A memory breach, already saved and reported: a fresh process goes on from the next seed.
+      seed = outcome.nextSeed;
+      continue;
+    }
     if (outcome.finished) break;
     if (outcome.why === 'broken' || outcome.cases === 0) throw new Error(`the fuzzing process stopped: ${outcome.why}`);
     // A hang or a crash: the last case is the culprit; go on from the next seed.
@@ -92,6 +115,8 @@ async function seedsOnce() {
 
 interface ChildOutcome {
   finished: boolean;
+  /** The child stopped early and asks to be started again from `nextSeed`. */
+  restart: boolean;
   why: string;
   cases: number;
   lastSpec: string | undefined;
@@ -105,6 +130,7 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
     let lastBeat = Date.now();
     let cases = 0;
     let finished = false;
+    let restart = false;
     let nextSeed = config.seed;
     let why = 'crash';
     const watchdog = setInterval(() => {
@@ -127,8 +153,13 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
         log(`  FAILURE (seed ${message.seed}, path ${message.path}): saved ${message.file}\n    ${message.case}\n    recipe: ${message.recipe}\n    ${message.message.split('\n').slice(0, 8).join('\n    ')}`);
       } else {
         finished = true;
+        restart = message.restart;
+        if (restart) nextSeed = message.seed;
         result.runs += message.runs;
         result.shrinks += message.shrinks;
+        result.decodes += message.decodes;
+        result.refused += message.refused;
+        result.maxRss = Math.max(result.maxRss, message.maxRss);
         for (const [k, n] of Object.entries(message.outcomes)) result.outcomes[k] = (result.outcomes[k] ?? 0) + n;
         for (const [k, files] of Object.entries(message.recurrences)) (result.recurrences[k] ??= []).push(...files);
       }
@@ -136,7 +167,7 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
     child.on('exit', (code, signal) => {
       clearInterval(watchdog);
       if (!finished && why === 'crash') why = `crash (exit ${code ?? signal})`;
-      resolve({ finished, why, cases, lastSpec, nextSeed });
+      resolve({ finished, restart, why, cases, lastSpec, nextSeed });
     });
   });
 }
@@ -144,7 +175,10 @@ function runChild(config: ChildConfig, result: SliceResult): Promise<ChildOutcom
 if (values.recipe !== undefined) {
   const bytes = build(specFromJson(values.recipe), await seedsOnce(), { maxXmpBytes });
   try {
-    const report = await checkInput(bytes, { budgetMs });
+    const pixelPath = createPixelPath();
+    await pixelPath.warm();
+    const report = await checkInput(bytes, { budgetMs, pixelPath });
+    checkResidentMemory(maxRssBytes);
     log(`${bytes.length} bytes: holds (${JSON.stringify(report)})`);
   } catch (error) {
     log(`${bytes.length} bytes: ${(error as Error).message}\nsaved ${saveFixture(formats[0]!, baseSeed, bytes, values.out)}`);
@@ -153,7 +187,10 @@ if (values.recipe !== undefined) {
   process.exit();
 }
 
-log(`optmark fuzz: seed ${baseSeed}, ${minutes} min, formats ${formats.join(',')}, XMP up to ${maxXmpBytes} bytes, ${budgetMs} ms per call`);
+log(
+  `optmark fuzz: seed ${baseSeed}, ${minutes} min, formats ${formats.join(',')}, XMP up to ${maxXmpBytes} bytes, ${budgetMs} ms per call, ` +
+    `resident size after each input under ${values['max-rss-mb']} MB; every input also through verify's pixel decoder`,
+);
 const started = Date.now();
 const share = (minutes * 60_000) / formats.length;
 let total = 0;
@@ -168,6 +205,10 @@ for (const [i, format] of formats.entries()) {
   failures += r.failures.length + recurring.length;
   log(`  ${r.runs} inputs (+${r.shrinks} while shrinking) in ${seconds.toFixed(0)} s = ${(r.runs / seconds).toFixed(0)}/s, seeds ${r.seeds.join(',')}`);
   log(`  protect outcomes: ${JSON.stringify(r.outcomes)}`);
+  log(
+    `  pixel decoder (verify's fingerprint check): ${r.decodes} decodes, ${r.refused} of them refused with a typed error (corrupt pixel data, ` +
+      `too many pixels); images under 64 pixels a side are answered without one; resident size after an input at most ${(r.maxRss / 1048576).toFixed(0)} MB`,
+  );
   log(`  failures: ${r.failures.length ? r.failures.join(', ') : 'none'}`);
   for (const [kind, files] of Object.entries(r.recurrences)) {
     const saved = [...new Set(files)];

@@ -5,12 +5,18 @@
  * and a protected file reads back opted out with the value asked for, stays
  * so when protected again, keeps every non-XMP byte of the input (its
  * content digest, so a signed tag stays valid) and, whenever the input
- * decodes (up to 4 megapixels), decodes to the same pixels.
+ * decodes (up to 4 megapixels), decodes to the same pixels. With a
+ * pixel path given (the long fuzz), verify is also run as the server runs it,
+ * with the fingerprint check that decodes pixels (src/adapters/pixels.ts).
+ * `checkResidentMemory` is the per-input memory bound, checked by the callers
+ * after each input.
  *
  * Free of test-runner imports: the long fuzz runs it under plain tsx.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import sharp from 'sharp';
+import type { Fingerprinting } from '../../src/app/fingerprint.js';
+import { inspectWithFingerprint } from '../../src/app/verify-image.js';
 import { declaredDimensions } from '../../src/core/formats/dimensions.js';
 import type { ContainerHandler } from '../../src/core/formats/handler.js';
 import { uriFor } from '../../src/core/xmp/vocabulary.js';
@@ -39,6 +45,39 @@ const MAX_DECODE_PIXELS = 4_000_000;
 sharp.cache(false);
 
 export class PropertyViolation extends Error {}
+/**
+ * The process's resident size over its bound after an input. Not shrunk:
+ * resident memory does not come back down when the next candidate runs (the
+ * allocator keeps what it got), so every candidate would "fail" alike.
+ */
+export class MemoryBoundViolation extends PropertyViolation {}
+
+const MB = 1024 * 1024;
+
+/**
+ * The bounds on the process's resident size after each input. Measured
+ * after every input: at most 250 MB in the fuzz step's test process (a
+ * vitest worker; about 200 MB of it there before the first input: vitest,
+ * sharp, the code, the seeds), at most 445 MB in the long run's child (XMP
+ * up to 2 MB, so a few megabytes of strings and buffers per input, and
+ * every input through the pixel decoder too; about 150 MB before the first
+ * input). Each bound is about twice the highest seen, room for the garbage
+ * collector's timing, and still crossed within a few dozen inputs by an
+ * input that keeps its buffers (a 4-megapixel decode is 16 MB, a 2 MB
+ * packet's copies a few tens of MB).
+ */
+export const MAX_RSS_AFTER_INPUT = 512 * MB;
+export const MAX_RSS_AFTER_INPUT_LONG_RUN = 896 * MB;
+
+/**
+ * The per-input memory bound: throws MemoryBoundViolation when the process's
+ * resident size is over `boundBytes` now, after an input (callers call it
+ * after each one). Reading it costs a few microseconds (one /proc read).
+ */
+export function checkResidentMemory(boundBytes: number, rss = process.memoryUsage.rss()): number {
+  if (rss > boundBytes) throw new MemoryBoundViolation(`resident memory ${(rss / MB).toFixed(0)} MB after this input (bound ${(boundBytes / MB).toFixed(0)} MB)`);
+  return rss;
+}
 
 const KID = 'fuzz';
 const keyPair = generateKeyPairSync('ed25519');
@@ -54,6 +93,12 @@ export interface CheckOptions {
   /** Index into PROHIBITED_CODES. */
   readonly value?: number;
   readonly budgetMs?: number;
+  /**
+   * Also verify as the server does, with the fingerprint check that decodes
+   * pixels (src/app/verify-image.ts inspectWithFingerprint): the decoder path
+   * of /api/v1/verify, run in process.
+   */
+  readonly pixelPath?: Fingerprinting;
 }
 
 export interface CheckReport {
@@ -63,6 +108,8 @@ export interface CheckReport {
   readonly idempotent?: boolean;
   /** The input decoded, so the output's pixels were compared with it. */
   readonly pixelsCompared: boolean;
+  /** With a pixel path: blocks the fingerprint check examined (0: not decoded, too small, or refused by the decoder). */
+  readonly fingerprintBlocks?: number;
   readonly slowestMs: number;
 }
 
@@ -94,12 +141,45 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
     return outcome;
   }
 
+  async function timedAsync<T>(what: string, call: () => Promise<T>, allowed: ReadonlySet<ErrorCode>): Promise<Outcome<T>> {
+    const started = performance.now();
+    let outcome: Outcome<T>;
+    try {
+      outcome = { ok: true, value: await call() };
+    } catch (error) {
+      if (!(error instanceof OptmarkError) || !allowed.has(error.code)) fail(`${what} threw ${describeError(error)}`, error);
+      outcome = { ok: false, code: error.code };
+    }
+    const ms = performance.now() - started;
+    slowestMs = Math.max(slowestMs, ms);
+    if (ms > budget) fail(`${what} took ${ms.toFixed(0)} ms (bound ${budget} ms)`);
+    return outcome;
+  }
+
   const value = PROHIBITED_CODES[(options.value ?? 0) % PROHIBITED_CODES.length] as ProhibitedCode;
   const protectOptions = { value, ...(options.sign ? { signer: provenance.signer } : {}) };
   const read = timed('verify', () => verify(bytes, { provenance }), VERIFY_CODES);
   const written = timed('protect', () => protect(bytes, protectOptions), CLIENT_CODES);
   const verdict = (o: Outcome<unknown>): 'ok' | ErrorCode => (o.ok ? 'ok' : o.code);
-  const report = { verify: verdict(read), protect: verdict(written), pixelsCompared: false, slowestMs };
+
+  let fingerprintBlocks: number | undefined;
+  if (options.pixelPath) {
+    // What /api/v1/verify runs: the library's answer, then the decoder for the fingerprint. The decoder may refuse
+    // pixel data (the check then examines no block); any other exception is a 500 the server would send.
+    const fingerprint = options.pixelPath;
+    const served = await timedAsync('verify with the pixel check', () => inspectWithFingerprint(bytes, { provenance, fingerprint }), VERIFY_CODES);
+    if (verdict(served) !== verdict(read)) fail(`verify with the pixel check says ${verdict(served)}, without it ${verdict(read)}`);
+    if (served.ok && read.ok) {
+      const { fingerprint: f, ...rest } = served.value.result;
+      const { fingerprint: _none, ...expected } = read.value;
+      if (JSON.stringify(rest) !== JSON.stringify(expected)) fail('the pixel check changed the rest of the verify result');
+      if (!Number.isInteger(f.blocks) || f.blocks < 0 || !(f.confidence >= 0 && f.confidence <= 1) || typeof f.present !== 'boolean') {
+        fail(`the fingerprint check answered ${JSON.stringify(f)}`);
+      }
+      fingerprintBlocks = f.blocks;
+    }
+  }
+  const report = { verify: verdict(read), protect: verdict(written), pixelsCompared: false, slowestMs, fingerprintBlocks };
 
   if (written.ok && !read.ok) fail(`protect succeeded on a file verify refuses (${read.code})`);
   if (!written.ok && read.ok && !PROTECT_ONLY.has(written.code)) fail(`verify reads the file but protect refuses it with ${written.code}`);
@@ -129,7 +209,7 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
 
   checkNonXmpBytes(handler, bytes, out.bytes);
   const pixelsCompared = await samePixels(handler, bytes, out.bytes);
-  return { ...report, idempotent, pixelsCompared, slowestMs };
+  return { ...report, idempotent, pixelsCompared, slowestMs, fingerprintBlocks };
 }
 
 /** The input's non-XMP blocks, in order, byte for byte; undefined when our own full parse refuses the file. */
@@ -153,14 +233,44 @@ function checkNonXmpBytes(handler: ContainerHandler, input: Uint8Array, output: 
   if (!before.equals(after)) fail('protect changed bytes outside the XMP blocks');
 }
 
-async function decode(handler: ContainerHandler, bytes: Uint8Array): Promise<{ data: Buffer; shape: string } | undefined> {
-  const size = declaredDimensions(bytes, handler.format);
-  if (!size || size.width * size.height > MAX_DECODE_PIXELS) return undefined;
+/**
+ * Whether libvips will see CMYK: a JPEG whose first frame header has four
+ * components (CMYK or YCCK; PNG and WebP have no CMYK). Read from the header
+ * rather than asked of sharp, whose metadata() is a second load of the file
+ * (EXIF and ICC parsed again): a fifth of the decoding time of the fuzz
+ * inputs, most of them small images with a lot of metadata. A wrong guess
+ * costs time, not correctness: input and output are decoded by the same
+ * pipeline, chosen once from the input.
+ */
+function storedAsCmyk(bytes: Uint8Array, format: string): boolean {
+  if (format !== 'jpeg') return false;
+  let at = 2;
+  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
+    const marker = bytes[at + 1]!;
+    if (marker === 0xff) {
+      at++;
+      continue;
+    }
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += 2;
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9) return false;
+    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (isSof) return bytes[at + 9] === 4;
+    if (length < 2) return false;
+    at += 2 + length;
+  }
+  return false;
+}
+
+async function decode(bytes: Uint8Array, cmyk: boolean): Promise<{ data: Buffer; shape: string } | undefined> {
   try {
     // The samples as stored, not a colour-managed rendering of them: converting through an embedded ICC profile or
     // from CMYK builds a colour transform per call (40 ms for a 100 x 100 CMYK JPEG, most of the fuzz step's time).
     let pipeline = sharp(bytes, { pages: -1, limitInputPixels: MAX_DECODE_PIXELS * 4 }).keepIccProfile();
-    if ((await pipeline.metadata()).space === 'cmyk') pipeline = pipeline.pipelineColourspace('cmyk').toColourspace('cmyk');
+    if (cmyk) pipeline = pipeline.pipelineColourspace('cmyk').toColourspace('cmyk');
     const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
     return { data, shape: `${info.width}x${info.height}x${info.channels}` };
   } catch {
@@ -169,9 +279,12 @@ async function decode(handler: ContainerHandler, bytes: Uint8Array): Promise<{ d
 }
 
 async function samePixels(handler: ContainerHandler, input: Uint8Array, output: Uint8Array): Promise<boolean> {
-  const before = await decode(handler, input);
+  const size = declaredDimensions(input, handler.format);
+  if (!size || size.width * size.height > MAX_DECODE_PIXELS) return false;
+  const cmyk = storedAsCmyk(input, handler.format);
+  const before = await decode(input, cmyk);
   if (!before) return false;
-  const after = await decode(handler, output);
+  const after = await decode(output, cmyk);
   if (!after) fail('the input decodes but the output of protect does not');
   if (after.shape !== before.shape || !after.data.equals(before.data)) fail(`protect changed the pixels (${before.shape} -> ${after.shape})`);
   return true;

@@ -1,4 +1,0 @@
-// The JPEG part of the fuzz step (fuzz-format.ts).
-import { fuzzFormat } from './fuzz-format.js';
-
-fuzzFormat('jpeg');

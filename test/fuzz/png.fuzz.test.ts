@@ -1,4 +1,0 @@
-// The PNG part of the fuzz step (fuzz-format.ts).
-import { fuzzFormat } from './fuzz-format.js';
-
-fuzzFormat('png');
