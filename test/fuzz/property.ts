@@ -126,34 +126,37 @@ function describeError(error: unknown): string {
 export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}): Promise<CheckReport> {
   const budget = options.budgetMs ?? CALL_BUDGET_MS;
   let slowestMs = 0;
+  /** A call's error: a typed client error it may give becomes an outcome; anything else fails the property. */
+  function refused(what: string, error: unknown, allowed: ReadonlySet<ErrorCode>): Outcome<never> {
+    if (!(error instanceof OptmarkError) || !allowed.has(error.code)) fail(`${what} threw ${describeError(error)}`, error);
+    return { ok: false, code: error.code };
+  }
+  /** The time bound, on a call that started at `started`. */
+  function clocked<T>(what: string, started: number, outcome: Outcome<T>): Outcome<T> {
+    const ms = performance.now() - started;
+    slowestMs = Math.max(slowestMs, ms);
+    if (ms > budget) fail(`${what} took ${ms.toFixed(0)} ms (bound ${budget} ms)`);
+    return outcome;
+  }
   function timed<T>(what: string, call: () => T, allowed: ReadonlySet<ErrorCode>): Outcome<T> {
     const started = performance.now();
     let outcome: Outcome<T>;
     try {
       outcome = { ok: true, value: call() };
     } catch (error) {
-      if (!(error instanceof OptmarkError) || !allowed.has(error.code)) fail(`${what} threw ${describeError(error)}`, error);
-      outcome = { ok: false, code: error.code };
+      outcome = refused(what, error, allowed);
     }
-    const ms = performance.now() - started;
-    slowestMs = Math.max(slowestMs, ms);
-    if (ms > budget) fail(`${what} took ${ms.toFixed(0)} ms (bound ${budget} ms)`);
-    return outcome;
+    return clocked(what, started, outcome);
   }
-
   async function timedAsync<T>(what: string, call: () => Promise<T>, allowed: ReadonlySet<ErrorCode>): Promise<Outcome<T>> {
     const started = performance.now();
     let outcome: Outcome<T>;
     try {
       outcome = { ok: true, value: await call() };
     } catch (error) {
-      if (!(error instanceof OptmarkError) || !allowed.has(error.code)) fail(`${what} threw ${describeError(error)}`, error);
-      outcome = { ok: false, code: error.code };
+      outcome = refused(what, error, allowed);
     }
-    const ms = performance.now() - started;
-    slowestMs = Math.max(slowestMs, ms);
-    if (ms > budget) fail(`${what} took ${ms.toFixed(0)} ms (bound ${budget} ms)`);
-    return outcome;
+    return clocked(what, started, outcome);
   }
 
   const value = PROHIBITED_CODES[(options.value ?? 0) % PROHIBITED_CODES.length] as ProhibitedCode;

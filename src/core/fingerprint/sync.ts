@@ -119,9 +119,7 @@ function searchScale(plane: Plane, reference: Spectrum): Hypothesis {
     // At step 1 the lower neighbour is clamped and the points are not evenly spaced: no vertex.
     return below.step < c.step ? c.step + FINE_DELTA * vertex(below.peak.score, c.peak.score, above.peak.score) : c.step;
   });
-  let best = atOne!;
-  for (const h of [...candidates, ...near, ...evaluate(plane, vertices, reference)]) if (h.peak.score > best.peak.score) best = h;
-  return best;
+  return best([atOne!, ...candidates, ...near, ...evaluate(plane, vertices, reference)]);
 }
 
 /**
@@ -146,6 +144,7 @@ function climbFromOne(plane: Plane, atOne: Hypothesis, reference: Spectrum): Hyp
   return vertexAt!.peak.score > top.peak.score ? vertexAt! : top;
 }
 
+/** The highest-scoring hypothesis; the first of equals. */
 function best(hypotheses: readonly Hypothesis[]): Hypothesis {
   return hypotheses.reduce((a, b) => (b.peak.score > a.peak.score ? b : a));
 }
