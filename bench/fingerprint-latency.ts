@@ -108,7 +108,7 @@ function cpusAllowed(): string {
 
 const decoder = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 });
 async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
-  const { data, width, height, channels } = await decoder.decode(bytes, { grey: true, minSide: CANVAS_SIDE, orient: true });
+  const { data, width, height, channels } = await decoder.decode(bytes, { minSide: CANVAS_SIDE, orient: true });
   return { data, width, height, channels };
 }
 

@@ -12,7 +12,7 @@
  *   embed, encode) holds its slot until it is done (`withSlot`), so the
  *   bound covers every full-size buffer, not only the decode itself.
  */
-import sharp, { type OutputInfo } from 'sharp';
+import sharp from 'sharp';
 import { sniff } from '../core/formats/sniff.js';
 import { carryMetadata } from '../core/formats/carry-metadata.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
@@ -30,8 +30,6 @@ export interface DecoderLimits {
 }
 
 export interface DecodeOptions {
-  /** Luminance only (one channel) instead of the image's colour channels. */
-  readonly grey?: boolean;
   /** Shrink so that neither side is over this (JPEG shrinks while decoding, which is much cheaper). */
   readonly maxSide?: number;
   /** Shrink so that the shorter side is this (never enlarge); the same cheap shrink-on-load. */
@@ -78,8 +76,13 @@ export interface HeldPixels {
   /**
    * Encode pixels in the format of `original`, carrying its metadata (colour
    * profile, EXIF, XMP, text) over: PNG lossless, lossless WebP stays
-   * lossless, JPEG and lossy WebP at quality 95 (JPEG without chroma
-   * subsampling, so a fine mark is not averaged away).
+   * lossless, JPEG and lossy WebP at quality 95. A JPEG keeps the original's
+   * chroma subsampling when that is 4:2:0 and has none otherwise (grey,
+   * 4:4:4, and the 4:2:2 and 4:4:0 that libjpeg cannot write), so the colour
+   * is never stored coarser than it was. The mark is a change of luma only,
+   * which chroma subsampling does not touch; a 4:4:4 copy of a 4:2:0 camera
+   * file would be about a third larger and slower to decode, for colour detail
+   * the camera never stored.
    */
   encodeLike(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array>;
 }
@@ -134,14 +137,8 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       if (options.orient) pipeline = pipeline.rotate();
       if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
       else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
-      // libvips turns the image grey before it shrinks it: for a format without
-      // shrink-on-load (PNG) that is a pass over every full-size pixel, a fifth
-      // of a 12 MP decode. Shrunk first, the grey pass costs next to nothing.
-      const shrink = options.maxSide !== undefined || options.minSide !== undefined;
-      if (options.grey && !shrink) pipeline = pipeline.greyscale();
       if (options.stored) pipeline = pipeline.keepIccProfile();
-      const decoded = await pipeline.raw().toBuffer({ resolveWithObject: true });
-      const { data, info } = options.grey && shrink ? await greyOf(decoded.data, decoded.info) : decoded;
+      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
       return { data, width: info.width, height: info.height, channels: info.channels };
     } catch (error) {
       throw refusal(error, format, size, limits.maxPixels);
@@ -157,7 +154,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
     const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
     const encoded =
       handler.format === 'jpeg'
-        ? await raw.jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer()
+        ? await raw.jpeg({ quality: 95, chromaSubsampling: await jpegSubsampling(original) }).toBuffer()
         : handler.format === 'png'
           ? await raw.png({ compressionLevel: 6 }).toBuffer()
           : await raw.webp(lossless ? { lossless: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
@@ -205,12 +202,10 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
   };
 }
 
-/** The raw pixels made grey (alpha kept), by the same libvips operation as `greyscale()` in the pipeline. */
-function greyOf(data: Buffer, info: OutputInfo): Promise<{ data: Buffer; info: OutputInfo }> {
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels as 1 | 2 | 3 | 4 } })
-    .greyscale()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+/** What libjpeg can write that is no coarser than the original's chroma: '4:2:0' for a 4:2:0 file, else none. */
+async function jpegSubsampling(original: Uint8Array): Promise<'4:2:0' | '4:4:4'> {
+  const { chromaSubsampling } = await sharp(original).metadata();
+  return chromaSubsampling === '4:2:0' ? '4:2:0' : '4:4:4';
 }
 
 /** libvips' refusals, as our typed errors; the message keeps libvips' words for the user. */

@@ -3,7 +3,7 @@
  * image on every verify, and mark one on request (the CLI's
  * `protect --fingerprint`; the API's protect never does, as the spec says).
  *
- * Checking decodes a reduced grey copy (cheap: JPEG shrinks while decoding),
+ * Checking decodes a reduced copy (cheap: JPEG shrinks while decoding),
  * turned as displayed, and runs the detector off the event loop. An image the decoder will not
  * take (over the pixel limit, pixel data libvips rejects) is reported as
  * examined in no block, `blocks: 0`, rather than failing the whole verify:
@@ -29,7 +29,7 @@ export interface FingerprintSecret {
   readonly secret: Uint8Array;
 }
 
-type DecodeRequest = { grey?: boolean; minSide?: number; stored?: boolean; orient?: boolean };
+type DecodeRequest = { minSide?: number; stored?: boolean; orient?: boolean };
 
 /** Pixel work inside a slot already held (PixelPort.withSlot): it takes no slot of its own. */
 interface HeldPixelPort {
@@ -46,7 +46,7 @@ export interface PixelPort {
   withSlot<T>(bytes: Uint8Array, job: (held: HeldPixelPort) => Promise<T>): Promise<T>;
 }
 
-/** What the detector is given: a reduced grey copy of the image and the secrets to look for, newest first. */
+/** What the detector is given: a reduced copy of the image and the secrets to look for, newest first. */
 export interface DetectTask {
   readonly data: Uint8Array;
   readonly width: number;
@@ -104,14 +104,17 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // Too small to look at: answer without decoding or queueing anything.
       const size = declaredDimensions(bytes, sniff(bytes).format);
       if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
-      let grey;
+      // In colour: the detector takes the luma itself, with the weights the
+      // embedder marks (libvips' grey is another formula, and a second
+      // pipeline that cost a tenth of the decode).
+      let reduced;
       try {
-        grey = await deps.pixels.decode(bytes, { grey: true, minSide: DETECT_SIDE, orient: true });
+        reduced = await deps.pixels.decode(bytes, { minSide: DETECT_SIDE, orient: true });
       } catch (error) {
         if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
         throw error;
       }
-      return deps.detect({ data: ownBuffer(grey.data), width: grey.width, height: grey.height, channels: grey.channels, secrets });
+      return deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets });
     },
 
     async mark(bytes) {

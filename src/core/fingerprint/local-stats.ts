@@ -10,13 +10,32 @@
  */
 
 /**
- * Mean over the (2r + 1)^2 window around each pixel, cut at the borders.
- * Running sums, first along each row, then down the columns a whole row at
- * a time (sequential memory access: column-wise passes were several times
- * slower).
+ * Working arrays, kept from one call to the next: whiten runs on every
+ * verify, and a fresh set of plane-sized arrays each time (a few MB) kept
+ * the garbage collector busy enough to show in the detector's p95. Calls
+ * are synchronous and a thread runs one at a time, so one set per thread
+ * (module) is enough.
  */
-function boxMean(plane: Float32Array | Float64Array, width: number, height: number, radius: number): Float64Array {
-  const across = new Float64Array(plane.length);
+let across = new Float64Array(0);
+let work = new Float64Array(0);
+let columns = new Float64Array(0);
+
+function scratch(length: number, width: number): void {
+  if (across.length < length) {
+    across = new Float64Array(length);
+    work = new Float64Array(length);
+  }
+  if (columns.length < width) columns = new Float64Array(width);
+}
+
+/**
+ * Mean over the (2r + 1)^2 window around each pixel, cut at the borders,
+ * into `out` (which may be `plane` itself: the plane is read whole before
+ * `out` is written). Running sums, first along each row, then down the
+ * columns a whole row at a time (sequential memory access: column-wise
+ * passes were several times slower). Uses `across` and `columns`.
+ */
+function boxMean(plane: Float32Array | Float64Array, width: number, height: number, radius: number, out: Float64Array): void {
   const perX = reciprocalCounts(width, radius);
   for (let y = 0; y < height; y++) {
     const base = y * width;
@@ -28,22 +47,20 @@ function boxMean(plane: Float32Array | Float64Array, width: number, height: numb
       across[base + x] = sum * perX[x]!;
     }
   }
-  const out = new Float64Array(plane.length);
   const perY = reciprocalCounts(height, radius);
-  const columns = new Float64Array(width);
-  for (let y = 0; y < Math.min(radius, height); y++) addRow(columns, across, y * width, 1);
+  columns.fill(0, 0, width);
+  for (let y = 0; y < Math.min(radius, height); y++) addRow(width, y * width, 1);
   for (let y = 0; y < height; y++) {
-    if (y + radius < height) addRow(columns, across, (y + radius) * width, 1);
-    if (y > radius) addRow(columns, across, (y - radius - 1) * width, -1);
+    if (y + radius < height) addRow(width, (y + radius) * width, 1);
+    if (y > radius) addRow(width, (y - radius - 1) * width, -1);
     const scale = perY[y]!;
     const base = y * width;
     for (let x = 0; x < width; x++) out[base + x] = columns[x]! * scale;
   }
-  return out;
 }
 
-function addRow(columns: Float64Array, plane: Float64Array, start: number, sign: number): void {
-  for (let x = 0; x < columns.length; x++) columns[x]! += sign * plane[start + x]!;
+function addRow(width: number, start: number, sign: number): void {
+  for (let x = 0; x < width; x++) columns[x]! += sign * across[start + x]!;
 }
 
 /** 1 / (number of window pixels along one axis) at each position. */
@@ -53,18 +70,15 @@ function reciprocalCounts(length: number, radius: number): Float64Array {
   return out;
 }
 
-function squares(plane: Float32Array | Float64Array): Float64Array {
-  const out = new Float64Array(plane.length);
-  for (let i = 0; i < plane.length; i++) out[i] = plane[i]! * plane[i]!;
-  return out;
-}
-
 /** Local standard deviation (texture activity) over a (2r + 1)^2 window. */
 export function localStd(plane: Float32Array, width: number, height: number, radius: number): Float32Array {
-  const mean = boxMean(plane, width, height, radius);
-  const meanSquare = boxMean(squares(plane), width, height, radius);
+  scratch(plane.length, width);
+  const mean = new Float64Array(plane.length);
+  boxMean(plane, width, height, radius, mean);
+  for (let i = 0; i < plane.length; i++) work[i] = plane[i]! * plane[i]!;
+  boxMean(work, width, height, radius, work);
   const out = new Float32Array(plane.length);
-  for (let i = 0; i < out.length; i++) out[i] = Math.sqrt(Math.max(0, meanSquare[i]! - mean[i]! * mean[i]!));
+  for (let i = 0; i < out.length; i++) out[i] = Math.sqrt(Math.max(0, work[i]! - mean[i]! * mean[i]!));
   return out;
 }
 
@@ -76,10 +90,15 @@ export function localStd(plane: Float32Array, width: number, height: number, rad
  * areas come out exactly 0.
  */
 export function whiten(plane: Float32Array, width: number, height: number, radius: number, floor: number): Float64Array {
-  const mean = boxMean(plane, width, height, radius);
+  scratch(plane.length, width);
   const residual = new Float64Array(plane.length);
-  for (let i = 0; i < residual.length; i++) residual[i] = plane[i]! - mean[i]!;
-  const power = boxMean(squares(residual), width, height, radius);
-  for (let i = 0; i < residual.length; i++) residual[i] = residual[i]! / (Math.sqrt(Math.max(0, power[i]!)) + floor);
+  boxMean(plane, width, height, radius, work);
+  for (let i = 0; i < residual.length; i++) {
+    const r = plane[i]! - work[i]!;
+    residual[i] = r;
+    work[i] = r * r;
+  }
+  boxMean(work, width, height, radius, work);
+  for (let i = 0; i < residual.length; i++) residual[i] = residual[i]! / (Math.sqrt(Math.max(0, work[i]!)) + floor);
   return residual;
 }
