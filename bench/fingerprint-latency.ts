@@ -56,7 +56,7 @@ export interface LatencyResults {
   /** Decodes of the unmarked file (the camera's JPEG). */
   readonly decodeFull: Quantiles;
   readonly decodeReduced: Quantiles;
-  /** The same decodes of the marked file (the product's quality-95, 4:4:4 JPEG). */
+  /** The same decodes of the marked file (the product's quality-95 JPEG, 4:2:0 as the camera's). */
   readonly decodeFullMarked: Quantiles;
   readonly decodeReducedMarked: Quantiles;
   /** Sizes of the unmarked and marked 12 MP JPEGs, MB. */
@@ -175,7 +175,7 @@ export async function measureLatency(): Promise<LatencyResults> {
   log(`latency: the 12 MP JPEG is ${source.name} (${sourceMeta.width} x ${sourceMeta.height}) cut and resized to 4000 x 3000`);
   // The unmarked file stands for a camera's JPEG; the marked one is what the
   // product delivers for it: the marked pixels through the product's own
-  // encoder (quality 95, no chroma subsampling, like the input otherwise).
+  // encoder (quality 95, chroma subsampling kept from the input: 4:2:0).
   const unmarkedJpeg = await sharp(big.data, raw).jpeg({ quality: 90 }).toBuffer();
   const delivered = (pixels: Uint8Array) => decoder.withSlot(unmarkedJpeg, (held) => held.encodeLike(unmarkedJpeg, { data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), width: 4000, height: 3000, channels: 3 }));
   const files = {

@@ -49,7 +49,7 @@ export interface Results {
   readonly psnrGraphics: Summary;
   /** Largest difference between the benchmark's PSNR and the one the embedder reports about itself, in dB. */
   readonly psnrDisagreement: number;
-  /** Photos as a delivered JPEG (the product's encoder: q95, 4:4:4) against the original: marked, and unmarked through the same encoder. */
+  /** Photos as a delivered JPEG (the product's encoder: q95, the original's 4:2:0 kept) against the original: marked, and unmarked through the same encoder. */
   readonly delivered: { readonly marked: Summary; readonly unmarked: Summary };
   readonly embedMsMedianPhotos: number;
   readonly attacks: readonly AttackRow[];
@@ -176,7 +176,7 @@ is written by \`npm run bench:fingerprint\`.
   under 42 dB. Measured again by this benchmark from the two sets of
   pixels, the marked pixels' PSNR is at least ${r.psnr.min.toFixed(2)} dB over the photos (below).
   That is the mark on the pixels only: a delivered JPEG is also re-encoded
-  (quality 95, no chroma subsampling), and the delivered file's PSNR against
+  (quality 95, chroma subsampled 4:2:0 when the original is), and the delivered file's PSNR against
   the original is at least ${r.delivered.marked.min.toFixed(2)} dB (median ${r.delivered.marked.median.toFixed(2)} dB), where the same
   re-encoding of the unmarked picture gives at least ${r.delivered.unmarked.min.toFixed(2)} dB (median ${r.delivered.unmarked.median.toFixed(2)} dB;
   see Quality).
@@ -225,7 +225,7 @@ PSNR measured by the benchmark from the original and the marked pixels (R, G and
 | Photos (${r.photos}), PSNR against the original pixels | min | median | mean |
 |---|---|---|---|
 | **The mark** (marked pixels; the 42 dB target) | **${r.psnr.min.toFixed(2)} dB** | ${r.psnr.median.toFixed(2)} dB | ${r.psnr.mean.toFixed(2)} dB |
-| The delivered file: marked, then encoded as the product writes a fingerprinted JPEG (its own encoder: quality 95, no chroma subsampling), at the benchmark's size | ${r.delivered.marked.min.toFixed(2)} dB | ${r.delivered.marked.median.toFixed(2)} dB | ${r.delivered.marked.mean.toFixed(2)} dB |
+| The delivered file: marked, then encoded as the product writes a fingerprinted JPEG (its own encoder: quality 95, 4:2:0 as the original is), at the benchmark's size | ${r.delivered.marked.min.toFixed(2)} dB | ${r.delivered.marked.median.toFixed(2)} dB | ${r.delivered.marked.mean.toFixed(2)} dB |
 | For comparison: the unmarked original through the same encoder | ${r.delivered.unmarked.min.toFixed(2)} dB | ${r.delivered.unmarked.median.toFixed(2)} dB | ${r.delivered.unmarked.mean.toFixed(2)} dB |
 
 The 42 dB target is the mark's: it holds for the marked pixels, before any
@@ -320,14 +320,14 @@ ${f.groups.map((g) => `| ${g.label} | ${g.trials} | ${g.meanN.toFixed(1)} | ${g.
 
 The unmarked file stands for a camera's JPEG (quality 90, ${l.fileMbUnmarked.toFixed(1)} MB); the marked
 file is what the product delivers for it (the marked pixels through the
-product's encoder: quality 95, no chroma subsampling; ${l.fileMb.toFixed(1)} MB).
+product's encoder: quality 95, chroma subsampled 4:2:0 as the camera's file is; ${l.fileMb.toFixed(1)} MB).
 
 ${l.pinning.pinned ? `**One core, enforced:** the latency runs ran in a child process pinned to one CPU (\`${l.pinning.how}\`; the kernel reported the process's allowed CPUs as \`${l.pinning.cpusAllowed}\`), so the main thread, libvips' threads (\`sharp.concurrency(1)\` as well) and the worker pool's thread all shared that CPU.` : `**Not pinned:** taskset was not available, so the latency runs could use CPUs \`${l.pinning.cpusAllowed}\` (only \`sharp.concurrency(1)\` limits libvips); the latency targets are reported as missed.`}
 
 | What | p50 | p95 |
 |---|---|---|
 | Decode the whole file (full resolution, RGB), unmarked / marked | ${ms(l.decodeFull.p50)} / ${ms(l.decodeFullMarked.p50)} | ${ms(l.decodeFull.p95)} / ${ms(l.decodeFullMarked.p95)} |
-| Decode to the analysis size (the server's decoder: shrink-on-load, auto-orient, luma) — the floor, unmarked / marked | ${ms(l.decodeReduced.p50)} / ${ms(l.decodeReducedMarked.p50)} | ${ms(l.decodeReduced.p95)} / ${ms(l.decodeReducedMarked.p95)} |
+| Decode to the analysis size (the server's decoder: shrink-on-load, auto-orient; 8-bit RGB, the detector takes the luma) — the floor, unmarked / marked | ${ms(l.decodeReduced.p50)} / ${ms(l.decodeReducedMarked.p50)} | ${ms(l.decodeReduced.p95)} / ${ms(l.decodeReducedMarked.p95)} |
 | **Detect, marked** (decode included) | **${ms(l.marked.p50)}** | **${ms(l.marked.p95)}** |
 | **Detect, unmarked** (decode included; the whole scale search, checked below) | **${ms(l.unmarked.p50)}** | **${ms(l.unmarked.p95)}** |
 | Detect, marked and cropped 7.5 % per side (decode included; scale search) | ${ms(l.markedCrop.p50)} | ${ms(l.markedCrop.p95)} |
@@ -349,7 +349,7 @@ pass of its own outside the timings:
 ${l.syncPaths.map((x) => `| ${x.what} | ${x.correlations} | ${x.fullSearch ? 'scale scan' : 'step 1 stood out, short climb only'} | ${x.step.toFixed(3)}, ${x.score.toFixed(1)} |`).join('\n')}
 
 Load average of the machine when the runs ended: ${l.loadAverage.map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min; the machine is described above): other work running at the same time inflates these figures.
-Against the decode floor of the same run, detection takes ×${(l.marked.p50 / l.decodeReducedMarked.p50).toFixed(2)} (marked) and ×${(l.unmarked.p50 / l.decodeReduced.p50).toFixed(2)} (unmarked) at the median: these ratios travel between machines, the milliseconds do not. ${l.marked.p50 >= l.unmarked.p50 ? 'The marked median is the higher: the product writes a fingerprinted JPEG at quality 95 without chroma subsampling, a file about twice the size of the camera\'s, and its reduced decode alone costs about as much more (the floor rows above).' : 'The unmarked median has the least headroom under its target, so a slower or busier machine misses that one first.'}
+Against the decode floor of the same run, detection takes ×${(l.marked.p50 / l.decodeReducedMarked.p50).toFixed(2)} (marked) and ×${(l.unmarked.p50 / l.decodeReduced.p50).toFixed(2)} (unmarked) at the median: these ratios travel between machines, the milliseconds do not. ${l.marked.p50 >= l.unmarked.p50 ? `The marked median is the higher: the product writes a fingerprinted JPEG at quality 95, a file ×${(l.fileMb / l.fileMbUnmarked).toFixed(2)} the size of the camera's quality-90 one, and its reduced decode alone costs about as much more (the floor rows above).` : 'The unmarked median has the least headroom under its target, so a slower or busier machine misses that one first.'}
 
 **12-megapixel PNG** (the same pictures, ${l.pngFileMb.toFixed(1)} MB unmarked; ${l.pngRuns} runs; no target). PNG has no reduced decode: every pixel is inflated, then shrunk.
 
@@ -417,8 +417,8 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
 * The dashboard's "Also add the experimental in-pixel fingerprint" box and
   \`optmark protect --fingerprint\` add the mark before the metadata. The
   file is re-encoded by necessity: PNG and lossless WebP stay lossless, JPEG
-  and lossy WebP are written at quality 95 (JPEG without chroma
-  subsampling); the original's ICC profile, EXIF and text chunks are
+  and lossy WebP are written at quality 95 (a JPEG keeps the original's
+  chroma subsampling when it is 4:2:0 and has none otherwise); the original's ICC profile, EXIF and text chunks are
   carried over byte for byte; grey pictures stay grey and alpha is kept as
   it was; then the opt-out and the provenance tag are written on top,
   losslessly. The API's protect never adds it (the specification says

