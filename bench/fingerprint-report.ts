@@ -233,7 +233,12 @@ encoder. The delivered-file rows are information, not a target: they show how
 much of the change in a delivered JPEG is the re-encoding rather than the mark
 (a PNG or lossless WebP is written losslessly, so there the delivered file is
 the marked pixels; a lossy WebP is re-encoded at quality 95, which on its own
-costs a lossy picture more than the mark does). Graphics (${r.graphics.packaged}): mark **min ${r.psnrGraphics.min.toFixed(2)} dB**, median ${r.psnrGraphics.median.toFixed(2)} dB.
+costs a lossy picture more than the mark does). They are measured against the
+pixels before any JPEG, so the 4:2:0 chroma subsampling counts as loss here
+(on both rows alike); a camera's 4:2:0 JPEG has already
+lost that colour detail before it is marked, and the product keeps its
+subsampling rather than storing the colour finer than the camera did (a
+third larger file; see \`encodeLike\` in src/adapters/pixels.ts). Graphics (${r.graphics.packaged}): mark **min ${r.psnrGraphics.min.toFixed(2)} dB**, median ${r.psnrGraphics.median.toFixed(2)} dB.
 Embedding takes ${ms(r.embedMsMedianPhotos)} per photo (median, ≤ 2048 px) and ${ms(l.embed12mpMs)} for 12 MP (pixels in memory; decoding and encoding the file not included).
 
 ### Detection (false-positive rate ≤ 10⁻⁶ per image)

@@ -22,9 +22,10 @@ export interface Plane {
  * summed per fold row first (whole-row vector work), and the horizontal
  * interpolation runs once per fold row instead of once per sample row.
  * Each fold row is summed in one pass over the sample rows that land on it,
- * a few at a time, rather than by one read-modify-write pass per sample row:
- * three times faster, and the additions happen in the same order, so the
- * sums are the same to the last bit.
+ * a few at a time, rather than by one read-modify-write pass per sample row
+ * (the row sums take a third of the time, a whole fold about four fifths);
+ * the additions happen in the same order, so the sums are the same to the
+ * last bit.
  */
 export class Folder {
   private readonly size: number;
