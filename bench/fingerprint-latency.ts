@@ -18,10 +18,10 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint, type Raster } from '../src/core/fingerprint/index.js';
+import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type Raster } from '../src/core/fingerprint/index.js';
 import { Correlator } from '../src/core/fingerprint/correlate.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
-import { createFingerprinting } from '../src/app/fingerprint.js';
+import { createFingerprinting, DETECT_DECODE } from '../src/app/fingerprint.js';
 import { listPictures } from './fingerprint-images.js';
 import { quantile } from './timing.js';
 
@@ -106,9 +106,10 @@ function cpusAllowed(): string {
   }
 }
 
+/** Exactly what verify does: the server's hardened decoder, with verify's request (DETECT_DECODE). */
 const decoder = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 });
-async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
-  const { data, width, height, channels } = await decoder.decode(bytes, { minSide: CANVAS_SIDE, orient: true });
+export async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
+  const { data, width, height, channels } = await decoder.decode(bytes, DETECT_DECODE);
   return { data, width, height, channels };
 }
 

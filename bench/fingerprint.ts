@@ -18,14 +18,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
-import { CANVAS_SIDE, deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
+import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
 import { analysisCanvas, detectOnCanvas } from '../src/core/fingerprint/detect.js';
 import { MIN_DETECT_SIDE } from '../src/core/fingerprint/scheme.js';
 import { ATTACKS, NULL_ATTACKS, WRONG_KEY_ATTACKS, type Attack } from './fingerprint-attacks.js';
 import { browserAttacks } from './fingerprint-browser.js';
 import { ALLOW_LISTED, drawnGraphics, ensurePictures, type PhotoFile, type RgbImage } from './fingerprint-images.js';
-import { BENCH_SECRET, type LatencyResults } from './fingerprint-latency.js';
+import { BENCH_SECRET, decodeForDetection, type LatencyResults } from './fingerprint-latency.js';
 import { calibrate, psnr, type NullTrial } from './fingerprint-stats.js';
 import { quantile } from './timing.js';
 import { random } from '../test/support/random.js';
@@ -44,16 +44,8 @@ const started = performance.now();
 // The production-like key: a fixed benchmark secret, version 1.
 const key = deriveFingerprintKey(BENCH_SECRET, 'bench-1');
 
-/**
- * Exactly what verify does (src/app/fingerprint.ts): the server's hardened
- * decoder, straight to the analysis size (JPEG shrinks while decoding),
- * turned as displayed, luminance only.
- */
+/** The product's encoder, for the delivered-file PSNR (detections decode with decodeForDetection, as verify does). */
 const decoder = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 });
-async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
-  const { data, width, height, channels } = await decoder.decode(bytes, { minSide: CANVAS_SIDE, orient: true });
-  return { data, width, height, channels };
-}
 
 async function loadPhoto(path: string, name: string): Promise<RgbImage> {
   const { data, info } = await sharp(readFileSync(path)).rotate().removeAlpha().toColourspace('srgb').resize(LONG_SIDE, LONG_SIDE, { fit: 'inside', withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });

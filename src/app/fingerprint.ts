@@ -93,8 +93,15 @@ export interface FingerprintDeps {
   readonly marking: () => FingerprintSecret | undefined;
 }
 
-/** Shorter side of the copy the detector gets: that of its analysis canvas, the cheapest size that loses nothing. */
-const DETECT_SIDE = CANVAS_SIDE;
+/**
+ * How verify decodes for the detector: the shorter side brought to that of
+ * the analysis canvas (the cheapest size that loses nothing; JPEG shrinks
+ * while decoding), turned as displayed, in colour: the detector takes the
+ * luma itself, with the weights the embedder marks (libvips' grey is
+ * another formula, and a second pipeline that cost a tenth of the decode).
+ * The benchmark decodes with the same request.
+ */
+export const DETECT_DECODE = { minSide: CANVAS_SIDE, orient: true } as const;
 
 export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
   return {
@@ -104,12 +111,9 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // Too small to look at: answer without decoding or queueing anything.
       const size = declaredDimensions(bytes, sniff(bytes).format);
       if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
-      // In colour: the detector takes the luma itself, with the weights the
-      // embedder marks (libvips' grey is another formula, and a second
-      // pipeline that cost a tenth of the decode).
       let reduced;
       try {
-        reduced = await deps.pixels.decode(bytes, { minSide: DETECT_SIDE, orient: true });
+        reduced = await deps.pixels.decode(bytes, DETECT_DECODE);
       } catch (error) {
         if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
         throw error;
