@@ -141,9 +141,8 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
     trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
-    // sharp's own default for limitInputPixels: above every real camera's
-    // image (150-megapixel medium format included). The upper bound is what a
-    // number holds exactly; a PNG may declare up to 2^62 pixels.
+    // The default is explained in app/image-size.ts. The upper bound is what
+    // a number holds exactly; a PNG may declare up to 2^62 pixels.
     maxImagePixels: integer(env, 'OPTMARK_MAX_IMAGE_PIXELS', DEFAULT_MAX_IMAGE_PIXELS, 1, Number.MAX_SAFE_INTEGER),
     decodeConcurrency: integer(env, 'OPTMARK_DECODE_CONCURRENCY', availableParallelism(), 1, 256),
     decodeQueue: integer(env, 'OPTMARK_DECODE_QUEUE', 8, 0, 10_000),

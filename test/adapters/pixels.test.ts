@@ -2,22 +2,15 @@
  * The pixel decoder takes only JPEG, PNG and WebP, refuses a decompression
  * bomb from its header in milliseconds, and sheds decodes past its queue.
  */
-import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, ServerBusyError } from '../../src/errors.js';
-import { blackPng, chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
+import { blackPng, chunk, headerOnlyPng, u32be } from '../support/build.js';
 import { corpusFile } from '../support/corpus.js';
 import { collector } from '../support/gc.js';
 
 const LIMITS = { maxPixels: 100_000_000, concurrency: 2, queue: 8 };
-
-/** A 68-byte PNG whose header declares width x height (8-bit RGB) and whose IDAT holds 3 bytes: a header and next to nothing else. */
-function headerOnlyPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([8, 2, 0, 0, 0])]);
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(3))), chunk('IEND', Buffer.alloc(0))]);
-}
 
 /** A one-page PDF with no content: what a PDF loader would render as an 8x8 point page. */
 const MINIMAL_PDF =

@@ -13,18 +13,10 @@ import { inspect, inspectWithFingerprint, verify } from '../../src/app/verify-im
 import { declaredDimensions } from '../../src/core/formats/dimensions.js';
 import { sniff } from '../../src/core/formats/sniff.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, OptmarkError } from '../../src/errors.js';
-import { blackPng, chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
+import { blackPng, chunk, jpegWithFrameSize, PNG_SIGNATURE, u32be } from '../support/build.js';
 import { corpusFile } from '../support/corpus.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
-
-function hugeFrame(jpeg: Uint8Array, side: number): Buffer {
-  const copy = Buffer.from(jpeg);
-  const sof = copy.indexOf(Buffer.from([0xff, 0xc0]));
-  copy.writeUInt16BE(side, sof + 5);
-  copy.writeUInt16BE(side, sof + 7);
-  return copy;
-}
 
 /** A PNG header that declares width x height, followed by a chunk whose CRC is wrong: corrupt as a container. */
 function corruptBombPng(width: number, height: number): Buffer {
@@ -89,7 +81,7 @@ describe('the image pixel limit of protect and verify', () => {
 
   it.each([
     ['a 1-bit PNG of 20000x20000 (about 50 KB)', () => blackPng(20_000, 20_000), [20_000, 20_000]],
-    ['a JPEG whose frame says 65500x65500', () => hugeFrame(JPEG, 65_500), [65_500, 65_500]],
+    ['a JPEG whose frame says 65500x65500', () => jpegWithFrameSize(JPEG, 65_500, 65_500), [65_500, 65_500]],
   ] as const)('refuses %s from protect, verify and inspect, naming the size and the limit', async (_, make, [width, height]) => {
     const bomb = make();
     const refusals = [() => protect(bomb), () => verify(bomb), () => inspect(bomb)];

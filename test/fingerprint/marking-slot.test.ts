@@ -17,6 +17,7 @@ import detect, { embed, embedAndTransfer } from '../../src/adapters/fingerprint-
 import { createPixelDecoder, type PixelDecoder } from '../../src/adapters/pixels.js';
 import { createFingerprinting, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
 import { FingerprintNotPossibleError, ServerBusyError } from '../../src/errors.js';
+import { signInToDashboard } from '../support/dashboard.js';
 import { postImage, startTestServer } from '../support/server.js';
 import { texturedPhoto } from './support.js';
 
@@ -192,15 +193,7 @@ describe('through the server: one decode slot, no queue', () => {
     const t = await startTestServer({ env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
     try {
       const key = await t.key('pro');
-      const signedIn = await fetch(`${t.url}/dashboard/sign-in`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' },
-        body: new URLSearchParams({ key }).toString(),
-        redirect: 'manual',
-      });
-      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-      const page = await (await fetch(`${t.url}/dashboard`, { headers: { Cookie: cookie } })).text();
-      const formToken = /action="\/dashboard\/protect\?form=([^"]+)"/.exec(page)![1]!;
+      const { cookie, formToken } = await signInToDashboard(t.url, key);
       // A JPEG decodes fast (about a tenth of the job here); embedding and encoding 12 megapixels take the rest.
       const big = await texturedPhoto(4000, 3000, 'jpeg');
       const verify = async () => {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { killAll, optmarkJson, sleep } from '../process/support.js';
+import { signInToDashboard } from '../support/dashboard.js';
 import { postImage, startTestServer, type TestServer } from '../support/server.js';
 import { texturedPhoto } from './support.js';
 
@@ -59,21 +60,11 @@ async function markOnCommandLine(name: string, bytes: Uint8Array): Promise<Buffe
 
 /** Marked by the server itself: the dashboard's protect with its fingerprint box ticked (the server's only marking path). */
 async function markOnServer(bytes: Uint8Array): Promise<Buffer> {
-  const sameSite = { 'Sec-Fetch-Site': 'same-origin' };
-  const signIn = await fetch(`${t.url}/dashboard/sign-in`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...sameSite },
-    body: new URLSearchParams({ key: apiKey }).toString(),
-    redirect: 'manual',
-  });
-  expect(signIn.status).toBe(303);
-  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-  const page = await (await fetch(`${t.url}/dashboard`, { headers: { Cookie: cookie } })).text();
-  const formToken = /action="\/dashboard\/protect\?form=([^"]+)"/.exec(page)![1]!;
+  const { cookie, formToken } = await signInToDashboard(t.url, apiKey);
   const form = new FormData();
   form.append('fingerprint', 'on');
   form.append('image', new Blob([bytes], { type: 'image/jpeg' }), 'photo.jpg');
-  const response = await fetch(`${t.url}/dashboard/protect?form=${encodeURIComponent(formToken)}`, { method: 'POST', headers: { Cookie: cookie, ...sameSite }, body: form });
+  const response = await fetch(`${t.url}/dashboard/protect?form=${encodeURIComponent(formToken)}`, { method: 'POST', headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: form });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('image/jpeg');
   return Buffer.from(await response.arrayBuffer());

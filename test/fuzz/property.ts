@@ -17,7 +17,7 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import sharp from 'sharp';
 import type { Fingerprinting } from '../../src/app/fingerprint.js';
 import { inspectWithFingerprint } from '../../src/app/verify-image.js';
-import { declaredDimensions } from '../../src/core/formats/dimensions.js';
+import { declaredDimensions, jpegFrameHeaderAt } from '../../src/core/formats/dimensions.js';
 import type { ContainerHandler } from '../../src/core/formats/handler.js';
 import { uriFor } from '../../src/core/xmp/vocabulary.js';
 import { createProvenance, inspect, OptmarkError, sniff, PROHIBITED_CODES, protect, verify, type ErrorCode, type ProhibitedCode } from '../../src/index.js';
@@ -247,25 +247,8 @@ function checkNonXmpBytes(handler: ContainerHandler, input: Uint8Array, output: 
  */
 function storedAsCmyk(bytes: Uint8Array, format: string): boolean {
   if (format !== 'jpeg') return false;
-  let at = 2;
-  while (at + 4 <= bytes.length && bytes[at] === 0xff) {
-    const marker = bytes[at + 1]!;
-    if (marker === 0xff) {
-      at++;
-      continue;
-    }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      at += 2;
-      continue;
-    }
-    if (marker === 0xda || marker === 0xd9) return false;
-    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
-    const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
-    if (isSof) return bytes[at + 9] === 4;
-    if (length < 2) return false;
-    at += 2 + length;
-  }
-  return false;
+  const frame = jpegFrameHeaderAt(bytes);
+  return frame !== undefined && bytes[frame + 9] === 4;
 }
 
 async function decode(bytes: Uint8Array, cmyk: boolean): Promise<{ data: Buffer; shape: string } | undefined> {

@@ -6,7 +6,6 @@
  * pixel decoder's queue (verify's fingerprint check), 503 server_busy too,
  * and nothing counted.
  */
-import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import sharp from 'sharp';
@@ -15,9 +14,7 @@ import { corpusFile } from '../support/corpus.js';
 import { collector } from '../support/gc.js';
 import { random } from '../support/random.js';
 import { multipartBody, parseResponse, type RawResponse } from '../support/raw-http.js';
-import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
-import { loadConfig } from '../../src/config.js';
-import { startServer } from '../../src/server/start.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
 const BODY = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
@@ -66,11 +63,7 @@ interface CapturedLog {
   protectRequests: number;
 }
 
-/**
- * A test server (as startTestServer makes one) whose fastify logger writes,
- * at info level, into `log` instead of nowhere: pino writes one JSON object
- * per line.
- */
+/** A test server whose log (pino: one JSON object a line, at info level) is counted into `log`. */
 async function startLoggingServer(env: Record<string, string>, log: CapturedLog): Promise<TestServer> {
   let pending = '';
   const take = (line: string) => {
@@ -88,23 +81,12 @@ async function startLoggingServer(env: Record<string, string>, log: CapturedLog)
       done();
     },
   });
-  const dataDir = freshDataDir();
-  const config = loadConfig({ PORT: '0', OPTMARK_DATA_DIR: dataDir, ...env });
-  const server = await startServer(config, { logger: { level: 'info', stream } });
-  let accounts = 0;
+  const server = await startTestServer({ env, logTo: stream });
   return {
-    url: server.url,
-    server,
-    dataDir,
-    databaseUrl: undefined,
-    async key(plan = 'pro', name = `logged-${++accounts}`) {
-      await server.admin.createAccount(name, plan);
-      return (await server.admin.issueKey(name)).key;
-    },
+    ...server,
     async close() {
       await server.close();
       take(pending);
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

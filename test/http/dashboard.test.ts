@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_HOURS } from '../../src/app/dashboard-sessions.js';
 import { texturedPhoto } from '../fingerprint/support.js';
 import { withC2pa } from '../support/c2pa.js';
+import { signInToDashboard } from '../support/dashboard.js';
 import { postImage, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -46,12 +47,7 @@ async function dashboard(cookie?: string): Promise<{ response: Response; body: s
 async function newSession(plan: 'pro' | 'lifetime' = 'pro'): Promise<Session> {
   const account = `dash-${Math.random().toString(36).slice(2, 8)}`;
   const key = await t.key(plan, account);
-  const response = await signIn(key, { 'Sec-Fetch-Site': 'same-origin' });
-  expect(response.status).toBe(303);
-  const cookie = response.headers.get('set-cookie')!.split(';')[0]!;
-  const { body } = await dashboard(cookie);
-  const formToken = /action="\/dashboard\/protect\?form=([^"]+)"/.exec(body)![1]!;
-  return { cookie, formToken, key, account };
+  return { ...(await signInToDashboard(t.url, key)), key, account };
 }
 
 /** Post a dashboard form as the browser would: multipart, the session cookie, the form token in the action. */

@@ -6,7 +6,6 @@
  * what is asserted, and the row says so.
  */
 import type { IncomingMessage } from 'node:http';
-import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   afterIhdr,
@@ -15,6 +14,8 @@ import {
   enc,
   extensionSegment,
   extensionSegments,
+  headerOnlyPng,
+  jpegWithFrameSize,
   latin1,
   md5Guid,
   PNG_SIGNATURE,
@@ -352,7 +353,7 @@ describe('the image (rows 16-29)', () => {
     ['22: an odd RIFF size', Buffer.concat([riff([webpImage], webpImage.length + 5), Buffer.alloc(1)])],
     ['22: a VP8X canvas other than the bitstream', riff([Buffer.concat([latin1('VP8X'), Buffer.from([10, 0, 0, 0, 0, 0, 0, 0, 99, 0, 0, 99, 0, 0])]), webpImage])],
     ['23: a PNG of width 0', Buffer.concat([PNG_SIGNATURE, chunk('IHDR', Buffer.from([0, 0, 0, 0, 0, 0, 0, 1, 8, 2, 0, 0, 0])), pngTail])],
-    ['23: a JPEG frame of 0x0', zeroFrame(JPEG)],
+    ['23: a JPEG frame of 0x0', jpegWithFrameSize(JPEG, 0, 0)],
   ];
   it.each(corrupt)('%s: 422 corrupt_image on both endpoints', async (_, bytes) => {
     await row(() => post(bytes, '/api/v1/protect'), 422, 'corrupt_image');
@@ -371,7 +372,7 @@ describe('the image (rows 16-29)', () => {
   it.each([
     ['a 1-bit PNG of 20000x20000 (about 50 KB)', blackPng(20_000, 20_000)],
     ['a 68-byte PNG whose header declares 100000x100000 (10^10 pixels)', headerOnlyPng(100_000, 100_000)],
-    ['a JPEG whose frame says 65500x65500', hugeFrame(JPEG)],
+    ['a JPEG whose frame says 65500x65500', jpegWithFrameSize(JPEG, 65_500, 65_500)],
   ])('24: %s: 422 image_dimensions_too_large on both endpoints, each within 1 s, no pixel decoded', async (_, bytes) => {
     const peakBefore = process.resourceUsage().maxRSS;
     for (const path of ['/api/v1/protect', '/api/v1/verify']) {
@@ -560,22 +561,6 @@ function form(bytes: Uint8Array): FormData {
   return f;
 }
 
-function sofAt(jpeg: Uint8Array): number {
-  return Buffer.from(jpeg).indexOf(Buffer.from([0xff, 0xc0]));
-}
-
-function zeroFrame(jpeg: Uint8Array): Buffer {
-  const copy = Buffer.from(jpeg);
-  copy.fill(0, sofAt(copy) + 5, sofAt(copy) + 9);
-  return copy;
-}
-
-function hugeFrame(jpeg: Uint8Array): Buffer {
-  const copy = Buffer.from(jpeg);
-  copy.writeUInt16BE(65500, sofAt(copy) + 5);
-  copy.writeUInt16BE(65500, sofAt(copy) + 7);
-  return copy;
-}
 
 
 /** An uncompressed XMP iTXt chunk holding a packet of these descriptions. */
@@ -593,8 +578,3 @@ function bigXmpPng(): Buffer {
   return xmpPng(9 * 1024 * 1024);
 }
 
-/** A 68-byte PNG whose header declares width x height (8-bit RGB) and whose IDAT holds 3 bytes: a header and next to nothing else. */
-function headerOnlyPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([8, 2, 0, 0, 0])]);
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(3))), chunk('IEND', Buffer.alloc(0))]);
-}

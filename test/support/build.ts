@@ -103,3 +103,19 @@ export function blackPng(width: number, height: number): Buffer {
   const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([1, 0, 0, 0, 0])]);
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
 }
+
+/** A 68-byte PNG whose header declares width x height (8-bit RGB) and whose IDAT holds 3 bytes: a header and next to nothing else. */
+export function headerOnlyPng(width: number, height: number): Buffer {
+  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([8, 2, 0, 0, 0])]);
+  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(3))), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A copy of a baseline JPEG (SOF0) whose frame header declares width x height; the scan is left as it is. */
+export function jpegWithFrameSize(jpeg: Uint8Array, width: number, height: number): Buffer {
+  const copy = Buffer.from(jpeg);
+  const sof = copy.indexOf(Buffer.from([0xff, 0xc0]));
+  if (sof < 0) throw new Error('no baseline frame header (SOF0) in this JPEG');
+  copy.writeUInt16BE(height, sof + 5);
+  copy.writeUInt16BE(width, sof + 7);
+  return copy;
+}

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Clock } from '../../src/app/ports.js';
@@ -61,6 +62,8 @@ export interface TestServerOptions {
   /** Reuse a data directory or database (a second server, a restart). */
   readonly dataDir?: string;
   readonly databaseUrl?: string;
+  /** The server's log, at info level, one JSON object a line, into this stream (by default it logs nothing). */
+  readonly logTo?: Writable;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -75,7 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });
-  const server = await startServer(config, { clock: options.clock, logger: false });
+  const server = await startServer(config, { clock: options.clock, logger: options.logTo ? { level: 'info', stream: options.logTo } : false });
   let accounts = 0;
   return {
     url: server.url,

@@ -141,7 +141,7 @@ function climbFromOne(plane: Plane, atOne: Hypothesis, reference: Spectrum): Hyp
   const i = ladder.indexOf(top);
   if (i === 0 || i === ladder.length - 1) return top;
   const [vertexAt] = evaluate(plane, [top.step + FINE_DELTA * vertex(ladder[i - 1]!.peak.score, top.peak.score, ladder[i + 1]!.peak.score)], reference);
-  return vertexAt!.peak.score > top.peak.score ? vertexAt! : top;
+  return best([top, vertexAt!]);
 }
 
 /** The highest-scoring hypothesis; the first of equals. */

@@ -45,8 +45,18 @@ function webpDimensions(b: Uint8Array): Dimensions | undefined {
   }
 }
 
-/** Walk marker segments up to the first SOFn; stop at SOS, EOI or anything unreadable. */
 function jpegDimensions(b: Uint8Array): Dimensions | undefined {
+  const at = jpegFrameHeaderAt(b);
+  return at !== undefined && at + 9 <= b.length ? { height: u16be(b, at + 5), width: u16be(b, at + 7) } : undefined;
+}
+
+/**
+ * Where the first frame header (SOFn marker) of a JPEG starts: its
+ * precision is at +4, height +5, width +7, component count +9. Walks the
+ * marker segments from the start; undefined at SOS, EOI or anything
+ * unreadable before a frame header.
+ */
+export function jpegFrameHeaderAt(b: Uint8Array): number | undefined {
   let at = 2;
   while (at + 4 <= b.length) {
     if (b[at] !== 0xff) return undefined;
@@ -63,7 +73,7 @@ function jpegDimensions(b: Uint8Array): Dimensions | undefined {
     const length = u16be(b, at + 2);
     if (length < 2) return undefined;
     const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
-    if (isSof) return at + 9 <= b.length ? { height: u16be(b, at + 5), width: u16be(b, at + 7) } : undefined;
+    if (isSof) return at;
     at += 2 + length;
   }
   return undefined;
