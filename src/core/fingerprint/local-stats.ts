@@ -18,14 +18,26 @@
  */
 let across = new Float64Array(0);
 let work = new Float64Array(0);
+let source = new Float64Array(0);
 let columns = new Float64Array(0);
 
 function scratch(length: number, width: number): void {
   if (across.length < length) {
     across = new Float64Array(length);
     work = new Float64Array(length);
+    source = new Float64Array(length);
   }
   if (columns.length < width) columns = new Float64Array(width);
+}
+
+/**
+ * The plane as float64 in `source` (exact): boxMean then only ever reads one
+ * kind of array, which V8 compiles tighter than a loop that sees both.
+ */
+function asFloat64(plane: Float32Array): Float64Array {
+  const out = source;
+  for (let i = 0; i < plane.length; i++) out[i] = plane[i]!;
+  return out;
 }
 
 /**
@@ -33,34 +45,42 @@ function scratch(length: number, width: number): void {
  * into `out` (which may be `plane` itself: the plane is read whole before
  * `out` is written). Running sums, first along each row, then down the
  * columns a whole row at a time (sequential memory access: column-wise
- * passes were several times slower). Uses `across` and `columns`.
+ * passes were several times slower). Uses `across` and `columns`, read
+ * into locals once (a module variable is reloaded on every access).
  */
-function boxMean(plane: Float32Array | Float64Array, width: number, height: number, radius: number, out: Float64Array): void {
+function boxMean(plane: Float64Array, width: number, height: number, radius: number, out: Float64Array): void {
+  const rowMeans = across;
+  const sums = columns;
   const perX = reciprocalCounts(width, radius);
+  const lead = Math.min(radius, width);
   for (let y = 0; y < height; y++) {
     const base = y * width;
     let sum = 0;
-    for (let x = 0; x < Math.min(radius, width); x++) sum += plane[base + x]!;
+    for (let x = 0; x < lead; x++) sum += plane[base + x]!;
     for (let x = 0; x < width; x++) {
       if (x + radius < width) sum += plane[base + x + radius]!;
       if (x > radius) sum -= plane[base + x - radius - 1]!;
-      across[base + x] = sum * perX[x]!;
+      rowMeans[base + x] = sum * perX[x]!;
     }
   }
   const perY = reciprocalCounts(height, radius);
-  columns.fill(0, 0, width);
-  for (let y = 0; y < Math.min(radius, height); y++) addRow(width, y * width, 1);
+  sums.fill(0, 0, width);
+  for (let y = 0; y < Math.min(radius, height); y++) addRow(sums, rowMeans, width, y * width);
   for (let y = 0; y < height; y++) {
-    if (y + radius < height) addRow(width, (y + radius) * width, 1);
-    if (y > radius) addRow(width, (y - radius - 1) * width, -1);
+    if (y + radius < height) addRow(sums, rowMeans, width, (y + radius) * width);
+    if (y > radius) subtractRow(sums, rowMeans, width, (y - radius - 1) * width);
     const scale = perY[y]!;
     const base = y * width;
-    for (let x = 0; x < width; x++) out[base + x] = columns[x]! * scale;
+    for (let x = 0; x < width; x++) out[base + x] = sums[x]! * scale;
   }
 }
 
-function addRow(width: number, start: number, sign: number): void {
-  for (let x = 0; x < width; x++) columns[x]! += sign * across[start + x]!;
+function addRow(sums: Float64Array, rows: Float64Array, width: number, start: number): void {
+  for (let x = 0; x < width; x++) sums[x] = sums[x]! + rows[start + x]!;
+}
+
+function subtractRow(sums: Float64Array, rows: Float64Array, width: number, start: number): void {
+  for (let x = 0; x < width; x++) sums[x] = sums[x]! - rows[start + x]!;
 }
 
 /** 1 / (number of window pixels along one axis) at each position. */
@@ -73,12 +93,14 @@ function reciprocalCounts(length: number, radius: number): Float64Array {
 /** Local standard deviation (texture activity) over a (2r + 1)^2 window. */
 export function localStd(plane: Float32Array, width: number, height: number, radius: number): Float32Array {
   scratch(plane.length, width);
+  const values = asFloat64(plane);
+  const squares = work;
   const mean = new Float64Array(plane.length);
-  boxMean(plane, width, height, radius, mean);
-  for (let i = 0; i < plane.length; i++) work[i] = plane[i]! * plane[i]!;
-  boxMean(work, width, height, radius, work);
+  boxMean(values, width, height, radius, mean);
+  for (let i = 0; i < plane.length; i++) squares[i] = values[i]! * values[i]!;
+  boxMean(squares, width, height, radius, squares);
   const out = new Float32Array(plane.length);
-  for (let i = 0; i < out.length; i++) out[i] = Math.sqrt(Math.max(0, work[i]! - mean[i]! * mean[i]!));
+  for (let i = 0; i < out.length; i++) out[i] = Math.sqrt(Math.max(0, squares[i]! - mean[i]! * mean[i]!));
   return out;
 }
 
@@ -91,14 +113,16 @@ export function localStd(plane: Float32Array, width: number, height: number, rad
  */
 export function whiten(plane: Float32Array, width: number, height: number, radius: number, floor: number): Float64Array {
   scratch(plane.length, width);
+  const values = asFloat64(plane);
+  const local = work;
   const residual = new Float64Array(plane.length);
-  boxMean(plane, width, height, radius, work);
+  boxMean(values, width, height, radius, local);
   for (let i = 0; i < residual.length; i++) {
-    const r = plane[i]! - work[i]!;
+    const r = values[i]! - local[i]!;
     residual[i] = r;
-    work[i] = r * r;
+    local[i] = r * r;
   }
-  boxMean(work, width, height, radius, work);
-  for (let i = 0; i < residual.length; i++) residual[i] = residual[i]! / (Math.sqrt(Math.max(0, work[i]!)) + floor);
+  boxMean(local, width, height, radius, local);
+  for (let i = 0; i < residual.length; i++) residual[i] = residual[i]! / (Math.sqrt(Math.max(0, local[i]!)) + floor);
   return residual;
 }
