@@ -11,7 +11,10 @@
  * thread, as the CLI runs it), it times detections through the worker pool
  * the server's verify uses (createFingerprinting over createFingerprintPool:
  * decode here, the detector on a worker thread), and counts which
- * synchronisation path the detector took.
+ * synchronisation path the detector took. Each round of the 12 MP JPEG
+ * timings runs every kind back to back (decode floor, in-thread, compute
+ * only, worker pool), so they are compared on the same machine state: a
+ * shared machine's speed drifts over minutes, by half or more.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,7 +33,6 @@ const QUICK = process.argv.includes('--quick');
 const OUT = process.argv.slice(2).find((a) => !a.startsWith('--'));
 const LATENCY_RUNS = QUICK ? 5 : 100;
 const PNG_LATENCY_RUNS = QUICK ? 3 : 30;
-const POOL_RUNS = QUICK ? 3 : 100;
 const AS_SHIPPED_RUNS = 3;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -150,6 +152,26 @@ function staleBuild(): string | undefined {
   return newer.length ? `dist/ is older than ${newer.length} source file(s) of the fingerprint (run \`npm run build\`)` : undefined;
 }
 
+/**
+ * Verify's server path: createFingerprinting over a worker pool of one
+ * thread, with the secret as the server holds it (version 1), and the
+ * product's file marked with the key the pool derives from it.
+ */
+async function serverPath(raster: Raster, deliver: (pixels: Uint8Array) => Promise<Uint8Array>) {
+  const { createFingerprintPool } = await import('../src/adapters/fingerprint-pool.js');
+  const workers = createFingerprintPool({ threads: 1, queue: 4 });
+  const secret = { version: 1, secret: new Uint8Array(BENCH_SECRET) };
+  const verify = createFingerprinting({
+    pixels: createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 }),
+    detect: workers.detect,
+    embed: workers.embed,
+    detecting: () => [secret],
+    marking: () => secret,
+  });
+  const marked = await deliver(embedFingerprint(raster, deriveFingerprintKey(BENCH_SECRET, String(secret.version))).data);
+  return { verify, marked, close: () => workers.close() };
+}
+
 export async function measureLatency(): Promise<LatencyResults> {
   sharp.concurrency(1);
   const allowed = cpusAllowed();
@@ -160,7 +182,7 @@ export async function measureLatency(): Promise<LatencyResults> {
   const { photos } = listPictures();
   const photoFiles = photos.slice(0, QUICK ? 6 : undefined);
 
-  log('latency: 12-megapixel JPEG, one core ...');
+  log('latency: preparing the 12-megapixel JPEG ...');
   const source = photoFiles.find((f) => f.name === 'Kleiber_by_Lukas_Baubkus') ?? photoFiles[0]!;
   const big = await sharp(readFileSync(source.path)).rotate().removeAlpha().resize(4000, 3000, { fit: 'cover' }).raw().toBuffer({ resolveWithObject: true });
   const bigRaster = { data: big.data, width: 4000, height: 3000, channels: 3 };
@@ -215,23 +237,45 @@ export async function measureLatency(): Promise<LatencyResults> {
   }
   await decodeFullTimes(files.unmarked, LATENCY_RUNS, 'decodeFull');
   await decodeFullTimes(files.marked, LATENCY_RUNS, 'decodeFullMarked');
-  for (let i = -3; i < LATENCY_RUNS; i++) {
-    const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
-    const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
-    // The detector alone, on the decoded copy: the compute part of the figures above.
-    const decodeReducedMarked = await timed(() => decodeForDetection(files.marked));
-    const reduced = { marked: decodeReducedMarked.value, unmarked: decodeReduced.value };
-    const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
-    if (i < 0) continue; // warm-up
-    keep('decodeReduced', decodeReduced.ms);
-    keep('decodeReducedMarked', decodeReducedMarked.ms);
-    for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
-      keep(name, runs[name].ms);
-      verdicts[name] = runs[name].value.present;
+
+  // The server's path: createFingerprinting over the worker pool, one thread. The pool derives keys from
+  // (numeric version, secret), so its marked file is marked with that key.
+  const stale = staleBuild();
+  if (stale) log(`latency: worker pool skipped: ${stale}`);
+  const server = stale ? undefined : await serverPath(bigRaster, delivered);
+  const poolVerdicts = { marked: false, unmarked: true };
+  log(`latency: 12-megapixel JPEG, in this thread${server ? ' and through the worker pool' : ''}, interleaved ...`);
+  try {
+    for (let i = -3; i < LATENCY_RUNS; i++) {
+      const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
+      const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
+      // The detector alone, on the decoded copy: the compute part of the figures above.
+      const decodeReducedMarked = await timed(() => decodeForDetection(files.marked));
+      const reduced = { marked: decodeReducedMarked.value, unmarked: decodeReduced.value };
+      const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
+      const pooled = server && { marked: await timed(() => server.verify.check(server.marked)), unmarked: await timed(() => server.verify.check(files.unmarked)) };
+      if (i < 0) continue; // warm-up
+      keep('decodeReduced', decodeReduced.ms);
+      keep('decodeReducedMarked', decodeReducedMarked.ms);
+      for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
+        keep(name, runs[name].ms);
+        verdicts[name] = runs[name].value.present;
+      }
+      keep('computeMarked', compute.marked.ms);
+      keep('computeUnmarked', compute.unmarked.ms);
+      if (pooled) {
+        keep('poolMarked', pooled.marked.ms);
+        keep('poolUnmarked', pooled.unmarked.ms);
+        poolVerdicts.marked = pooled.marked.value.present;
+        poolVerdicts.unmarked = pooled.unmarked.value.present;
+      }
     }
-    keep('computeMarked', compute.marked.ms);
-    keep('computeUnmarked', compute.unmarked.ms);
+  } finally {
+    await server?.close();
   }
+  const q = (v: number[]) => ({ p50: quantile(v, 0.5), p95: quantile(v, 0.95) });
+  const pool: LatencyResults['pool'] = stale ? { skipped: stale } : { marked: q(timings.poolMarked), unmarked: q(timings.poolUnmarked), runs: LATENCY_RUNS, verdicts: poolVerdicts };
+
   log('latency: 12-megapixel PNG, one core ...');
   await decodeFullTimes(files.pngUnmarked, PNG_LATENCY_RUNS, 'pngDecodeFull');
   for (let i = -1; i < PNG_LATENCY_RUNS; i++) {
@@ -245,44 +289,6 @@ export async function measureLatency(): Promise<LatencyResults> {
     verdicts.pngUnmarked = runs.unmarked.value.present;
   }
 
-  // The server's path: createFingerprinting over the worker pool, one thread. The pool derives keys from
-  // (numeric version, secret), so the file is marked with that key here.
-  log('latency: 12-megapixel JPEG through the worker pool ...');
-  let pool: LatencyResults['pool'];
-  const stale = staleBuild();
-  if (stale) {
-    log(`latency: worker pool skipped: ${stale}`);
-    pool = { skipped: stale };
-  } else {
-    const { createFingerprintPool } = await import('../src/adapters/fingerprint-pool.js');
-    const workers = createFingerprintPool({ threads: 1, queue: 4 });
-    const secret = { version: 1, secret: new Uint8Array(BENCH_SECRET) };
-    const poolKey = deriveFingerprintKey(BENCH_SECRET, String(secret.version));
-    const poolMarked = await delivered(embedFingerprint(bigRaster, poolKey).data);
-    const verify = createFingerprinting({
-      pixels: createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 }),
-      detect: workers.detect,
-      embed: workers.embed,
-      detecting: () => [secret],
-      marking: () => secret,
-    });
-    const poolVerdicts = { marked: false, unmarked: true };
-    try {
-      for (let i = -3; i < POOL_RUNS; i++) {
-        const marked = await timed(() => verify.check(poolMarked));
-        const unmarked = await timed(() => verify.check(files.unmarked));
-        if (i < 0) continue;
-        keep('poolMarked', marked.ms);
-        keep('poolUnmarked', unmarked.ms);
-        poolVerdicts.marked = marked.value.present;
-        poolVerdicts.unmarked = unmarked.value.present;
-      }
-    } finally {
-      await workers.close();
-    }
-    const q = (v: number[]) => ({ p50: quantile(v, 0.5), p95: quantile(v, 0.95) });
-    pool = { marked: q(timings.poolMarked), unmarked: q(timings.poolUnmarked), runs: POOL_RUNS, verdicts: poolVerdicts };
-  }
   const loadAverage = os.loadavg();
 
   // The photos as shipped (unmarked, so each should run the whole scale search): the median of a few runs per file.

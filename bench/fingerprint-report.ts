@@ -342,6 +342,7 @@ ${'skipped' in l.pool ? `| Verify's server path (worker pool) | skipped: ${l.poo
 The "Detect" rows run the detector in the calling thread, as the CLI's
 verify does; the server's verify hands the decoded copy to its worker pool,
 which adds the hand-over to a worker thread and back${'skipped' in l.pool ? '' : ` (verdicts there: marked ${l.pool.verdicts.marked}, unmarked ${l.pool.verdicts.unmarked}; the pool's key is version 1 of the benchmark secret, as the server derives it)`}.
+Each of the ${l.runs} rounds times the reduced decodes, the in-thread detections, the compute-only runs and the worker-pool runs back to back, so all of them are measured on the same state of the machine, whose speed drifts over minutes on a shared host.
 Verdicts in the latency runs: marked ${l.verdicts.marked}, unmarked ${l.verdicts.unmarked}, cropped ${l.verdicts.markedCrop}.
 
 **Which synchronisation path ran**, counted from the periodic correlations
