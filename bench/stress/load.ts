@@ -205,6 +205,7 @@ checks.check(high.name, `RSS peak <= ${OVERLOAD_RSS_MB} MB`, high.rss.peakMb <= 
   checks.check(name, `p99 <= ${OVERLOAD_P99_MS} ms`, r.p99Ms <= OVERLOAD_P99_MS, `${ms(r.p99Ms)} ms (all answers)`);
   checks.check(name, `RSS peak <= ${OVERLOAD_RSS_MB} MB`, rss.peakMb <= OVERLOAD_RSS_MB, `${mb(rss.peakMb)} MB`);
   checks.check(name, 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+  showWarnings(log, server, 4);
 }
 
 const low = await run('load, low limits', LOW_SECONDS, LOW_LIMITS);

@@ -16,6 +16,7 @@ import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
+import { trackRunningHandlers } from './running-handlers.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
@@ -127,6 +128,13 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   let stopping = false;
   app.addHook('preClose', async () => {
     stopping = true;
+  });
+  // A call whose client went away still runs; close() waits for it, so the
+  // shutdown does not close the database or the worker pool under it.
+  const running = trackRunningHandlers(app);
+  app.addHook('onClose', async () => {
+    const left = await running.idle(config.requestTimeoutSeconds * 1000);
+    if (left > 0) app.log.warn({ running: left }, `stopping with ${left} call(s) still running after the request timeout`);
   });
 
   app.addHook('onRequest', async (request, reply) => {

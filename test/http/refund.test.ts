@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -154,8 +155,16 @@ interface FaultyServer {
   readonly admin: Admin;
   readonly access: ApiAccess;
   readonly calls: { reserved: number; refunds: number };
-  readonly faults: { signer?: Error; fingerprint?: Error };
+  readonly faults: { signer?: Error; fingerprint?: Error; hold?: Hold };
+  /** The HTTP app's close alone (what the server's shutdown runs first); the stores stay open. */
+  closeHttp(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Holds verify's fingerprint check: `started` is called when one begins, which then waits for `until`. */
+interface Hold {
+  readonly started: () => void;
+  readonly until: Promise<void>;
 }
 
 async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
@@ -198,6 +207,10 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
   const fingerprint: Fingerprinting = {
     async check() {
       if (faults.fingerprint) throw faults.fingerprint;
+      if (faults.hold) {
+        faults.hold.started();
+        await faults.hold.until;
+      }
       return NO_FINGERPRINT;
     },
     async mark() {
@@ -220,14 +233,17 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
     });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     const server = app;
+    let closingHttp: Promise<void> | undefined;
+    const closeHttp = () => (closingHttp ??= server.close());
     return {
       url,
       admin: s.admin,
       access,
       calls,
       faults,
+      closeHttp,
       async close() {
-        await server.close();
+        await closeHttp();
         await s.close();
       },
     };
@@ -288,3 +304,57 @@ describe.each(BACKENDS)('a call that fails after its unit was reserved, on %s', 
     expect(await used()).toBe(2);
   });
 });
+
+describe.each(BACKENDS)('a call whose client goes away while it runs, on %s', (backend) => {
+  let t: FaultyServer | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  // Seen under load: a stop that closed the worker pool under such a call
+  // failed its fingerprint check, logged as an unhandled error.
+  it('gets its unit back, and closing the HTTP app waits for its handler before the stores and the pool may close', async () => {
+    t = await startFaultyServer(backend);
+    const name = `gone-${backend}`;
+    await t.admin.createAccount(name, 'pro');
+    const { key } = await t.admin.issueKey(name);
+    let release!: () => void;
+    let started!: () => void;
+    const checkStarted = new Promise<void>((resolve) => (started = resolve));
+    t.faults.hold = { started, until: new Promise<void>((resolve) => (release = resolve)) };
+
+    const socket = await sendVerify(t.url, key, JPEG);
+    await checkStarted;
+    socket.destroy();
+    const events: string[] = [];
+    const closed = t.closeHttp().then(() => events.push('closed'));
+    await sleep(300);
+    expect(events).toEqual([]);
+    events.push('released');
+    release();
+    await closed;
+    expect(events).toEqual(['released', 'closed']);
+    // Its unit was reserved, then given back when the client left.
+    expect(t.calls).toEqual({ reserved: 1, refunds: 1 });
+    expect((await t.admin.usage(name)).verify.used).toBe(0);
+  });
+});
+
+/** A verify of `image` on a raw connection, all of it written; resolves with the socket, which the caller closes. */
+async function sendVerify(url: string, key: string, image: Uint8Array): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  const boundary = 'optmark-gone';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`),
+    image,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => {});
+  const head = `POST /api/v1/verify HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  await new Promise<void>((resolve) => socket.write(Buffer.concat([Buffer.from(head), body]), () => resolve()));
+  return socket;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
