@@ -117,10 +117,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           // directory, a database that stopped): a step skipped would leave a
           // thread or handle that keeps the process from exiting.
           let failure: unknown;
-          // The HTTP server's own bound is the request timeout: calls in
-          // flight may finish, and so may those whose client went away (their
-          // handlers still use the database and the worker pool closed after
-          // it); the other steps get CLOSE_STEP_TIMEOUT_MS.
+          // The HTTP server's own bound is the request timeout, once for the
+          // calls in flight and once more for the handlers of calls whose
+          // client went away (they still use the database and the worker
+          // pool closed after it); the other steps get CLOSE_STEP_TIMEOUT_MS.
           const steps: Array<[string, () => Promise<void> | undefined, bounded: boolean]> = [
             ['the HTTP server', () => server.close(), false],
             ['the admin socket', () => socket?.close(), true],
