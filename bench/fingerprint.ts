@@ -96,8 +96,8 @@ const psnrDisagreement = Math.max(...[...psnrs, ...markedGraphics.psnrs].map((p,
 /**
  * The file the product delivers for a fingerprinted JPEG: the marked pixels
  * encoded by the product's own encoder (the pixel decoder's encodeLike, given
- * a JPEG to imitate, sharp's default, 4:2:0: quality 95, 4:2:0 kept), decoded again and compared
- * with the original pixels; next to it, the unmarked original through the
+ * a 4:2:0 JPEG, sharp's default, to imitate: quality 95, 4:2:0 kept),
+ * decoded again and compared with the original pixels; next to it, the unmarked original through the
  * same encoder, so the mark's cost and the re-encoding's cost are apart.
  */
 async function deliveredPsnr(originals: readonly RgbImage[], markedImages: readonly RgbImage[]): Promise<{ marked: number[]; unmarked: number[] }> {

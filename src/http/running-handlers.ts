@@ -9,8 +9,6 @@
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 
 export interface RunningHandlers {
-  /** Handlers started and not finished, now. */
-  readonly count: number;
   /** Resolves when no handler is running, or after `limitMs` with the number still running. */
   idle(limitMs: number): Promise<number>;
 }
@@ -40,9 +38,6 @@ export function trackRunningHandlers(app: FastifyInstance): RunningHandlers {
     } as RouteHandlerMethod;
   });
   return {
-    get count() {
-      return count;
-    },
     idle(limitMs) {
       if (count === 0) return Promise.resolve(0);
       return new Promise<number>((resolve) => {

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,7 @@ import { loadConfig } from '../../src/config.js';
 import { periodOf } from '../../src/core/quota/period.js';
 import { buildHttpApp } from '../../src/http/build-app.js';
 import { generatedImages } from '../support/generated.js';
+import { multipartBody, rawPost } from '../support/raw-http.js';
 import { BACKENDS, freshDataDir, freshPgDatabase, postImage, type Backend } from '../support/server.js';
 
 const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
@@ -344,17 +346,10 @@ describe.each(BACKENDS)('a call whose client goes away while it runs, on %s', (b
 /** A verify of `image` on a raw connection, all of it written; resolves with the socket, which the caller closes. */
 async function sendVerify(url: string, key: string, image: Uint8Array): Promise<Socket> {
   const { hostname, port } = new URL(url);
-  const boundary = 'optmark-gone';
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`),
-    image,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
+  const body = multipartBody([{ name: 'image', filename: 'a.jpg', type: 'image/jpeg', data: image }]);
+  const request = rawPost('/api/v1/verify', { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=optmark-boundary' }, body);
   const socket = connect(Number(port), hostname);
   socket.on('error', () => {});
-  const head = `POST /api/v1/verify HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
-  await new Promise<void>((resolve) => socket.write(Buffer.concat([Buffer.from(head), body]), () => resolve()));
+  await new Promise<void>((resolve) => socket.write(request, () => resolve()));
   return socket;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { crc32 } from '../../src/core/bytes/digest.js';
+import { jpegFrameHeaderAt } from '../../src/core/formats/dimensions.js';
 
 export const enc = (text: string): Buffer => Buffer.from(text, 'utf8');
 export const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');
@@ -110,11 +111,11 @@ export function headerOnlyPng(width: number, height: number): Buffer {
   return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(3))), chunk('IEND', Buffer.alloc(0))]);
 }
 
-/** A copy of a baseline JPEG (SOF0) whose frame header declares width x height; the scan is left as it is. */
+/** A copy of a JPEG whose (first) frame header declares width x height; the scan is left as it is. */
 export function jpegWithFrameSize(jpeg: Uint8Array, width: number, height: number): Buffer {
   const copy = Buffer.from(jpeg);
-  const sof = copy.indexOf(Buffer.from([0xff, 0xc0]));
-  if (sof < 0) throw new Error('no baseline frame header (SOF0) in this JPEG');
+  const sof = jpegFrameHeaderAt(copy);
+  if (sof === undefined) throw new Error('no frame header in this JPEG');
   copy.writeUInt16BE(height, sof + 5);
   copy.writeUInt16BE(width, sof + 7);
   return copy;

@@ -107,8 +107,8 @@ export class Folder {
 
   /**
    * Fold row at `target` = the sum of the `count` sample rows starting at
-   * this.top, in order: up to four rows per pass (a fold row of an uncropped
-   * 4:3 canvas has four), the first pass writing, the others adding.
+   * this.top, in order: the first row copied, the others added up to three
+   * per pass (a fold row of an uncropped 4:3 canvas has four rows).
    */
   private sumNearest(data: Float64Array, width: number, target: number, count: number): void {
     const { rows, top } = this;
@@ -116,27 +116,14 @@ export class Folder {
       rows.fill(0, target, target + width);
       return;
     }
-    for (let i = 0; i < count; i += 4) {
-      const n = Math.min(4, count - i);
+    rows.set(data.subarray(top[0]!, top[0]! + width), target);
+    for (let i = 1; i < count; i += 3) {
       const a = top[i]!;
-      const b = top[i + (n > 1 ? 1 : 0)]!;
-      const c = top[i + (n > 2 ? 2 : 0)]!;
-      const d = top[i + (n > 3 ? 3 : 0)]!;
-      const first = i === 0;
-      if (n === 4) {
-        if (first) for (let x = 0; x < width; x++) rows[target + x] = data[a + x]! + data[b + x]! + data[c + x]! + data[d + x]!;
-        else for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]! + data[c + x]! + data[d + x]!;
-      } else if (n === 3) {
-        if (first) for (let x = 0; x < width; x++) rows[target + x] = data[a + x]! + data[b + x]! + data[c + x]!;
-        else for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]! + data[c + x]!;
-      } else if (n === 2) {
-        if (first) for (let x = 0; x < width; x++) rows[target + x] = data[a + x]! + data[b + x]!;
-        else for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]!;
-      } else if (first) {
-        rows.set(data.subarray(a, a + width), target);
-      } else {
-        for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]!;
-      }
+      const b = top[i + 1]!;
+      const c = top[i + 2]!;
+      if (count - i >= 3) for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]! + data[c + x]!;
+      else if (count - i === 2) for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]! + data[b + x]!;
+      else for (let x = 0; x < width; x++) rows[target + x] = rows[target + x]! + data[a + x]!;
     }
   }
 
