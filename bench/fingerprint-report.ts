@@ -80,7 +80,9 @@ export interface Results {
 
 const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 /** Trials, distance and p-value cells of one KS test (dashes when it had no trials). */
-const ks = (t: { trials: number; distance: number; p: number }) => (t.trials > 0 ? `${t.trials} | ${t.distance.toFixed(4)} | ${t.p.toFixed(3)}` : '0 | – | –');
+/** A p-value to three places, or in exponent form under 0.001 (where three places would print a passing p as 0.000). */
+const pValue = (p: number) => (p < 0.001 ? p.toExponential(2) : p.toFixed(3));
+const ks = (t: { trials: number; distance: number; p: number }) => (t.trials > 0 ? `${t.trials} | ${t.distance.toFixed(4)} | ${pValue(t.p)}` : '0 | – | –');
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 
 export function renderReport(r: Results): { markdown: string; targets: string[] } {
