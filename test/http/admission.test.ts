@@ -13,45 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
 import { collector } from '../support/gc.js';
 import { random } from '../support/random.js';
-import { multipartBody, parseResponse, type RawResponse } from '../support/raw-http.js';
+import { HeldUpload, multipartBody } from '../support/raw-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const JPEG = corpusFile('exiftool/XMP.jpg').bytes;
 const BODY = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
-
-/** An upload that sends its headers and the first bytes, then waits to be finished or aborted. */
-class HeldUpload {
-  private readonly socket: Socket;
-  private text = '';
-  readonly answered: Promise<RawResponse>;
-
-  constructor(url: string, key: string, path = '/api/v1/protect') {
-    const { port } = new URL(url);
-    this.socket = connect(Number(port), '127.0.0.1');
-    this.socket.setEncoding('latin1');
-    this.socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data; boundary=optmark-boundary\r\nContent-Length: ${BODY.length}\r\nConnection: close\r\n\r\n`,
-    );
-    this.socket.write(BODY.subarray(0, 100));
-    this.answered = new Promise((resolve, reject) => {
-      this.socket.on('data', (chunk: string) => (this.text += chunk));
-      this.socket.on('close', () => (this.text ? resolve(parseResponse(this.text)) : reject(new Error('closed without an answer'))));
-      this.socket.on('error', () => {});
-    });
-    this.answered.catch(() => {});
-  }
-
-  finish(): Promise<RawResponse> {
-    this.socket.write(BODY.subarray(100));
-    return this.answered;
-  }
-
-  /** Send `more` bytes of the rest of the body, then drop the connection. */
-  abort(more = 0): void {
-    if (more > 0) this.socket.write(BODY.subarray(100, 100 + more));
-    this.socket.destroy();
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -124,7 +90,7 @@ describe('per key', () => {
 
   it('a third call with the same key while two are uploading: 429 too_many_requests with Retry-After, other keys unaffected', async () => {
     const [mine, other] = [await t.key(), await t.key()];
-    const held = [new HeldUpload(t.url, mine), new HeldUpload(t.url, mine)];
+    const held = [new HeldUpload(t.url, mine, BODY), new HeldUpload(t.url, mine, BODY)];
     await sleep(200);
     const started = performance.now();
     const refused = await post(t.url, mine);
@@ -141,7 +107,7 @@ describe('per key', () => {
   it('uploads aborted at any point give their slots back at once, and nothing is counted', async () => {
     const key = await t.key();
     for (let round = 0; round < 25; round++) {
-      const uploads = [new HeldUpload(t.url, key), new HeldUpload(t.url, key)];
+      const uploads = [new HeldUpload(t.url, key, BODY), new HeldUpload(t.url, key, BODY)];
       await sleep(20);
       for (const upload of uploads) upload.abort((round * 997) % (BODY.length - 200));
     }
@@ -154,7 +120,7 @@ describe('per key', () => {
       await sleep(100);
     }
     // Both slots are free again: two held uploads are admitted and finish.
-    const held = [new HeldUpload(t.url, key), new HeldUpload(t.url, key)];
+    const held = [new HeldUpload(t.url, key, BODY), new HeldUpload(t.url, key, BODY)];
     await sleep(100);
     for (const upload of held) expect((await upload.finish()).status).toBe(200);
     expect(await used(t.url, key)).toBe(3);
@@ -171,7 +137,7 @@ describe('in all', () => {
 
   it('over capacity: 503 server_busy with Retry-After for any key, nothing counted, and served again once a slot frees', async () => {
     const [a, b, c] = [await t.key(), await t.key(), await t.key()];
-    const held = [new HeldUpload(t.url, a), new HeldUpload(t.url, b)];
+    const held = [new HeldUpload(t.url, a, BODY), new HeldUpload(t.url, b, BODY)];
     await sleep(200);
     const refused = await post(t.url, c);
     expect(refused.status).toBe(503);
@@ -348,7 +314,7 @@ describe('aborted uploads at scale (hardening plan, MP-2)', () => {
     expect(recoveryMs).toBeLessThan(MAX_RECOVERY_MS);
     // The admission count itself is 0: SLOTS held uploads all get a slot at the same time (with one slot
     // still taken, one of them would get 429). Each reserves a unit when admitted, so usage says when all are in.
-    const probes = Array.from({ length: SLOTS }, () => new HeldUpload(t.url, key));
+    const probes = Array.from({ length: SLOTS }, () => new HeldUpload(t.url, key, BODY));
     for (const deadline = performance.now() + 5000; (await used(t.url, key)) < before + SLOTS && performance.now() < deadline; ) await sleep(10);
     const probed = await Promise.all(probes.map((p) => p.finish()));
     expect(probed.map((r) => r.status)).toEqual(Array.from({ length: SLOTS }, () => 200));

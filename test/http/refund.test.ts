@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
@@ -31,7 +30,7 @@ import { loadConfig } from '../../src/config.js';
 import { periodOf } from '../../src/core/quota/period.js';
 import { buildHttpApp } from '../../src/http/build-app.js';
 import { generatedImages } from '../support/generated.js';
-import { multipartBody, rawPost } from '../support/raw-http.js';
+import { HeldUpload, multipartBody } from '../support/raw-http.js';
 import { BACKENDS, freshDataDir, freshPgDatabase, postImage, type Backend } from '../support/server.js';
 
 const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
@@ -326,9 +325,10 @@ describe.each(BACKENDS)('a call whose client goes away while it runs, on %s', (b
     const checkStarted = new Promise<void>((resolve) => (started = resolve));
     t.faults.hold = { started, until: new Promise<void>((resolve) => (release = resolve)) };
 
-    const socket = await sendVerify(t.url, key, JPEG);
+    const upload = new HeldUpload(t.url, key, multipartBody([{ name: 'image', filename: 'a.jpg', type: 'image/jpeg', data: JPEG }]), '/api/v1/verify');
+    void upload.finish();
     await checkStarted;
-    socket.destroy();
+    upload.abort();
     const events: string[] = [];
     const closed = t.closeHttp().then(() => events.push('closed'));
     await sleep(300);
@@ -342,14 +342,3 @@ describe.each(BACKENDS)('a call whose client goes away while it runs, on %s', (b
     expect((await t.admin.usage(name)).verify.used).toBe(0);
   });
 });
-
-/** A verify of `image` on a raw connection, all of it written; resolves with the socket, which the caller closes. */
-async function sendVerify(url: string, key: string, image: Uint8Array): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  const body = multipartBody([{ name: 'image', filename: 'a.jpg', type: 'image/jpeg', data: image }]);
-  const request = rawPost('/api/v1/verify', { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=optmark-boundary' }, body);
-  const socket = connect(Number(port), hostname);
-  socket.on('error', () => {});
-  await new Promise<void>((resolve) => socket.write(request, () => resolve()));
-  return socket;
-}

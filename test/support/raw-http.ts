@@ -3,7 +3,7 @@
  * vectors, broken multipart, slow and silent clients), and the answer parsed
  * by hand.
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 export interface RawResponse {
   readonly status: number;
@@ -171,4 +171,48 @@ export function rawPost(path: string, headers: Record<string, string>, body: Uin
     .map(([k, v]) => `${k}: ${v}`)
     .join('\r\n')}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/**
+ * An upload that sends its headers and the first 100 bytes of `body` (a
+ * multipart body with the default boundary), then waits to be finished or
+ * aborted.
+ */
+export class HeldUpload {
+  private readonly socket: Socket;
+  private text = '';
+  readonly answered: Promise<RawResponse>;
+
+  constructor(
+    url: string,
+    key: string,
+    private readonly body: Uint8Array,
+    path = '/api/v1/protect',
+  ) {
+    const { port } = new URL(url);
+    this.socket = connect(Number(port), '127.0.0.1');
+    this.socket.setEncoding('latin1');
+    this.socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data; boundary=optmark-boundary\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    );
+    this.socket.write(body.subarray(0, 100));
+    this.answered = new Promise((resolve, reject) => {
+      this.socket.on('data', (chunk: string) => (this.text += chunk));
+      this.socket.on('close', () => (this.text ? resolve(parseResponse(this.text)) : reject(new Error('closed without an answer'))));
+      this.socket.on('error', () => {});
+    });
+    this.answered.catch(() => {});
+  }
+
+  /** Send the rest of the body; resolves with the answer. */
+  finish(): Promise<RawResponse> {
+    this.socket.write(this.body.subarray(100));
+    return this.answered;
+  }
+
+  /** Send `more` bytes of the rest of the body, then drop the connection. */
+  abort(more = 0): void {
+    if (more > 0) this.socket.write(this.body.subarray(100, 100 + more));
+    this.socket.destroy();
+  }
 }
