@@ -7,34 +7,32 @@
  *
  *   tsx bench/fingerprint-latency.ts OUT.json [--quick]
  *
- * Besides the in-process timings (decode, then detectFingerprint in this
- * thread, as the CLI runs it), it times detections through the worker pool
- * the server's verify uses (createFingerprinting over createFingerprintPool:
- * decode here, the detector on a worker thread), and counts which
- * synchronisation path the detector took. Each round of the 12 MP JPEG
- * timings runs every kind back to back (decode floor, in-thread, compute
- * only, worker pool), so they are compared on the same machine state: a
- * shared machine's speed drifts over minutes, by half or more.
+ * It times decode, then detectFingerprint in this thread, as the CLI runs
+ * it, and counts which synchronisation path the detector took. Each round of
+ * the 12 MP JPEG timings runs every kind back to back (decode floor,
+ * in-thread, compute only), so they are compared on the same machine state:
+ * a shared machine's speed drifts over minutes, by half or more. The
+ * server's path (the detector on the worker pool) is timed by
+ * bench/fingerprint-latency-server.ts in a process of its own, which runs no
+ * detector in its main thread, as the server does not.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type Raster } from '../src/core/fingerprint/index.js';
 import { Correlator } from '../src/core/fingerprint/correlate.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
-import { createFingerprinting, DETECT_DECODE } from '../src/app/fingerprint.js';
+import { DETECT_DECODE } from '../src/app/fingerprint.js';
 import { listPictures } from './fingerprint-images.js';
 import { quantile } from './timing.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.argv.includes('--quick');
 const OUT = process.argv.slice(2).find((a) => !a.startsWith('--'));
-const LATENCY_RUNS = QUICK ? 5 : 100;
+export const LATENCY_RUNS = QUICK ? 5 : 100;
 const PNG_LATENCY_RUNS = QUICK ? 3 : 30;
 const AS_SHIPPED_RUNS = 3;
-const log = (line = '') => process.stdout.write(`${line}\n`);
+export const log = (line = '') => process.stdout.write(`${line}\n`);
 
 /**
  * More periodic correlations than this mean the scale scan ran: the climb
@@ -52,9 +50,29 @@ export interface Quantiles {
   readonly p95: number;
 }
 
+/** What the kernel reports for a process: the CPUs it may run on, and whether that is one CPU by taskset. */
+export interface Pinning {
+  readonly cpusAllowed: string;
+  readonly pinned: boolean;
+  readonly how: string;
+}
+
+/** Verify as the server runs it: decode in the main thread, the detector on the worker pool (one thread). */
+export interface ServerPathResults {
+  readonly pinning: Pinning;
+  readonly runs: number;
+  /** The floor in the same process and rounds: the reduced decodes alone, unmarked and marked. */
+  readonly decodeReduced: Quantiles;
+  readonly decodeReducedMarked: Quantiles;
+  readonly marked: Quantiles;
+  readonly unmarked: Quantiles;
+  readonly verdicts: { readonly marked: boolean; readonly unmarked: boolean };
+  /** In-thread detections were run between the pool's calls (`--mixed`: how the rows were once measured, kept to show the difference). */
+  readonly mixed: boolean;
+}
+
 export interface LatencyResults {
-  /** What the kernel reports for this process: the CPUs it may run on, and whether that is one CPU by taskset. */
-  readonly pinning: { readonly cpusAllowed: string; readonly pinned: boolean; readonly how: string };
+  readonly pinning: Pinning;
   /** Decodes of the unmarked file (the camera's JPEG). */
   readonly decodeFull: Quantiles;
   readonly decodeReduced: Quantiles;
@@ -74,8 +92,10 @@ export interface LatencyResults {
   readonly pngUnmarked: Quantiles;
   readonly pngRuns: number;
   readonly pngFileMb: number;
-  /** Verify's real path on the server: decode in the main thread, the detector on the worker pool (one thread). */
-  readonly pool: { readonly marked: Quantiles; readonly unmarked: Quantiles; readonly runs: number; readonly verdicts: { readonly marked: boolean; readonly unmarked: boolean } } | { readonly skipped: string };
+  /** Verify's real path on the server, measured in a process of its own (bench/fingerprint-latency-server.ts). */
+  readonly pool: ServerPathResults | { readonly skipped: string };
+  /** The same with in-thread detections between the pool's calls (`--mixed`), to show why it runs apart. */
+  readonly poolMixed: ServerPathResults | { readonly skipped: string };
   /**
    * Which synchronisation path the detector took, counted from the number of
    * periodic correlations it ran (a few: the uncropped hypothesis stood out
@@ -115,13 +135,6 @@ export async function decodeForDetection(bytes: Uint8Array): Promise<Raster> {
   return { data, width, height, channels };
 }
 
-/** Wall-clock time of one call. */
-async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const t = performance.now();
-  const value = await run();
-  return { value, ms: performance.now() - t };
-}
-
 /** The periodic correlations one call of `run` makes (counted by wrapping the correlator's method; not used while timing). */
 function countCorrelations<T>(run: () => T): { value: T; correlations: number } {
   const original = Correlator.prototype.peaks;
@@ -138,54 +151,58 @@ function countCorrelations<T>(run: () => T): { value: T; correlations: number } 
   }
 }
 
-/** The worker's compiled file is what the pool loads: it must be no older than the sources it is built from. */
-function staleBuild(): string | undefined {
-  const built = join(ROOT, 'dist', 'adapters', 'fingerprint-worker.js');
-  let builtAt: number;
-  try {
-    builtAt = statSync(built).mtimeMs;
-  } catch {
-    return 'dist/ has no build of the worker (run `npm run build`)';
-  }
-  const sources = [join(ROOT, 'src', 'adapters', 'fingerprint-worker.ts'), ...readdirSync(join(ROOT, 'src', 'core', 'fingerprint')).map((f) => join(ROOT, 'src', 'core', 'fingerprint', f))];
-  const newer = sources.filter((s) => statSync(s).mtimeMs > builtAt);
-  return newer.length ? `dist/ is older than ${newer.length} source file(s) of the fingerprint (run \`npm run build\`)` : undefined;
-}
-
-/**
- * Verify's server path: createFingerprinting over a worker pool of one
- * thread, with the secret as the server holds it (version 1), and the
- * product's file marked with the key the pool derives from it.
- */
-async function serverPath(raster: Raster, deliver: (pixels: Uint8Array) => Promise<Uint8Array>) {
-  const { createFingerprintPool } = await import('../src/adapters/fingerprint-pool.js');
-  const workers = createFingerprintPool({ threads: 1, queue: 4 });
-  const secret = { version: 1, secret: new Uint8Array(BENCH_SECRET) };
-  const verify = createFingerprinting({
-    pixels: createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 }),
-    detect: workers.detect,
-    embed: workers.embed,
-    detecting: () => [secret],
-    marking: () => secret,
-  });
-  const marked = await deliver(embedFingerprint(raster, deriveFingerprintKey(BENCH_SECRET, String(secret.version))).data);
-  return { verify, marked, close: () => workers.close() };
-}
-
-export async function measureLatency(): Promise<LatencyResults> {
-  sharp.concurrency(1);
+/** The CPUs this process may run on, and how it came to be one (a parent's taskset, or a machine with one CPU). */
+export function pinning(): Pinning {
   const allowed = cpusAllowed();
-  // One CPU allowed to the whole process: pinned (by the parent's taskset, or a machine that has one CPU only).
   const pinned = /^\d+$/.test(allowed);
   const how = !pinned ? 'not pinned' : process.env.OPTMARK_BENCH_PINNED === '1' ? `taskset -c ${allowed}` : `CPU ${allowed} only (one CPU allowed to the process)`;
-  log(`latency: running on CPU(s) ${allowed} (${how})`);
+  return { cpusAllowed: allowed, pinned, how };
+}
+
+/** The 12-megapixel JPEG both latency processes time, made the same way in each. */
+export interface TwelveMp {
+  readonly raster: Raster;
+  /** Stands for a camera's JPEG: quality 90. */
+  readonly unmarked: Uint8Array;
+  /** What the product delivers for marked pixels of it: its own encoder, quality 95, chroma subsampling kept (4:2:0). */
+  deliver(pixels: Uint8Array): Promise<Uint8Array>;
+}
+
+export async function prepareTwelveMp(): Promise<TwelveMp> {
+  const { photos } = listPictures();
+  const source = photos.find((f) => f.name === 'Kleiber_by_Lukas_Baubkus') ?? photos[0]!;
+  const big = await sharp(readFileSync(source.path)).rotate().removeAlpha().resize(4000, 3000, { fit: 'cover' }).raw().toBuffer();
+  const sourceMeta = await sharp(readFileSync(source.path)).metadata();
+  log(`latency: the 12 MP JPEG is ${source.name} (${sourceMeta.width} x ${sourceMeta.height}) cut and resized to 4000 x 3000`);
+  const unmarked = await sharp(big, RAW_12MP).jpeg({ quality: 90 }).toBuffer();
+  const deliver = (pixels: Uint8Array) => decoder.withSlot(unmarked, (held) => held.encodeLike(unmarked, { data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), width: 4000, height: 3000, channels: 3 }));
+  return { raster: { data: big, width: 4000, height: 3000, channels: 3 }, unmarked, deliver };
+}
+
+const RAW_12MP = { raw: { width: 4000, height: 3000, channels: 3 as const } };
+
+/** Wall-clock time of one call. */
+export async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - t };
+}
+
+export const quantiles = (v: readonly number[]): Quantiles => ({ p50: quantile(v, 0.5), p95: quantile(v, 0.95) });
+
+/** Decode, then the detector in this thread (as the CLI's verify runs it). */
+export const detectFile = (bytes: Uint8Array, keys = [key]) => timed(async () => detectFingerprint(await decodeForDetection(bytes), keys));
+
+export async function measureLatency(): Promise<Omit<LatencyResults, 'pool' | 'poolMixed'>> {
+  sharp.concurrency(1);
+  const where = pinning();
+  log(`latency: running on CPU(s) ${where.cpusAllowed} (${where.how})`);
   const { photos } = listPictures();
   const photoFiles = photos.slice(0, QUICK ? 6 : undefined);
 
   log('latency: preparing the 12-megapixel JPEG ...');
-  const source = photoFiles.find((f) => f.name === 'Kleiber_by_Lukas_Baubkus') ?? photoFiles[0]!;
-  const big = await sharp(readFileSync(source.path)).rotate().removeAlpha().resize(4000, 3000, { fit: 'cover' }).raw().toBuffer({ resolveWithObject: true });
-  const bigRaster = { data: big.data, width: 4000, height: 3000, channels: 3 };
+  const twelve = await prepareTwelveMp();
+  const bigRaster = twelve.raster;
   const embedBig: number[] = [];
   let bigMarked = embedFingerprint(bigRaster, key).data;
   for (let i = 0; i < 3; i++) {
@@ -193,22 +210,14 @@ export async function measureLatency(): Promise<LatencyResults> {
     bigMarked = embedFingerprint(bigRaster, key).data;
     embedBig.push(performance.now() - t);
   }
-  const raw = { raw: { width: 4000, height: 3000, channels: 3 as const } };
-  const sourceMeta = await sharp(readFileSync(source.path)).metadata();
-  log(`latency: the 12 MP JPEG is ${source.name} (${sourceMeta.width} x ${sourceMeta.height}) cut and resized to 4000 x 3000`);
-  // The unmarked file stands for a camera's JPEG; the marked one is what the
-  // product delivers for it: the marked pixels through the product's own
-  // encoder (quality 95, chroma subsampling kept from the input: 4:2:0).
-  const unmarkedJpeg = await sharp(big.data, raw).jpeg({ quality: 90 }).toBuffer();
-  const delivered = (pixels: Uint8Array) => decoder.withSlot(unmarkedJpeg, (held) => held.encodeLike(unmarkedJpeg, { data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), width: 4000, height: 3000, channels: 3 }));
+  const raw = RAW_12MP;
   const files = {
-    marked: await delivered(bigMarked),
-    unmarked: unmarkedJpeg,
+    marked: await twelve.deliver(bigMarked),
+    unmarked: twelve.unmarked,
     markedCrop: await sharp(bigMarked, raw).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
     pngMarked: await sharp(bigMarked, raw).png().toBuffer(),
-    pngUnmarked: await sharp(big.data, raw).png().toBuffer(),
+    pngUnmarked: await sharp(bigRaster.data, raw).png().toBuffer(),
   };
-  const detectFile = (bytes: Uint8Array) => timed(async () => detectFingerprint(await decodeForDetection(bytes), [key]));
 
   // Which synchronisation path each case takes (untimed pass).
   const syncPaths: Array<LatencyResults['syncPaths'][number]> = [];
@@ -219,7 +228,7 @@ export async function measureLatency(): Promise<LatencyResults> {
   }
   for (const s of syncPaths) log(`sync path: ${s.what}: ${s.correlations} correlation(s), ${s.fullSearch ? 'scale scan' : 'step 1 stood out, short climb only'} (step ${s.step.toFixed(3)}, score ${s.score.toFixed(1)})`);
 
-  type TimingName = 'decodeFull' | 'decodeFullMarked' | 'decodeReducedMarked' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked' | 'pngDecodeFull' | 'pngDecodeReduced' | 'pngMarked' | 'pngUnmarked' | 'poolMarked' | 'poolUnmarked';
+  type TimingName = 'decodeFull' | 'decodeFullMarked' | 'decodeReducedMarked' | 'decodeReduced' | 'marked' | 'unmarked' | 'markedCrop' | 'computeMarked' | 'computeUnmarked' | 'pngDecodeFull' | 'pngDecodeReduced' | 'pngMarked' | 'pngUnmarked';
   const timings = {} as Record<TimingName, number[]>;
   const keep = (name: TimingName, ms: number) => (timings[name] ??= []).push(ms);
   const verdicts: Record<string, boolean> = {};
@@ -238,43 +247,24 @@ export async function measureLatency(): Promise<LatencyResults> {
   await decodeFullTimes(files.unmarked, LATENCY_RUNS, 'decodeFull');
   await decodeFullTimes(files.marked, LATENCY_RUNS, 'decodeFullMarked');
 
-  // The server's path: createFingerprinting over the worker pool, one thread. The pool derives keys from
-  // (numeric version, secret), so its marked file is marked with that key.
-  const stale = staleBuild();
-  if (stale) log(`latency: worker pool skipped: ${stale}`);
-  const server = stale ? undefined : await serverPath(bigRaster, delivered);
-  const poolVerdicts = { marked: false, unmarked: true };
-  log(`latency: 12-megapixel JPEG, in this thread${server ? ' and through the worker pool' : ''}, interleaved ...`);
-  try {
-    for (let i = -3; i < LATENCY_RUNS; i++) {
-      const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
-      const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
-      // The detector alone, on the decoded copy: the compute part of the figures above.
-      const decodeReducedMarked = await timed(() => decodeForDetection(files.marked));
-      const reduced = { marked: decodeReducedMarked.value, unmarked: decodeReduced.value };
-      const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
-      const pooled = server && { marked: await timed(() => server.verify.check(server.marked)), unmarked: await timed(() => server.verify.check(files.unmarked)) };
-      if (i < 0) continue; // warm-up
-      keep('decodeReduced', decodeReduced.ms);
-      keep('decodeReducedMarked', decodeReducedMarked.ms);
-      for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
-        keep(name, runs[name].ms);
-        verdicts[name] = runs[name].value.present;
-      }
-      keep('computeMarked', compute.marked.ms);
-      keep('computeUnmarked', compute.unmarked.ms);
-      if (pooled) {
-        keep('poolMarked', pooled.marked.ms);
-        keep('poolUnmarked', pooled.unmarked.ms);
-        poolVerdicts.marked = pooled.marked.value.present;
-        poolVerdicts.unmarked = pooled.unmarked.value.present;
-      }
+  log('latency: 12-megapixel JPEG, in this thread, interleaved ...');
+  for (let i = -3; i < LATENCY_RUNS; i++) {
+    const decodeReduced = await timed(() => decodeForDetection(files.unmarked));
+    const runs = { marked: await detectFile(files.marked), unmarked: await detectFile(files.unmarked), markedCrop: await detectFile(files.markedCrop) };
+    // The detector alone, on the decoded copy: the compute part of the figures above.
+    const decodeReducedMarked = await timed(() => decodeForDetection(files.marked));
+    const reduced = { marked: decodeReducedMarked.value, unmarked: decodeReduced.value };
+    const compute = { marked: await timed(async () => detectFingerprint(reduced.marked, [key])), unmarked: await timed(async () => detectFingerprint(reduced.unmarked, [key])) };
+    if (i < 0) continue; // warm-up
+    keep('decodeReduced', decodeReduced.ms);
+    keep('decodeReducedMarked', decodeReducedMarked.ms);
+    for (const name of ['marked', 'unmarked', 'markedCrop'] as const) {
+      keep(name, runs[name].ms);
+      verdicts[name] = runs[name].value.present;
     }
-  } finally {
-    await server?.close();
+    keep('computeMarked', compute.marked.ms);
+    keep('computeUnmarked', compute.unmarked.ms);
   }
-  const q = (v: number[]) => ({ p50: quantile(v, 0.5), p95: quantile(v, 0.95) });
-  const pool: LatencyResults['pool'] = stale ? { skipped: stale } : { marked: q(timings.poolMarked), unmarked: q(timings.poolUnmarked), runs: LATENCY_RUNS, verdicts: poolVerdicts };
 
   log('latency: 12-megapixel PNG, one core ...');
   await decodeFullTimes(files.pngUnmarked, PNG_LATENCY_RUNS, 'pngDecodeFull');
@@ -312,12 +302,10 @@ export async function measureLatency(): Promise<LatencyResults> {
     const meta = await sharp(bytes).metadata();
     shipped.push({ mp: ((meta.width ?? 0) * (meta.height ?? 0)) / 1e6, decodeFull: await medianOf(() => sharp(bytes).raw().toBuffer()), detect: shippedDetect[i]! });
   }
-  const { poolMarked: _m, poolUnmarked: _u, ...rest } = timings;
-  const latency = Object.fromEntries(Object.entries(rest).map(([name, v]) => [name, { p50: quantile(v, 0.5), p95: quantile(v, 0.95) }])) as Record<Exclude<TimingName, 'poolMarked' | 'poolUnmarked'>, Quantiles>;
+  const latency = Object.fromEntries(Object.entries(timings).map(([name, v]) => [name, quantiles(v)])) as Record<TimingName, Quantiles>;
   return {
     ...latency,
-    pinning: { cpusAllowed: allowed, pinned, how },
-    pool,
+    pinning: where,
     syncPaths,
     asShipped: {
       photos: shipped.length,

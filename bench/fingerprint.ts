@@ -226,24 +226,30 @@ log(`null calibration (all ${fullCalibration.tested} trials with votes, ${fullCa
 
 // ---- latency ----------------------------------------------------------------------------------
 /**
- * In a child process pinned to CPU 0 by taskset (util-linux): libvips'
+ * In child processes pinned to CPU 0 by taskset (util-linux): libvips'
  * threads, the worker pool's thread and the main thread all share one CPU.
- * Without taskset the child runs unpinned, and the report says so.
+ * Without taskset the children run unpinned, and the report says so. The
+ * in-thread timings and the server's path (worker pool) run in processes of
+ * their own, one after the other (bench/fingerprint-latency-server.ts says why).
  */
-function runLatency(): LatencyResults {
-  const out = join(TMP, 'fingerprint-latency.json');
-  const args = [join(ROOT, 'node_modules', '.bin', 'tsx'), join(ROOT, 'bench', 'fingerprint-latency.ts'), out, ...(QUICK ? ['--quick'] : [])];
+function runPinned<T>(script: string, name: string, extra: string[] = []): T {
+  const out = join(TMP, `${name}.json`);
+  const args = [join(ROOT, 'node_modules', '.bin', 'tsx'), join(ROOT, 'bench', script), out, ...(QUICK ? ['--quick'] : []), ...extra];
   const pinned = spawnSync('taskset', ['-c', '0', ...args], { stdio: 'inherit', env: { ...process.env, OPTMARK_BENCH_PINNED: '1' } });
   if (pinned.error) {
     log(`taskset is not available (${pinned.error.message}): the latency runs are NOT pinned to one CPU`);
     const free = spawnSync(args[0]!, args.slice(1), { stdio: 'inherit' });
-    if (free.status !== 0) throw new Error(`the latency run failed (exit ${free.status})`);
+    if (free.status !== 0) throw new Error(`the latency run (${script}) failed (exit ${free.status})`);
   } else if (pinned.status !== 0) {
-    throw new Error(`the latency run failed (exit ${pinned.status})`);
+    throw new Error(`the latency run (${script}) failed (exit ${pinned.status})`);
   }
-  return JSON.parse(readFileSync(out, 'utf8')) as LatencyResults;
+  return JSON.parse(readFileSync(out, 'utf8')) as T;
 }
-const latency = runLatency();
+const latency: LatencyResults = {
+  ...runPinned<Omit<LatencyResults, 'pool' | 'poolMixed'>>('fingerprint-latency.ts', 'fingerprint-latency'),
+  pool: runPinned<LatencyResults['pool']>('fingerprint-latency-server.ts', 'fingerprint-latency-server'),
+  poolMixed: runPinned<LatencyResults['pool']>('fingerprint-latency-server.ts', 'fingerprint-latency-server-mixed', ['--mixed']),
+};
 
 const results: Results = {
   environment: `Node ${process.version}, sharp ${sharp.versions.sharp} (libvips ${sharp.versions.vips}), ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores`,
