@@ -29,7 +29,7 @@ const MIXED = process.argv.includes('--mixed');
 const OUT = process.argv.slice(2).find((a) => !a.startsWith('--'));
 
 /** The worker's compiled file is what the pool loads: it must be no older than the sources it is built from. */
-export function staleBuild(): string | undefined {
+function staleBuild(): string | undefined {
   const built = join(ROOT, 'dist', 'adapters', 'fingerprint-worker.js');
   let builtAt: number;
   try {

@@ -159,6 +159,9 @@ export function pinning(): Pinning {
   return { cpusAllowed: allowed, pinned, how };
 }
 
+/** The 12-megapixel raw pixels, as sharp's input options. */
+const RAW_12MP = { raw: { width: 4000, height: 3000, channels: 3 as const } };
+
 /** The 12-megapixel JPEG both latency processes time, made the same way in each. */
 export interface TwelveMp {
   readonly raster: Raster;
@@ -178,8 +181,6 @@ export async function prepareTwelveMp(): Promise<TwelveMp> {
   const deliver = (pixels: Uint8Array) => decoder.withSlot(unmarked, (held) => held.encodeLike(unmarked, { data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), width: 4000, height: 3000, channels: 3 }));
   return { raster: { data: big, width: 4000, height: 3000, channels: 3 }, unmarked, deliver };
 }
-
-const RAW_12MP = { raw: { width: 4000, height: 3000, channels: 3 as const } };
 
 /** Wall-clock time of one call. */
 export async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -210,13 +211,12 @@ export async function measureLatency(): Promise<Omit<LatencyResults, 'pool' | 'p
     bigMarked = embedFingerprint(bigRaster, key).data;
     embedBig.push(performance.now() - t);
   }
-  const raw = RAW_12MP;
   const files = {
     marked: await twelve.deliver(bigMarked),
     unmarked: twelve.unmarked,
-    markedCrop: await sharp(bigMarked, raw).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
-    pngMarked: await sharp(bigMarked, raw).png().toBuffer(),
-    pngUnmarked: await sharp(bigRaster.data, raw).png().toBuffer(),
+    markedCrop: await sharp(bigMarked, RAW_12MP).extract({ left: 300, top: 240, width: 3400, height: 2520 }).jpeg({ quality: 90 }).toBuffer(),
+    pngMarked: await sharp(bigMarked, RAW_12MP).png().toBuffer(),
+    pngUnmarked: await sharp(bigRaster.data, RAW_12MP).png().toBuffer(),
   };
 
   // Which synchronisation path each case takes (untimed pass).
