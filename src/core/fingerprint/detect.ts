@@ -29,7 +29,6 @@ import type { FingerprintKey } from './keys.js';
 import { whiten } from './local-stats.js';
 import { checkRaster, lumaRows, type Raster } from './raster.js';
 import { resamplePlane, resizeAxis } from './resample.js';
-import { SpectralWhitener } from './spectral-whitening.js';
 import { BLOCK, BLOCKS_PER_ROW, DEFAULT_FALSE_POSITIVE_RATE, LOCAL_RADIUS, MAX_ASPECT, MIN_DETECT_SIDE, TILE } from './scheme.js';
 import { synchronise, type Sync } from './sync.js';
 
@@ -55,8 +54,6 @@ export interface DetectOptions {
 const ENERGY_FLOOR = 1e-4;
 /** Added to the local RMS when whitening, in levels: keeps near-flat areas from being blown up to unit noise. */
 const WHITEN_FLOOR = 1;
-
-const whitener = new SpectralWhitener(TILE);
 
 const NOTHING: FingerprintDetection = { present: false, confidence: 0, blocks: 0, keyVersion: undefined, sync: undefined };
 
@@ -118,7 +115,7 @@ function verdict(canvas: Plane, key: FingerprintKey, alpha: number): Fingerprint
 /** The verification blocks' votes at the synchronised scale and offset. */
 export function vote(key: FingerprintKey, sync: Sync): { matches: number; blocks: number } {
   const folded = sync.fold;
-  const whitened = whitener.whiten(folded);
+  const whitened = sync.whitened;
   const mask = TILE - 1;
   let matches = 0;
   let blocks = 0;

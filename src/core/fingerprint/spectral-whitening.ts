@@ -65,10 +65,8 @@ export class SpectralWhitener {
     im[0] = 0;
     // sqrt of the sum of squares, not Math.hypot: no overflow is possible here and hypot is several times slower in V8.
     for (let i = 0; i < re.length; i++) amplitude[i] = Math.sqrt(re[i]! * re[i]! + im[i]! * im[i]!);
-    const envelope = this.smooth(amplitude);
-    let total = 0;
-    for (let i = 0; i < envelope.length; i++) total += envelope[i]!;
-    const floor = Math.max(Number.MIN_VALUE, (RELATIVE_FLOOR * total) / envelope.length);
+    const envelope = boxAverage(amplitude, this.size, this.across);
+    const floor = envelopeFloor(envelope);
     for (let i = 0; i < re.length; i++) {
       const divisor = Math.max(floor, envelope[i]!);
       re[i]! /= divisor;
@@ -77,33 +75,41 @@ export class SpectralWhitener {
     this.fft.inverse(re, im);
     return re;
   }
+}
 
-  /**
-   * Cyclic (2 RADIUS + 1)^2 box average, in place in `values`: spectra wrap
-   * around, so the neighbourhood of the highest frequency holds the lowest
-   * negative ones. The forward transform leaves the spectrum transposed,
-   * which a square window does not mind.
-   */
-  private smooth(values: Float64Array): Float64Array {
-    const { size, across } = this;
-    const mask = size - 1;
-    const scale = 1 / ((2 * RADIUS + 1) * (2 * RADIUS + 1));
-    for (let y = 0; y < size; y++) {
-      const row = y * size;
-      for (let x = 0; x < size; x++) {
-        let sum = 0;
-        for (let d = -RADIUS; d <= RADIUS; d++) sum += values[row + ((x + d) & mask)]!;
-        across[row + x] = sum;
-      }
+/**
+ * Cyclic (2 RADIUS + 1)^2 box average of a size x size array, in place in
+ * `values` (`scratch` is as long): spectra wrap around, so the
+ * neighbourhood of the highest frequency holds the lowest negative ones.
+ * The forward transform leaves the spectrum transposed, which a square
+ * window does not mind; the window is symmetric, so the average of an
+ * amplitude spectrum is as symmetric (k and -k) as the amplitudes are.
+ */
+export function boxAverage(values: Float64Array, size: number, scratch: Float64Array): Float64Array {
+  const mask = size - 1;
+  const scale = 1 / ((2 * RADIUS + 1) * (2 * RADIUS + 1));
+  for (let y = 0; y < size; y++) {
+    const row = y * size;
+    for (let x = 0; x < size; x++) {
+      let sum = 0;
+      for (let d = -RADIUS; d <= RADIUS; d++) sum += values[row + ((x + d) & mask)]!;
+      scratch[row + x] = sum;
     }
-    for (let y = 0; y < size; y++) {
-      const row = y * size;
-      for (let x = 0; x < size; x++) {
-        let sum = 0;
-        for (let d = -RADIUS; d <= RADIUS; d++) sum += across[((y + d) & mask) * size + x]!;
-        values[row + x] = sum * scale;
-      }
-    }
-    return values;
   }
+  for (let y = 0; y < size; y++) {
+    const row = y * size;
+    for (let x = 0; x < size; x++) {
+      let sum = 0;
+      for (let d = -RADIUS; d <= RADIUS; d++) sum += scratch[((y + d) & mask) * size + x]!;
+      values[row + x] = sum * scale;
+    }
+  }
+  return values;
+}
+
+/** The smallest divisor for an envelope: RELATIVE_FLOOR times its mean, and never 0. */
+export function envelopeFloor(envelope: Float64Array): number {
+  let total = 0;
+  for (let i = 0; i < envelope.length; i++) total += envelope[i]!;
+  return Math.max(Number.MIN_VALUE, (RELATIVE_FLOOR * total) / envelope.length);
 }

@@ -19,12 +19,19 @@
  *    mostly above their Nyquist frequency). Two folds share one complex
  *    FFT. An unmarked image runs the whole scan.
  * 2. Which of the four quarter-tile shifts: fold into TILE x TILE cells at
- *    the chosen step and take the shift the anchor blocks correlate best with.
+ *    the chosen step, whiten that fold spectrally (the verdict votes on the
+ *    same whitened fold) and take the shift the anchor blocks correlate
+ *    best with.
+ *
+ * Every correlation here is of whitened folds (correlate.ts), so that a
+ * picture's own regular patterns do not pull the answer to their
+ * frequencies (test/core/fingerprint/periodic.test.ts).
  */
 import { Correlator, spectrumOf, vertex, type Peak, type Spectrum } from './correlate.js';
 import { Folder, type Plane } from './fold.js';
 import type { FingerprintKey } from './keys.js';
 import { PERIOD, TILE } from './scheme.js';
+import { SpectralWhitener } from './spectral-whitening.js';
 
 /** Largest sampling step searched: a crop of about 11 % of the shorter side per side. */
 const MAX_STEP = 1.28;
@@ -49,6 +56,8 @@ export interface Sync {
   readonly score: number;
   /** The canvas folded into TILE x TILE cells at this step and shift (valid until the next call). */
   readonly fold: Float64Array;
+  /** That fold whitened spectrally (spectral-whitening.ts; valid until the next call). */
+  readonly whitened: Float64Array;
 }
 
 const correlator = new Correlator(PERIOD);
@@ -57,6 +66,7 @@ const tileFolder = new Folder(TILE);
 const foldA = new Float64Array(PERIOD * PERIOD);
 const foldB = new Float64Array(PERIOD * PERIOD);
 const tileFold = new Float64Array(TILE * TILE);
+const whitener = new SpectralWhitener(TILE);
 
 const references = new WeakMap<FingerprintKey, Spectrum>();
 
@@ -95,8 +105,9 @@ export function synchronise(plane: Plane, key: FingerprintKey): Sync {
   const shiftX = -peak.dx * step;
   const shiftY = -peak.dy * step;
   tileFolder.fold(plane, step, shiftX, shiftY, tileFold);
-  const { x, y } = anchor(tileFold, key.anchorTile, peak.x, peak.y);
-  return { step, shiftX, shiftY, x, y, score: peak.score, fold: tileFold };
+  const whitened = whitener.whiten(tileFold);
+  const { x, y } = anchor(whitened, key.anchorTile, peak.x, peak.y);
+  return { step, shiftX, shiftY, x, y, score: peak.score, fold: tileFold, whitened };
 }
 
 function searchScale(plane: Plane, reference: Spectrum): Hypothesis {

@@ -121,6 +121,25 @@ export function textPicture(width: number, height: number, seed: number, { paper
   return { data, width, height, channels: 3 };
 }
 
+/**
+ * A strong regular pattern, as stripes, blinds or a fabric make: a sine
+ * grating of `amplitude` levels around mid-grey, `period` pixels long, at
+ * `angle` degrees (0: the stripes run vertically), with grain of +/- 15
+ * levels so that no area is flat.
+ */
+export function gratingPicture(width: number, height: number, { amplitude, period, angle, seed = 1 }: { amplitude: number; period: number; angle: number; seed?: number }): Raster {
+  const rnd = random(seed);
+  const fx = Math.cos((angle * Math.PI) / 180) / period;
+  const fy = Math.sin((angle * Math.PI) / 180) / period;
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      data.fill(clamp(128 + amplitude * Math.sin(2 * Math.PI * (fx * x + fy * y)) + (rnd() - 0.5) * 30), (y * width + x) * 3, (y * width + x + 1) * 3);
+    }
+  }
+  return { data, width, height, channels: 3 };
+}
+
 export function flatGrey(width: number, height: number, level = 128): Raster {
   return { data: new Uint8Array(width * height).fill(level), width, height, channels: 1 };
 }
