@@ -219,11 +219,17 @@ is written by \`npm run bench:fingerprint\`.
   introduced and the offset with the synchronisation blocks only (FFT
   correlation of folded tiles; a scan of scales 1.00–1.28 when the uncropped
   hypothesis does not stand out, else a short climb from 1.00 that finds
-  the small scale change of a crop of about 1 %), folds the canvas at that scale, whitens
-  the fold spectrally (its spectrum divided by its own amplitude averaged
-  over 5 × 5 neighbouring frequencies, so that the frequencies a textured
-  picture crowds stop drowning the others) and lets each verification
-  block vote with the sign of its correlation.
+  the small scale change of a crop of about 1 %), folds the canvas at that scale, picks
+  the quarter-tile shift with the anchor blocks and lets each verification
+  block vote with the sign of its correlation. Every fold is whitened
+  spectrally before it is correlated (its spectrum divided by its own
+  amplitude averaged over 5 × 5 neighbouring frequencies), so that the
+  frequencies a textured picture crowds stop drowning the others, and a
+  picture's own regular patterns (stripes, blinds, fabrics, lines of text)
+  cannot pull the synchronisation to their frequencies
+  (test/core/fingerprint/periodic.test.ts: 18 strong gratings, marked and
+  encoded as a fingerprinted JPEG, all found; 10 of 18 before the
+  synchronisation's folds were whitened).
 * **Verdict.** On an image that does not carry this key's mark, every
   verification block's sign is a fair coin that the synchronisation never
   saw, so the number of matching blocks is exactly Binomial(blocks, ½)
@@ -429,13 +435,15 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   pictures.)
 * **Text on white.** A page of text on pure white paper is a near-white
   picture with hard edges: the paper (level 255) cannot take the mark's
-  positive half and the mask weakens it above level 240. In the unit tests
-  (test/core/fingerprint/picture-kinds.test.ts) such a page, untouched, gave
-  confidences of 0.69–0.87 and was not always found, and after JPEG
-  quality 75 it was never found; small dense text fared little better even
-  on grey paper. The same page on light-grey paper (235) is found after
-  JPEG 75 and a resize to half. Scanned documents and screenshots of text
-  are therefore poor carriers.
+  positive half and the mask weakens it above level 240. In the unit tests'
+  pictures (test/core/fingerprint/picture-kinds.test.ts, 24 combinations of
+  page and key each), such a page, untouched, gave confidences of
+  0.73–0.92, and after JPEG quality 75 it was never found; small dense
+  text on light-grey paper was found after JPEG 75 in 8 of 24. A
+  screen-sized page on light-grey paper (235) is found after JPEG 75 and a
+  resize to half. Scanned documents and screenshots of text are therefore
+  poor carriers, and \`protect --fingerprint\` refuses a file in which
+  verify would not find the mark (below).
 * **Proof.** \`present: true\` is evidence that this deployment's key
   pattern is in the pixels, at a false-positive probability of at most
   10⁻⁶ per check over the choice of key. It is not proof of authorship or of an
@@ -456,9 +464,12 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   and lossy WebP are written at quality 95 (a JPEG keeps the original's
   chroma subsampling when it is 4:2:0 and has none otherwise); the original's ICC profile, EXIF and text chunks are
   carried over byte for byte; grey pictures stay grey and alpha is kept as
-  it was; then the opt-out and the provenance tag are written on top,
-  losslessly. The API's protect never adds it (the specification says
-  so). On the server, embedding (about a second of arithmetic for 12
+  it was. The file made is then checked as verify checks it: if the mark
+  would not be found in it (text on white, some near-white or flat
+  pictures), it is refused (\`fingerprint_not_possible\`, saying how many
+  blocks matched) rather than delivered re-encoded for nothing. Then the
+  opt-out and the provenance tag are written on top, losslessly. The API's
+  protect never adds it (the specification says so). On the server, embedding (about a second of arithmetic for 12
   megapixels) runs on the fingerprint worker threads, not the event loop.
 * Every verify (API, dashboard and CLI) runs the detector on a copy decoded straight
   to the analysis size, turned as displayed (EXIF orientation). The server

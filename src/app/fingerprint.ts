@@ -12,8 +12,9 @@
  * Marking decodes the stored values at full size, embeds in the displayed
  * orientation (core/fingerprint/mark-stored.ts) off the event loop (about a
  * second of arithmetic for 12 megapixels), re-encodes in the same format and
- * carries the original's metadata over; the opt-out and the provenance tag
- * are written on top by protect, losslessly. The whole job, decode to
+ * carries the original's metadata over, and checks that verify will find
+ * the mark in the file it made; the opt-out and the provenance tag are
+ * written on top by protect, losslessly. The whole job, decode to
  * encode, holds one of the decoder's slots: it keeps full-size pixels (300 MB
  * at 100 megapixels) all along, and the slots are what bounds them. The
  * pixels go to the embedder and come back without a copy (transferred).
@@ -139,10 +140,32 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         const data = ownBuffer(pixels.data);
         const outcome = await deps.embed({ data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
         if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
-        return held.encodeLike(bytes, outcome.marked);
+        const encoded = await held.encodeLike(bytes, outcome.marked);
+        await refuseUnfound(encoded, held, deps);
+        return encoded;
       });
     },
   };
+}
+
+/**
+ * The marked file checked as verify will check it: decoded the same way and
+ * looked for with every version verify looks for. Some pictures come out of
+ * the embedder within its quality bound and still do not carry a mark the
+ * detector finds in the file as encoded: a page of text on white (the paper
+ * cannot take the mark's brighter half, the glyphs' edges drown the rest),
+ * near-white or nearly flat pictures. The user asked for a fingerprint, so
+ * such a file is refused rather than delivered re-encoded for nothing (and
+ * the refusal counts nothing).
+ */
+async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps): Promise<void> {
+  const reduced = await held.decode(encoded, DETECT_DECODE);
+  const found = await deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets: deps.detecting() });
+  if (found.present) return;
+  const votes = found.blocks === 0 ? 'no block of it could vote' : `${Math.round(found.confidence * found.blocks)} of ${found.blocks} blocks matched`;
+  throw new FingerprintNotPossibleError(
+    `the mark would not be found in it (${votes}), as happens with text on white and other near-white or flat pictures; protect it without the fingerprint`,
+  );
 }
 
 /**

@@ -23,7 +23,8 @@ Usage:
       CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
       A provenance tag is signed with the deployment's key ring (created if missing).
       --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
-      the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95).
+      the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);
+      a file in which verify would not find the mark (text on white, say) is refused.
   optmark verify <file...> [--jwks FILE|URL] [--json]
       Report whether each file carries the opt-out, the other opt-out signals found,
       whether its provenance tag is valid (with --jwks: against another
