@@ -119,7 +119,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
         throw error;
       }
-      return deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets });
+      return detectIn(reduced, secrets, deps);
     },
 
     async mark(bytes) {
@@ -159,13 +159,17 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
  * the refusal counts nothing).
  */
 async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps): Promise<void> {
-  const reduced = await held.decode(encoded, DETECT_DECODE);
-  const found = await deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets: deps.detecting() });
+  const found = await detectIn(await held.decode(encoded, DETECT_DECODE), deps.detecting(), deps);
   if (found.present) return;
   const votes = found.blocks === 0 ? 'no block of it could vote' : `${Math.round(found.confidence * found.blocks)} of ${found.blocks} blocks matched`;
   throw new FingerprintNotPossibleError(
     `the mark would not be found in it (${votes}), as happens with text on white and other near-white or flat pictures; protect it without the fingerprint`,
   );
+}
+
+/** The detector run on a copy decoded with DETECT_DECODE, its pixels handed over (transferred). */
+function detectIn(reduced: Raster, secrets: readonly FingerprintSecret[], deps: FingerprintDeps): Promise<FingerprintCheck> {
+  return deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets });
 }
 
 /**
