@@ -1,5 +1,6 @@
 /** What the fingerprint's CLI tests share: a scratch workspace, and photo-like test images made in code. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -20,6 +21,18 @@ export function cliWorkspace(prefix: string): { dir: string; env: Record<string,
     rmSync(dir, { recursive: true, force: true });
   });
   return { dir, env: { OPTMARK_DATA_DIR: join(dir, 'data') }, exiftool };
+}
+
+/**
+ * Gives the data directory `dataDir` a fingerprint secret derived from
+ * `label` (version 1) instead of the random one the CLI would create, so
+ * that what a test sees of the mark does not change from run to run.
+ */
+export function fixFingerprintKey(dataDir: string, label: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const secret = createHash('sha256').update(label).digest('base64');
+  const keys = { format: 'optmark-fingerprint-keys', secrets: [{ version: 1, createdAt: '2026-01-01T00:00:00.000Z', secret }] };
+  writeFileSync(join(dataDir, 'fingerprint-keys.json'), JSON.stringify(keys), { mode: 0o600 });
 }
 
 /** Smooth shapes plus fine texture, so the detector has something to vote on. */
