@@ -466,7 +466,8 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   carried over byte for byte; grey pictures stay grey and alpha is kept as
   it was. The file made is then checked as verify checks it: if the mark
   would not be found in it (text on white, some near-white or flat
-  pictures), it is refused (\`fingerprint_not_possible\`, saying how many
+  pictures; in the tests, also uniform noise at 512 × 384 with about 3
+  keys in 1000), it is refused (\`fingerprint_not_possible\`, saying how many
   blocks matched) rather than delivered re-encoded for nothing. Then the
   opt-out and the provenance tag are written on top, losslessly. The API's
   protect never adds it (the specification says so). On the server, embedding (about a second of arithmetic for 12
