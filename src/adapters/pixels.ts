@@ -157,7 +157,8 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
         ? await raw.jpeg({ quality: 95, chromaSubsampling: await jpegSubsampling(original) }).toBuffer()
         : handler.format === 'png'
           ? await raw.png({ compressionLevel: 6 }).toBuffer()
-          : await raw.webp(lossless ? { lossless: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
+          : // exact: libwebp would otherwise zero the colour under fully transparent pixels, which a lossless file keeps.
+            await raw.webp(lossless ? { lossless: true, exact: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
     return carryMetadata(original, encoded);
   }
 

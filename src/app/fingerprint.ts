@@ -79,9 +79,16 @@ export type EmbedOutcome =
 /** Runs the embedder somewhere that does not block (src/adapters/fingerprint-pool.ts). */
 export type EmbedPort = (task: EmbedTask) => Promise<EmbedOutcome>;
 
+/** What marking did: the file with the mark, and whether it was added now or found there already. */
+export interface Marked {
+  readonly bytes: Uint8Array;
+  /** `added`: re-encoded with the mark; `found`: the file already carried a mark verify finds, and is returned as it was. */
+  readonly fingerprint: 'added' | 'found';
+}
+
 export interface Fingerprinting {
   check(bytes: Uint8Array): Promise<FingerprintCheck>;
-  mark(bytes: Uint8Array): Promise<Uint8Array>;
+  mark(bytes: Uint8Array): Promise<Marked>;
 }
 
 export interface FingerprintDeps {
@@ -105,22 +112,24 @@ export interface FingerprintDeps {
 export const DETECT_DECODE = { minSide: CANVAS_SIDE, orient: true } as const;
 
 export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
+  const check = async (bytes: Uint8Array): Promise<FingerprintCheck> => {
+    const secrets = deps.detecting();
+    if (secrets.length === 0) return NO_FINGERPRINT;
+    // Too small to look at: answer without decoding or queueing anything.
+    const size = declaredDimensions(bytes, sniff(bytes).format);
+    if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
+    let reduced;
+    try {
+      reduced = await deps.pixels.decode(bytes, DETECT_DECODE);
+    } catch (error) {
+      if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
+      throw error;
+    }
+    return detectIn(reduced, secrets, deps);
+  };
+
   return {
-    async check(bytes) {
-      const secrets = deps.detecting();
-      if (secrets.length === 0) return NO_FINGERPRINT;
-      // Too small to look at: answer without decoding or queueing anything.
-      const size = declaredDimensions(bytes, sniff(bytes).format);
-      if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
-      let reduced;
-      try {
-        reduced = await deps.pixels.decode(bytes, DETECT_DECODE);
-      } catch (error) {
-        if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
-        throw error;
-      }
-      return detectIn(reduced, secrets, deps);
-    },
+    check,
 
     async mark(bytes) {
       const secret = deps.marking();
@@ -131,6 +140,11 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       if (facts.pages > 1 || isAnimatedPng(bytes)) throw new FingerprintNotPossibleError('it is animated');
       if (facts.space === 'cmyk') throw new FingerprintNotPossibleError('it is CMYK (convert it to RGB first)');
       if (facts.depth !== 'uchar') throw new FingerprintNotPossibleError(`it has ${facts.depth === 'ushort' ? '16' : 'more than 8'} bits per sample, which 8-bit marking would reduce`);
+      // A file that already carries a mark verify finds (made by this
+      // deployment, with any version still looked for) is not marked again:
+      // every marking adds its own pattern and re-encodes, so each round
+      // would cost another 6 dB or so of PSNR for nothing.
+      if ((await check(bytes)).present) return { bytes, fingerprint: 'found' };
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';
@@ -142,7 +156,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
         const encoded = await held.encodeLike(bytes, outcome.marked);
         await refuseUnfound(encoded, held, deps);
-        return encoded;
+        return { bytes: encoded, fingerprint: 'added' };
       });
     },
   };

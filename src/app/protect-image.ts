@@ -34,6 +34,8 @@ export interface ProtectResult {
   readonly changed: boolean;
   /** The input's C2PA manifest no longer validates: its hard binding covers the bytes changed. */
   readonly c2paInvalidated: boolean;
+  /** Only from protectWithFingerprint: the in-pixel mark was `added`, or `found` already there (and not added again). */
+  readonly fingerprint?: 'added' | 'found';
 }
 
 /**
@@ -66,15 +68,18 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
  * protect with the optional layer the dashboard and the CLI offer: the
  * in-pixel fingerprint first (it re-encodes the pixels, so it cannot be
  * lossless), then the opt-out and the provenance tag on top, losslessly.
+ * A file that already carries this deployment's mark is not marked again.
  * The API's protect never does this (the specification says so).
  *
  * @throws what protect throws, and FingerprintNotPossibleError
  */
 export async function protectWithFingerprint(bytes: Uint8Array, fingerprint: Fingerprinting, options: ProtectOptions = {}): Promise<ProtectResult> {
-  // Both before the costly part: marking decodes the pixels.
-  refuseOversizedImage(bytes, options.maxImagePixels);
-  checkedValue(options);
-  return protect(await fingerprint.mark(bytes), options);
+  // Everything protect would refuse in the file as it is (its size, its
+  // container, its XMP, the value asked for), refused as protect refuses it,
+  // before the costly part: marking decodes the pixels. Nothing is signed.
+  protect(bytes, { ...options, signer: undefined });
+  const marked = await fingerprint.mark(bytes);
+  return { ...protect(marked.bytes, options), fingerprint: marked.fingerprint };
 }
 
 function checkedValue(options: ProtectOptions): ProhibitedCode {

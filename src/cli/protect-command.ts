@@ -7,6 +7,8 @@ import { markingFingerprint } from './fingerprint-for-cli.js';
 import { signingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
+const FINGERPRINT_NOTE = { none: '', added: ', fingerprinted', found: ', fingerprint already there, not added again' } as const;
+
 export async function protectCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     out: { type: 'string' },
@@ -32,9 +34,9 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       }
       if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
       if (values.json) {
-        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed, c2paInvalidated: result.c2paInvalidated });
+        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed, c2paInvalidated: result.c2paInvalidated, ...(result.fingerprint ? { fingerprint: result.fingerprint } : {}) });
       } else {
-        const note = `${result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`}${fingerprint ? ', fingerprinted' : ''}`;
+        const note = `${result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`}${FINGERPRINT_NOTE[result.fingerprint ?? 'none']}`;
         process.stdout.write(`${file} -> ${output} (${note})\n`);
         if (result.c2paInvalidated) process.stderr.write(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)\n`);
       }

@@ -9,6 +9,8 @@ import { STATUS } from './error-handler.js';
 
 /** Set to `invalidated` on a protect answer whose upload carried a C2PA manifest (docs/provenance.md). */
 export const C2PA_HEADER = 'Optmark-C2PA-Manifest';
+/** On the dashboard's download of a fingerprinted file: `added`, or `found` when the upload already carried the mark (docs/dashboard.md). */
+export const FINGERPRINT_HEADER = 'Optmark-Fingerprint';
 
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256, 64 lowercase hex characters' } as const;
 const signals = {
@@ -51,7 +53,7 @@ export const verifyResult = {
       additionalProperties: false,
       required: ['present', 'confidence', 'blocks'],
       properties: { present: { type: 'boolean' }, confidence: { type: 'number', minimum: 0, maximum: 1 }, blocks: { type: 'integer', minimum: 0 } },
-      description: 'Experimental in-pixel detector (not built yet: present false, 0 blocks)',
+      description: "Experimental in-pixel detector: present at a false-positive probability of at most 1e-6 per check; confidence is the share of the voting blocks that match (about 0.5 without the mark), blocks the number that voted (0 when none could: no fingerprint key, an image under 64 pixels a side, flat, or too large to decode). Evidence for this deployment's key, not proof of authorship (docs/fingerprint.md)",
     },
     sha256: { ...sha256, description: 'SHA-256 of the uploaded bytes' },
   },

@@ -87,7 +87,7 @@ export function dashboardPage(view: DashboardView): string {
 <label for="value">Opt-out</label>
 <select id="value" name="value">${options}</select>
 <label class="check"><input type="checkbox" name="fingerprint" value="on"> Also add the experimental in-pixel fingerprint</label>
-<p class="note">The fingerprint is an invisible mark in the pixels that can survive the metadata being stripped, re-compression and resizing. Adding it re-encodes the image (PNG stays lossless; JPEG and WebP are written at high quality), so the file is no longer byte-for-byte your original. It is evidence for this service's key, not proof of authorship, and it does not survive rotation, heavy crops or regeneration by AI models.</p>
+<p class="note">The fingerprint is an invisible mark in the pixels that can survive the metadata being stripped, re-compression and resizing. Adding it re-encodes the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP are written at high quality), so the file is no longer byte-for-byte your original; a file that already carries the mark is not marked again. It is evidence for this service's key, not proof of authorship, and it does not survive rotation, heavy crops or regeneration by AI models.</p>
 <label for="protect-image">Image (JPEG, PNG or WebP)</label>
 <input id="protect-image" name="image" type="file" accept="image/jpeg,image/png,image/webp" required>
 <button type="submit">Mark and download</button>

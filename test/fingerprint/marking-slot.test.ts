@@ -83,7 +83,7 @@ describe('a marking job holds one decode slot from decode to encode', () => {
     await expect(fingerprinting.check(other)).rejects.toBeInstanceOf(ServerBusyError);
     await expect(decoder.decode(other)).rejects.toBeInstanceOf(ServerBusyError);
     release.open();
-    const marked = await marking;
+    const marked = (await marking).bytes;
 
     // It encoded in the same slot, and gave it back when done.
     expect(loadsAtEncode).toEqual([1]);

@@ -32,7 +32,7 @@ beforeAll(async () => {
     detecting: () => keys.detecting,
     marking: () => keys.marking,
   });
-  marked = await fingerprinting.mark(original);
+  marked = (await fingerprinting.mark(original)).bytes;
 });
 afterAll(async () => t?.close());
 
@@ -57,7 +57,7 @@ describe('verify', () => {
 
   it('marks a photo that EXIF turns for display upright: found as it is, and in a copy turned and stripped of its metadata', async () => {
     const sideways = await sharp(original).withMetadata({ orientation: 6 }).jpeg({ quality: 92 }).toBuffer();
-    const markedSideways = await fingerprinting.mark(sideways);
+    const markedSideways = (await fingerprinting.mark(sideways)).bytes;
     expect((await sharp(markedSideways).metadata()).orientation).toBe(6);
     expect((await fingerprintOf(markedSideways)).present).toBe(true);
     // What a platform does: apply the orientation, drop EXIF, re-encode.
@@ -68,13 +68,13 @@ describe('verify', () => {
 
   it('marks grey pictures as grey (JPEG; PNG with its alpha untouched), and finds the mark', async () => {
     const grey = await sharp(original).toColourspace('b-w').jpeg({ quality: 92 }).toBuffer();
-    const markedGrey = await fingerprinting.mark(grey);
+    const markedGrey = (await fingerprinting.mark(grey)).bytes;
     expect((await sharp(markedGrey).metadata()).channels).toBe(1);
     expect((await fingerprintOf(markedGrey)).present).toBe(true);
     expect((await fingerprintOf(grey)).present).toBe(false);
 
     const greyAlpha = await sharp(original).toColourspace('b-w').ensureAlpha(0.6).png().toBuffer();
-    const markedAlpha = await fingerprinting.mark(greyAlpha);
+    const markedAlpha = (await fingerprinting.mark(greyAlpha)).bytes;
     expect((await sharp(markedAlpha).metadata()).channels).toBe(2);
     // sharp decodes grey + alpha as RGBA: the alpha is the fourth value of each pixel.
     const alphaOf = async (png: Uint8Array) => Buffer.from((await sharp(png).raw().toBuffer()).filter((_, i) => i % 4 === 3));

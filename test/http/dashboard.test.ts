@@ -187,12 +187,18 @@ describe('marking and checking', () => {
       const response = await post(session, 'protect', input, { fields: { fingerprint: 'on' } });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe(type);
+      expect(response.headers.get('optmark-fingerprint')).toBe('added');
       const marked = new Uint8Array(await response.arrayBuffer());
       const verified = await apiVerify(session.key, marked);
       expect(verified).toMatchObject({ optedOut: true, provenance: { valid: true }, fingerprint: { present: true } });
       // Re-encoded, but the same picture.
       const { width, height } = await sharp(marked).metadata();
       expect([width, height]).toEqual([(await sharp(input).metadata()).width, (await sharp(input).metadata()).height]);
+      // Marked again: the mark is found and not added a second time; the file comes back as it was.
+      const again = await post(session, 'protect', marked, { fields: { fingerprint: 'on' } });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('optmark-fingerprint')).toBe('found');
+      expect(Buffer.from(await again.arrayBuffer()).equals(Buffer.from(marked))).toBe(true);
     }
   });
 

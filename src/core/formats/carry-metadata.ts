@@ -45,7 +45,8 @@ const ICC_PROFILE = 'ICC_PROFILE\0';
 /** Google's container and camera namespaces (motion photos, Ultra HDR). */
 const CONTAINER_NS = 'http://ns.google.com/photos/1.0/container/';
 const CAMERA_NS = 'http://ns.google.com/photos/1.0/camera/';
-const PNG_CARRIED = new Set(['iCCP', 'sRGB', 'gAMA', 'cHRM', 'cICP', 'pHYs', 'eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME']);
+/** caBX: a C2PA manifest store. Carried, as a JPEG's APP11 is, though the new pixels break its hard binding: protect reports it invalidated, and verify still reads its assertions. */
+const PNG_CARRIED = new Set(['iCCP', 'sRGB', 'gAMA', 'cHRM', 'cICP', 'pHYs', 'eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME', 'caBX']);
 const WEBP_FLAGS = { ICCP: 0x20, EXIF: 0x08, 'XMP ': 0x04 } as const;
 
 export function carryMetadata(original: Uint8Array, encoded: Uint8Array): Uint8Array {
@@ -125,11 +126,12 @@ function carryPng(original: Uint8Array, source: Block[], encoded: Uint8Array, ta
 
 /**
  * RIFF, a VP8X naming what is there, the original's ICCP, the new image
- * chunks (ALPH, VP8/VP8L), then the original's EXIF and XMP.
+ * chunks (ALPH, VP8/VP8L), then the original's EXIF, XMP and C2PA manifest
+ * store (carried as for PNG; no VP8X flag announces it).
  */
 function carryWebp(original: Uint8Array, source: Block[], encoded: Uint8Array, target: Block[]): Uint8Array {
   const pick = (fourcc: string) => source.filter((b) => b.type === fourcc).map((b) => copy(original, b));
-  const [icc, exif, xmp] = [pick('ICCP'), pick('EXIF'), [...pick('XMP '), ...pick('XMP\0')]];
+  const [icc, exif, xmp, c2pa] = [pick('ICCP'), pick('EXIF'), [...pick('XMP '), ...pick('XMP\0')], pick('C2PA')];
   const image = target.filter((b) => b.type === 'ALPH' || b.type === 'VP8 ' || b.type === 'VP8L').map((b) => copy(encoded, b));
   const size = declaredDimensions(encoded, 'webp');
   if (!size || image.length === 0) throw new CorruptImageError('webp', 'the re-encoded image has no still bitstream');
@@ -145,7 +147,7 @@ function carryWebp(original: Uint8Array, source: Block[], encoded: Uint8Array, t
   vp8x[14] = ((size.width - 1) >>> 16) & 0xff;
   dv.setUint16(15, (size.height - 1) & 0xffff, true);
   vp8x[17] = ((size.height - 1) >>> 16) & 0xff;
-  const chunks = [vp8x, ...icc, ...image, ...exif, ...xmp];
+  const chunks = [vp8x, ...icc, ...image, ...exif, ...xmp, ...c2pa];
   const length = 12 + chunks.reduce((n, c) => n + c.length, 0);
   const out = new Uint8Array(length);
   out.set([0x52, 0x49, 0x46, 0x46]);

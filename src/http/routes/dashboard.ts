@@ -25,7 +25,7 @@ import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Opera
 import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pages.js';
 import { STYLE } from '../../web/style.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
-import { C2PA_HEADER } from '../schemas.js';
+import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
 
 const COOKIE = 'optmark_session';
@@ -177,6 +177,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
       upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
     // As the API says it (the page cannot: the answer is the file); the page warns before marking.
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
+    if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
     return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 
