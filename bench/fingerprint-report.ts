@@ -217,7 +217,8 @@ is written by \`npm run bench:fingerprint\`.
   layout and tag), so a copy turned upright and stripped of its metadata,
   as platforms do, carries it the same way.
   Images under 256 pixels on the shorter side, or longer than 4:1, are
-  refused (\`FingerprintRefusedError\`, reason \`too_small\` / \`too_elongated\`).
+  refused (\`FingerprintRefusedError\`, reason \`too_small\` / \`too_elongated\`; \`quality\`
+  is a safeguard never seen: an image the embedder could not mark within 42 dB).
 * **Detection.** The caller decodes straight to the canvas size (sharp's
   shrink-on-load makes that cheap). The detector whitens the canvas (5 × 5
   local mean removed, divided by the local RMS + 1), finds the scale a crop
@@ -320,11 +321,11 @@ ${(() => {
 })()}
 ### False positives
 
-${r.nulls.trials.toLocaleString('en')} null trials: ${r.nulls.images} unmarked images (${r.photos} photos, ${r.graphics.packaged} packaged graphics, and ${r.graphics.drawn} graphics drawn in code: flat fields, UI panels with text, charts, gradients, stripes, checkerboards, logos) × ${r.nulls.attacks.length} transformations (${r.nulls.attacks.join(', ')}) × ${r.nulls.keys} random keys.
+${r.nulls.trials.toLocaleString('en')} null trials: ${r.nulls.images} unmarked images (${r.photos} photos, ${r.graphics.packaged} packaged graphics, and ${r.graphics.drawn} graphics drawn in code: flat fields, UI panels with text, charts, gradients, stripes, checkerboards, logos) × ${r.nulls.attacks.length} transformations (${r.nulls.attacks.join(', ')}) × ${r.nulls.keys} keys, each image with keys of its own (${(r.nulls.images * r.nulls.keys).toLocaleString('en')} keys in all).
 
 * **False positives: ${r.nulls.falsePositives}**${r.nulls.falseAlarms.length ? ` (${r.nulls.falseAlarms.join('; ')})` : ''} in ${r.nulls.trials.toLocaleString('en')} trials. The guarantee is a false-positive probability of at most 10⁻⁶ per verify (per check of one image), by the exact binomial test; ${r.nulls.trials.toLocaleString('en')} trials can only show that the rate is not far above 1/${r.nulls.trials.toLocaleString('en')}, and the calibration below is what checks the test's assumptions.
 * Smallest p-value seen: ${r.nulls.smallestP.toExponential(2)} (${r.nulls.smallestPTrial}; the threshold needs p ≤ 10⁻⁶). Were the trials independent, the smallest of ${r.nulls.trials.toLocaleString('en')} p-values would be this small or smaller with probability ${(1 - (1 - r.nulls.smallestP) ** r.nulls.trials).toFixed(3)}; they are not (the same image under ${r.nulls.attacks.length} transformations and ${r.nulls.keys} keys), which the calibration below accounts for.
-* **Marked with another key:** the ${r.photos} photos carrying the benchmark key's mark, after ${r.nulls.wrongKey.attacks.join(', ')}, checked with the ${r.nulls.keys} null keys: ${r.nulls.wrongKey.detected} detected in ${r.nulls.wrongKey.trials.toLocaleString('en')} trials, highest confidence ${r.nulls.wrongKey.confidenceMax.toFixed(3)}, smallest p ${r.nulls.wrongKey.smallestP.toExponential(2)}. Another key's mark is structured content, not noise; it does not look like ours.
+* **Marked with another key:** the ${r.photos} photos carrying the benchmark key's mark, after ${r.nulls.wrongKey.attacks.join(', ')}, checked with ${r.nulls.keys} other keys: ${r.nulls.wrongKey.detected} detected in ${r.nulls.wrongKey.trials.toLocaleString('en')} trials, highest confidence ${r.nulls.wrongKey.confidenceMax.toFixed(3)}, smallest p ${r.nulls.wrongKey.smallestP.toExponential(2)}. Another key's mark is structured content, not noise; it does not look like ours.
 * **Calibration over every trial.** Each trial's count of matching blocks is
   turned into a uniform number by the randomised probability integral transform
   under Binomial(n, ½) for its own number n of voting blocks
@@ -333,9 +334,11 @@ ${r.nulls.trials.toLocaleString('en')} null trials: ${r.nulls.images} unmarked i
   carry nothing to test (and cannot give a verdict) and are left out; the
   other ${f.tested.toLocaleString('en')} are all tested. The ${r.nulls.attacks.length} transformations of one image under one key
   give correlated counts (the same blocks, mostly the same signs), while
-  different keys are independent, so the trials are split into ${f.partitions}
+  different keys are independent (and no key is used on two images: two
+  alike images under one key would give alike counts), so the trials are split into ${f.partitions}
   partitions, each holding one transformation per (image, key) and every trial
-  lying in exactly one; each partition is tested against U(0, 1) by
+  lying in exactly one: within a partition no two trials share an image's
+  transformation or a key, so they are independent; each partition is tested against U(0, 1) by
   Kolmogorov–Smirnov with its exact p-value, once with all its trials and
   once with only those with fewer than 128 votes (where a leak between
   synchronisation and verification would show first). **Pass: every one of
@@ -468,16 +471,23 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   \`optmark protect --fingerprint\` add the mark before the metadata. The
   file is re-encoded by necessity: PNG and lossless WebP stay lossless, JPEG
   and lossy WebP are written at quality 95 (a JPEG keeps the original's
-  chroma subsampling when it is 4:2:0 and has none otherwise); the original's ICC profile, EXIF and text chunks are
-  carried over byte for byte; grey pictures stay grey and alpha is kept as
-  it was. The file made is then checked as verify checks it: if the mark
+  chroma subsampling when it is 4:2:0 and has none otherwise; a lossless
+  WebP keeps the colour under transparent pixels); the original's ICC profile, EXIF, IPTC, XMP,
+  text chunks and C2PA manifest store are carried over byte for byte (the
+  manifest is reported invalidated, as by protect: the new pixels break its
+  hash); grey pictures stay grey and alpha is kept as
+  it was. A file that already carries this deployment's mark (any version
+  still looked for) is not marked again: each marking spends the quality
+  budget anew (a second one took the picture from 43.3 to 37.3 dB), so it
+  gets the opt-out only (\`"fingerprint": "found"\` in the CLI's JSON, the
+  dashboard download's \`Optmark-Fingerprint\` header). The file made is then checked as verify checks it: if the mark
   would not be found in it (text on white, some near-white or flat
   pictures; in the tests, also uniform noise at 512 × 384 with about 3
   keys in 1000), it is refused (\`fingerprint_not_possible\`, saying how many
   blocks matched) rather than delivered re-encoded for nothing. Then the
   opt-out and the provenance tag are written on top, losslessly. The API's
-  protect never adds it (the specification says so). On the server, embedding (about a second of arithmetic for 12
-  megapixels) runs on the fingerprint worker threads, not the event loop.
+  protect never adds it (the specification says so). On the server, embedding (well under a second of arithmetic for 12
+  megapixels; the whole of \`protect --fingerprint\` on a 12 MP JPEG, decode to self-check, takes under two) runs on the fingerprint worker threads, not the event loop.
 * Every verify (API, dashboard and CLI) runs the detector on a copy decoded straight
   to the analysis size, turned as displayed (EXIF orientation). The server
   (API and dashboard) runs the detector on its fingerprint worker pool, off

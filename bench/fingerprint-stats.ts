@@ -164,7 +164,9 @@ export interface FullCalibration {
  * The calibration test over every null trial. The same image under several
  * transformations with one key gives strongly correlated counts (the same
  * blocks, mostly the same signs), while different keys are independent
- * under the null model; so the trials are split into `attacks` partitions,
+ * under the null model (the benchmark gives every image keys of its own: a
+ * key shared by two alike images would correlate their counts); so the
+ * trials are split into `attacks` partitions,
  * partition s holding, for each (image, key), the transformation
  * (image + key + s) mod attacks: every trial lies in exactly one partition,
  * and each partition has independent trials. Each partition's randomised

@@ -33,17 +33,34 @@ interface Secrets {
   readonly decoded: readonly FingerprintSecret[];
 }
 
-function parseSecrets(json: unknown, path: string): Secrets {
-  const file = json as SecretsFile;
-  const valid =
-    file.format === 'optmark-fingerprint-keys' &&
-    Array.isArray(file.secrets) &&
-    file.secrets.length > 0 &&
-    file.secrets.every((s) => Number.isInteger(s.version) && s.version > 0 && Buffer.from(s.secret, 'base64').length === 32);
-  if (!valid) throw new Error(`${path} is not an optmark fingerprint key file`);
+/** The file as found, or an Error saying what is wrong with it (completed by InvalidKeyFileError: "the fingerprint key file PATH ..."). */
+function parseSecrets(json: unknown): Secrets {
+  const file = json as Partial<SecretsFile> | null;
+  if (typeof file !== 'object' || file === null || Array.isArray(file) || file.format !== 'optmark-fingerprint-keys') {
+    throw new Error('is not an optmark fingerprint key file (it needs "format": "optmark-fingerprint-keys")');
+  }
+  if (!Array.isArray(file.secrets) || file.secrets.length === 0) throw new Error('has no secrets (its "secrets" list is missing or empty)');
+  for (const [i, s] of file.secrets.entries()) {
+    const version = (s as Partial<StoredSecret> | null)?.version;
+    if (!Number.isInteger(version) || version! <= 0) throw new Error(`has a secret (number ${i + 1}) whose version is not a positive whole number`);
+    if (typeof s.secret !== 'string' || Buffer.from(s.secret, 'base64').length !== 32) throw new Error(`has a version ${version} whose secret is not 32 bytes in base64`);
+  }
   const secrets = [...file.secrets].sort((a, b) => b.version - a.version);
-  return { file: { ...file, secrets }, decoded: secrets.map((s) => ({ version: s.version, secret: Buffer.from(s.secret, 'base64') })) };
+  return { file: { ...(file as SecretsFile), secrets }, decoded: secrets.map((s) => ({ version: s.version, secret: Buffer.from(s.secret, 'base64') })) };
 }
+
+/** Why remove() refused: no such version, or the version that marks. */
+export class FingerprintKeyRemovalError extends Error {
+  constructor(
+    message: string,
+    readonly version: number,
+    readonly reason: 'not_found' | 'in_use',
+  ) {
+    super(message);
+  }
+}
+
+const KIND = 'fingerprint key file';
 
 const fresh = (version: number, now: Date): StoredSecret => ({ version, createdAt: now.toISOString(), secret: randomBytes(32).toString('base64') });
 
@@ -55,14 +72,25 @@ export class FingerprintKeys {
     return this.secrets.path;
   }
 
-  /** Open the file at `path`, creating it with one secret when it does not exist. */
-  static open(path: string, now: Date = new Date()): FingerprintKeys {
-    return new FingerprintKeys(WatchedJsonFile.open(path, parseSecrets, () => ({ format: 'optmark-fingerprint-keys', secrets: [fresh(1, now)] }) satisfies SecretsFile));
+  /** Whether open() created the file, with one secret (version 1), rather than finding it. */
+  get created(): boolean {
+    return this.secrets.created;
   }
 
-  /** Open an existing file; undefined when there is none at `path`. */
+  /**
+   * Open the file at `path`, creating it with one secret when it does not exist.
+   * @throws InvalidKeyFileError when the file exists and is not a fingerprint key file
+   */
+  static open(path: string, now: Date = new Date()): FingerprintKeys {
+    return new FingerprintKeys(WatchedJsonFile.open(path, KIND, parseSecrets, () => ({ format: 'optmark-fingerprint-keys', secrets: [fresh(1, now)] }) satisfies SecretsFile));
+  }
+
+  /**
+   * Open an existing file; undefined when there is none at `path`.
+   * @throws InvalidKeyFileError when the file exists and is not a fingerprint key file
+   */
   static openExisting(path: string): FingerprintKeys | undefined {
-    const secrets = WatchedJsonFile.openExisting(path, parseSecrets);
+    const secrets = WatchedJsonFile.openExisting(path, KIND, parseSecrets);
     return secrets && new FingerprintKeys(secrets);
   }
 
@@ -88,11 +116,19 @@ export class FingerprintKeys {
     return { version: next.version, createdAt: next.createdAt, marking: true };
   }
 
-  /** Stop detecting a version (never the one that marks). */
+  /**
+   * Stop detecting a version (never the one that marks).
+   * @throws FingerprintKeyRemovalError when there is no such version, or it is the one that marks
+   */
   remove(version: number): void {
     const { file } = this.secrets.reload();
-    if (file.secrets[0]!.version === version) throw new Error(`version ${version} is the one new marks are made with; rotate first`);
-    if (!file.secrets.some((s) => s.version === version)) throw new Error(`there is no fingerprint key version ${version}`);
+    if (file.secrets[0]!.version === version) {
+      throw new FingerprintKeyRemovalError(`fingerprint key version ${version} is the one new marks are made with, and cannot be removed; rotate first`, version, 'in_use');
+    }
+    if (!file.secrets.some((s) => s.version === version)) {
+      const versions = file.secrets.map((s) => s.version).join(', ');
+      throw new FingerprintKeyRemovalError(`there is no fingerprint key version ${version} (the versions are ${versions})`, version, 'not_found');
+    }
     this.secrets.replace({ ...file, secrets: file.secrets.filter((s) => s.version !== version) } satisfies SecretsFile);
   }
 }

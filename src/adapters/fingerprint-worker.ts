@@ -1,8 +1,10 @@
 /**
- * Runs in the fingerprint pool's worker threads: detection is tens to
- * hundreds of milliseconds of arithmetic and embedding about a second for
- * 12 megapixels, which must not hold up the event loop that serves every
- * other request. The CLI calls the same functions in its own thread (src/cli/fingerprint-for-cli.ts).
+ * Runs in the fingerprint pool's worker threads: detection is a few to a few
+ * tens of milliseconds of arithmetic on the reduced copy (decoding the file,
+ * done before, costs more) and embedding over half a second for 12
+ * megapixels, neither of which must hold up the event loop that serves
+ * every other request. The CLI calls the same functions in its own thread
+ * (src/cli/fingerprint-for-cli.ts).
  */
 import { createHash } from 'node:crypto';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
@@ -29,7 +31,13 @@ export default function detect(task: DetectTask): FingerprintCheck {
   return { present: result.present, confidence: result.confidence, blocks: result.blocks };
 }
 
-/** A refusal comes back as a value: an error's class does not survive the trip between threads. */
+/**
+ * A refusal comes back as a value: an error's class does not survive the
+ * trip between threads. Every FingerprintRefusedError message starts "The
+ * image is ..." (too small, too elongated, too hard to mark within the
+ * quality bound), which reads "it is ..." after the app's "This image
+ * cannot be fingerprinted: ".
+ */
 export function embed(task: EmbedTask): EmbedOutcome {
   const stored = { data: task.data, width: task.width, height: task.height, channels: task.channels };
   try {

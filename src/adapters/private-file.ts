@@ -11,6 +11,9 @@
  *
  * WatchedJsonFile: a JSON file kept in memory as parsed, followed when
  * another process rewrites it.
+ *
+ * InvalidKeyFileError: such a file exists but cannot be used (not JSON, or
+ * not the file it should be): a problem of setup, named in one line.
  */
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -41,6 +44,24 @@ function writePrivateJson(path: string, value: unknown, how: 'create' | 'replace
 
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
+/**
+ * A key file that exists but cannot be used: not JSON, or JSON of another
+ * shape. A setup problem (a bad edit, the wrong file named), not a bug: the
+ * message names the file and what is wrong with it, in one line.
+ */
+export class InvalidKeyFileError extends Error {
+  readonly code = 'invalid_key_file';
+  constructor(
+    readonly path: string,
+    /** What the file should be, e.g. "fingerprint key file". */
+    readonly kind: string,
+    /** What is wrong, as the end of a sentence about it: "is not valid JSON (...)". */
+    readonly problem: string,
+  ) {
+    super(`the ${kind} ${path} ${problem}`);
+  }
+}
+
 /** How often a watched file's modification time is looked at, at most. */
 const CHECK_EVERY_MS = 1000;
 
@@ -54,21 +75,35 @@ export class WatchedJsonFile<T> {
   private value!: T;
   private mtimeMs = 0;
   private checkedAt = 0;
+  private wrote = false;
 
   private constructor(
     readonly path: string,
-    private readonly parse: (json: unknown, path: string) => T,
+    /** What the file is, for messages: "fingerprint key file". */
+    private readonly kind: string,
+    /** The content as used; throws an Error whose message says what is wrong ("has no secrets"), which InvalidKeyFileError completes. */
+    private readonly parse: (json: unknown) => T,
   ) {}
 
-  /** Open the file, creating it with `initial()` when it does not exist (two processes starting together both read the first one written). */
-  static open<T>(path: string, parse: (json: unknown, path: string) => T, initial: () => unknown): WatchedJsonFile<T> {
-    const file = new WatchedJsonFile(path, parse);
+  /** Whether open() created the file (false when it existed, or another process created it first). */
+  get created(): boolean {
+    return this.wrote;
+  }
+
+  /**
+   * Open the file, creating it with `initial()` when it does not exist (two
+   * processes starting together both read the first one written).
+   * @throws InvalidKeyFileError when it exists and cannot be used; a system error when it cannot be read or written
+   */
+  static open<T>(path: string, kind: string, parse: (json: unknown) => T, initial: () => unknown): WatchedJsonFile<T> {
+    const file = new WatchedJsonFile(path, kind, parse);
     try {
       file.reload();
     } catch (error) {
       if (code(error) !== 'ENOENT') throw error;
       try {
         writePrivateJson(path, initial(), 'create');
+        file.wrote = true;
       } catch (raced) {
         if (code(raced) !== 'EEXIST') throw raced;
       }
@@ -77,9 +112,12 @@ export class WatchedJsonFile<T> {
     return file;
   }
 
-  /** Open the file if it exists; undefined when there is none. */
-  static openExisting<T>(path: string, parse: (json: unknown, path: string) => T): WatchedJsonFile<T> | undefined {
-    const file = new WatchedJsonFile(path, parse);
+  /**
+   * Open the file if it exists; undefined when there is none.
+   * @throws InvalidKeyFileError when it exists and cannot be used; a system error when it cannot be read
+   */
+  static openExisting<T>(path: string, kind: string, parse: (json: unknown) => T): WatchedJsonFile<T> | undefined {
+    const file = new WatchedJsonFile(path, kind, parse);
     try {
       file.reload();
       return file;
@@ -89,9 +127,23 @@ export class WatchedJsonFile<T> {
     }
   }
 
-  /** Read the file now (before a read-modify-write); throws when it cannot. */
+  /** Read the file now (before a read-modify-write); throws when it cannot (InvalidKeyFileError when it is not what it should be). */
   reload(): T {
-    const value = this.parse(JSON.parse(readFileSync(this.path, 'utf8')), this.path);
+    const text = readFileSync(this.path, 'utf8');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      // V8 quotes the text around an unexpected token: not repeated, as the text may be a secret.
+      const reason = (error as Error).message.replace(/, ".*" is not valid JSON$/s, '');
+      throw new InvalidKeyFileError(this.path, this.kind, `is not valid JSON (${reason})`);
+    }
+    let value: T;
+    try {
+      value = this.parse(json);
+    } catch (error) {
+      throw new InvalidKeyFileError(this.path, this.kind, (error as Error).message);
+    }
     this.mtimeMs = statSync(this.path).mtimeMs;
     this.value = value;
     return value;

@@ -60,16 +60,33 @@ interface Ring {
   readonly publicKeys: ReadonlyMap<string, KeyObject>;
 }
 
-function parseRing(json: unknown, path: string): Ring {
-  const file = json as KeyRingFile;
-  const active = file.keys?.find((k) => k.kid === file.active);
-  if (file.version !== 1 || !active?.privateKey) throw new Error(`${path} is not an optmark key ring with an active key`);
-  return {
-    file,
-    active: { kid: active.kid, privateKey: createPrivateKey(active.privateKey) },
-    publicKeys: new Map(file.keys.map((k) => [k.kid, createPublicKey({ key: k.publicJwk, format: 'jwk' })])),
-  };
+/** The ring as found, or an Error saying what is wrong with it (completed by InvalidKeyFileError: "the signing key file PATH ..."). */
+function parseRing(json: unknown): Ring {
+  const file = json as Partial<KeyRingFile> | null;
+  if (typeof file !== 'object' || file === null || Array.isArray(file) || file.version !== 1 || !Array.isArray(file.keys)) {
+    throw new Error('is not an optmark signing key ring (it needs "version": 1 and a "keys" list)');
+  }
+  const active = file.keys.find((k) => k?.kid === file.active);
+  if (!active) throw new Error('has no active key (no key has the "active" kid)');
+  if (typeof active.privateKey !== 'string') throw new Error(`has no private key for its active key ${active.kid}`);
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(active.privateKey);
+  } catch (error) {
+    throw new Error(`has an active key ${active.kid} whose private key cannot be read (${(error as Error).message})`);
+  }
+  const publicKeys = new Map<string, KeyObject>();
+  for (const k of file.keys) {
+    try {
+      publicKeys.set(k.kid, createPublicKey({ key: k.publicJwk, format: 'jwk' }));
+    } catch (error) {
+      throw new Error(`has a key ${String(k?.kid)} whose public key cannot be read (${(error as Error).message})`);
+    }
+  }
+  return { file: file as KeyRingFile, active: { kid: active.kid, privateKey }, publicKeys };
 }
+
+const KIND = 'signing key file';
 
 export class SigningKeys {
   private constructor(private readonly ring: WatchedJsonFile<Ring>) {}
@@ -79,19 +96,30 @@ export class SigningKeys {
     return this.ring.path;
   }
 
-  /** Open the key ring at `path`, creating it with one key when it does not exist. */
+  /** Whether open() created the key ring, with one key, rather than finding it. */
+  get created(): boolean {
+    return this.ring.created;
+  }
+
+  /**
+   * Open the key ring at `path`, creating it with one key when it does not exist.
+   * @throws InvalidKeyFileError when the file exists and is not a key ring with an active key
+   */
   static open(path: string, now: Date = new Date()): SigningKeys {
     return new SigningKeys(
-      WatchedJsonFile.open(path, parseRing, () => {
+      WatchedJsonFile.open(path, KIND, parseRing, () => {
         const first = newKey(now);
         return { version: 1, active: first.kid, keys: [first] } satisfies KeyRingFile;
       }),
     );
   }
 
-  /** Open an existing key ring; undefined when there is none at `path`. */
+  /**
+   * Open an existing key ring; undefined when there is none at `path`.
+   * @throws InvalidKeyFileError when the file exists and is not a key ring with an active key
+   */
   static openExisting(path: string): SigningKeys | undefined {
-    const ring = WatchedJsonFile.openExisting(path, parseRing);
+    const ring = WatchedJsonFile.openExisting(path, KIND, parseRing);
     return ring && new SigningKeys(ring);
   }
 

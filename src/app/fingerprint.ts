@@ -134,7 +134,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
     async mark(bytes) {
       const secret = deps.marking();
       if (!secret) throw new FingerprintNotPossibleError('this deployment has no fingerprint key');
-      const facts = await deps.pixels.probe(bytes);
+      const facts = await deps.pixels.probe(bytes).catch(overDecoderLimit);
       // libvips decodes only the default image of an APNG (it reports one
       // page): marking it would silently drop the animation.
       if (facts.pages > 1 || isAnimatedPng(bytes)) throw new FingerprintNotPossibleError('it is animated');
@@ -148,7 +148,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';
-      return deps.pixels.withSlot(bytes, async (held) => {
+      const marking = deps.pixels.withSlot(bytes, async (held) => {
         const pixels = await held.decode(bytes, { stored: true });
         // Handed over, not copied: nothing here reads the decoded pixels again.
         const data = ownBuffer(pixels.data);
@@ -156,10 +156,27 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
         if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
         const encoded = await held.encodeLike(bytes, outcome.marked);
         await refuseUnfound(encoded, held, deps);
-        return { bytes: encoded, fingerprint: 'added' };
+        return { bytes: encoded, fingerprint: 'added' } as const;
       });
+      return marking.catch(overDecoderLimit);
     },
   };
+}
+
+/**
+ * The pixel decoder's limit (OPTMARK_MAX_PIXELS) is lower than the size
+ * protect takes from the header (OPTMARK_MAX_IMAGE_PIXELS), and protect's own
+ * check has passed by the time marking starts (protectWithFingerprint): an
+ * image the decoder refuses for its size is one that protect takes without
+ * the fingerprint, which only the fingerprint must decode. Said so.
+ */
+function overDecoderLimit(error: unknown): never {
+  if (!(error instanceof ImageDimensionsTooLargeError)) throw error;
+  // libvips alone noticed the size when the decoder names none (0 x 0).
+  const size = error.width * error.height > 0 ? `${error.width} x ${error.height} pixels, ` : '';
+  throw new FingerprintNotPossibleError(
+    `it is ${size}more than the ${error.limit} pixels this deployment decodes for the fingerprint (OPTMARK_MAX_PIXELS); protect it without the fingerprint, which decodes no pixels`,
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InvalidKeyFileError } from '../adapters/private-file.js';
 import { isOptmarkError } from '../errors.js';
 import { UsageError } from './usage-error.js';
 
@@ -55,8 +56,15 @@ export class CliError extends Error {
 
 /** The message and stable code of an expected failure; anything else is a bug and propagates. */
 export function describeFailure(error: unknown): { error: string; code: string } {
-  if (isOptmarkError(error) || error instanceof CliError) return { error: error.message, code: error.code };
+  const failure = describeExpected(error);
+  if (failure) return failure;
   throw error;
+}
+
+/** The message and stable code of an expected failure (an image's, a file's, a key file's); undefined for anything else. */
+export function describeExpected(error: unknown): { error: string; code: string } | undefined {
+  if (isOptmarkError(error) || error instanceof CliError || error instanceof InvalidKeyFileError) return { error: error.message, code: error.code };
+  return undefined;
 }
 
 export function printJson(value: unknown): void {

@@ -25,7 +25,19 @@ export function checkingFingerprint(config: Config): Fingerprinting {
   return fingerprinting(config, FingerprintKeys.openExisting(config.fingerprintKeysPath));
 }
 
-/** For protect --fingerprint: the secrets, created with a first one if there are none yet. */
+/** For protect --fingerprint: the secrets, created with a first one if there are none yet (and then said so on stderr). */
 export function markingFingerprint(config: Config): Fingerprinting {
-  return fingerprinting(config, FingerprintKeys.open(config.fingerprintKeysPath));
+  const keys = FingerprintKeys.open(config.fingerprintKeysPath);
+  if (keys.created) announceCreatedFingerprintKey(keys);
+  return fingerprinting(config, keys);
+}
+
+/**
+ * One line on stderr (stdout stays the command's output, JSON with --json):
+ * a secret made now, and where, since a mark is only ever found with it.
+ */
+export function announceCreatedFingerprintKey(keys: FingerprintKeys): void {
+  process.stderr.write(
+    `optmark: created a new fingerprint key (version ${keys.marking.version}) in ${keys.path}; marks made with it are found only by a deployment that has this file\n`,
+  );
 }

@@ -13,9 +13,21 @@ import { CliError } from './files.js';
 
 const issuer = (config: Config) => () => config.baseUrl ?? `http://${config.host}:${config.port}`;
 
-/** For protect: the key ring, created with a first key if there is none yet. */
+/** For protect: the key ring, created with a first key if there is none yet (and then said so on stderr). */
 export function signingProvenance(config: Config): Provenance {
-  return createProvenance({ keys: SigningKeys.open(config.signingKeysPath), issuer: issuer(config), clock: systemClock });
+  const keys = SigningKeys.open(config.signingKeysPath);
+  if (keys.created) announceCreatedKeyRing(keys);
+  return createProvenance({ keys, issuer: issuer(config), clock: systemClock });
+}
+
+/**
+ * One line on stderr (stdout stays the command's output, JSON with --json):
+ * a key ring made now, and where, since its tags verify only with its keys.
+ */
+export function announceCreatedKeyRing(keys: SigningKeys): void {
+  process.stderr.write(
+    `optmark: created a new signing key ring in ${keys.path}; provenance tags signed with it verify only with this file or its published public keys (JWKS)\n`,
+  );
 }
 
 /** For verify: a JWKS when one is named (file or URL), else the key ring if it exists. */

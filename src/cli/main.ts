@@ -1,11 +1,14 @@
 /**
  * The `optmark` command. Each subcommand lives in its own file; this one only
- * dispatches and prints help. Exit codes: 0 success, 1 some file failed,
- * 2 bad usage.
+ * dispatches and prints help. Exit codes: 0 success, 1 some file failed
+ * or a problem of setup (a bad setting, an unusable key file, ...), 2 bad
+ * usage.
  */
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { ConfigError } from '../config.js';
 import { DatabaseStartError } from '../adapters/db/open.js';
+import { InvalidKeyFileError } from '../adapters/private-file.js';
+import { CliError } from './files.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
 import { serveCommand } from './serve-command.js';
@@ -21,10 +24,11 @@ Usage:
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
       The marked copy is saved as <name>-optout.<ext> in DIR (created if needed; default: next to the input).
       CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
-      A provenance tag is signed with the deployment's key ring (created if missing).
+      A provenance tag is signed with the deployment's key ring (created if missing, and said so).
       --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
       the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);
-      a file in which verify would not find the mark (text on white, say) is refused.
+      a file in which verify would not find the mark (text on white, say) is refused,
+      and one that already carries it is not marked again.
   optmark verify <file...> [--jwks FILE|URL] [--json]
       Report whether each file carries the opt-out, the other opt-out signals found,
       whether its provenance tag is valid (with --jwks: against another
@@ -79,13 +83,26 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`optmark: ${error.message}\nRun "optmark help" for usage.\n`);
       return 2;
     }
-    // Problems of setup, not bugs: one line, no stack.
-    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof DatabaseStartError || isSystemError(error)) {
+    // Problems of setup, not bugs: one line, no stack. (protect, verify and
+    // the key commands report a key file's problem themselves, as JSON with --json.)
+    if (isSetupProblem(error)) {
       process.stderr.write(`optmark: ${error.message}\n`);
       return 1;
     }
     throw error;
   }
+}
+
+/** A bad environment variable, a locked data directory, a database that cannot start, a key file that cannot be used, an operating-system refusal. */
+function isSetupProblem(error: unknown): error is Error {
+  return (
+    error instanceof ConfigError ||
+    error instanceof DataDirLockedError ||
+    error instanceof DatabaseStartError ||
+    error instanceof InvalidKeyFileError ||
+    error instanceof CliError ||
+    isSystemError(error)
+  );
 }
 
 /** A file-system or other operating-system refusal (EROFS, ENOSPC, EACCES ...): its message names the path and the cause. */

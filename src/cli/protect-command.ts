@@ -2,7 +2,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { protect, protectWithFingerprint } from '../app/protect-image.js';
 import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { loadConfig } from '../config.js';
-import { describeFailure, parse, printJson, readInput, writeOutput, CliError } from './files.js';
+import { describeFailure, parse, printJson, readInput, reportFailure, writeOutput, CliError } from './files.js';
 import { markingFingerprint } from './fingerprint-for-cli.js';
 import { signingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
@@ -20,8 +20,16 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const value = values.value ?? DEFAULT_CODE;
   if (!isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
   const config = loadConfig();
-  const { signer } = signingProvenance(config);
-  const fingerprint = values.fingerprint ? markingFingerprint(config) : undefined;
+  let signer;
+  let fingerprint;
+  try {
+    signer = signingProvenance(config).signer;
+    fingerprint = values.fingerprint ? markingFingerprint(config) : undefined;
+  } catch (error) {
+    // A key file that cannot be used: one line (or JSON object), before any file.
+    reportFailure(error, values.json);
+    return 1;
+  }
   let failed = 0;
   for (const file of positionals) {
     try {

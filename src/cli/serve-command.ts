@@ -3,6 +3,8 @@
  * SIGINT, then stop in order: no new connections, in-flight requests
  * finish, the database closes.
  */
+import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { SigningKeys } from '../adapters/signing-keys.js';
 import { loadConfig } from '../config.js';
 import { startServer } from '../server/start.js';
 import { parse } from './files.js';
@@ -12,6 +14,11 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const { positionals } = parse(args, {});
   if (positionals.length > 0) throw new UsageError('serve takes no arguments; configure it with environment variables (see README)');
   const config = loadConfig();
+  // A key file that exists and cannot be used refuses the start in one line
+  // (InvalidKeyFileError), before the data directory is locked and the
+  // database opened. Missing files are created by the server.
+  SigningKeys.openExisting(config.signingKeysPath);
+  FingerprintKeys.openExisting(config.fingerprintKeysPath);
   const server = await startServer(config);
   if (server.bootstrapKey) {
     // Shown once, on the first start of an empty database, and never logged.

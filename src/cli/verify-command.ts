@@ -42,7 +42,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
       const f = result.fingerprint;
       const share = `${Math.round(f.confidence * 100)} % of ${f.blocks} blocks match`;
-      lines.push(`  fingerprint (experimental): ${f.blocks === 0 ? 'not examined (no key, or an image too small or unreadable as pixels)' : f.present ? `PRESENT, ${share}` : `not found, ${share}`}`);
+      lines.push(`  fingerprint (experimental): ${f.blocks === 0 ? 'no block could vote (no key, or an image too small, too flat, or unreadable as pixels)' : f.present ? `PRESENT, ${share}` : `not found, ${share}`}`);
       lines.push(`  sha256: ${result.sha256}`);
       for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
       process.stdout.write(`${lines.join('\n')}\n`);

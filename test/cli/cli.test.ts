@@ -4,7 +4,9 @@ import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixFingerprintKey } from '../fingerprint/support.js';
 import { corpusFile } from '../support/corpus.js';
 
 const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
@@ -89,7 +91,18 @@ describe('optmark verify', () => {
   it('reports an unmarked file in words', async () => {
     const run = await optmark('verify', 'photo.jpg');
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}provenance tag: none\n {2}fingerprint \(experimental\): not examined \([^)]+\)\n {2}sha256: [0-9a-f]{64}\n$/);
+    expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}provenance tag: none\n {2}fingerprint \(experimental\): no block could vote \([^)]+\)\n {2}sha256: [0-9a-f]{64}\n$/);
+  });
+
+  it('says why no block of a flat image could vote, with a fingerprint key present', async () => {
+    const data = join(dir, 'flat-deployment');
+    fixFingerprintKey(data, 'optmark test: cli flat');
+    await writeFile(join(dir, 'flat.png'), await sharp({ create: { width: 512, height: 512, channels: 3, background: '#808080' } }).png().toBuffer());
+    const run = await optmarkWith({ OPTMARK_DATA_DIR: data }, 'verify', 'flat.png');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('\n  fingerprint (experimental): no block could vote (no key, or an image too small, too flat, or unreadable as pixels)\n');
+    const json = jsonLines((await optmarkWith({ OPTMARK_DATA_DIR: data }, 'verify', '--json', 'flat.png')).stdout)[0]!;
+    expect(json.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
   });
 
   it('exits 1 for a file it cannot read', async () => {

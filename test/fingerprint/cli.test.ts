@@ -13,9 +13,11 @@ import { describe, expect, it } from 'vitest';
 import { webp } from '../../src/core/formats/webp.js';
 import { psnr } from '../support/psnr.js';
 import { optmark, optmarkJson } from '../process/support.js';
-import { cliWorkspace, texturedPhoto } from './support.js';
+import { cliWorkspace, fixFingerprintKey, texturedPhoto } from './support.js';
 
 const { dir, env, exiftool } = cliWorkspace('optmark-fp-cli-');
+// Version 1 fixed, so that what these tests see of the mark is the same on every run (the rotation below adds a random version 2).
+fixFingerprintKey(env.OPTMARK_DATA_DIR!, 'optmark test: fingerprint cli');
 
 interface Verified {
   optedOut: boolean;
@@ -135,7 +137,10 @@ it('fingerprint-keys: a rotation keeps older marks detectable until their versio
   expect(rotated.version).toBe(2);
   const second = await protectFingerprinted(write('v2.png', await texturedPhoto(320, 256, 'png', 5)));
   for (const file of [first, second]) expect((await optmarkJson<Verified>(['verify', file], env)).fingerprint.present).toBe(true);
-  expect((await optmark(['fingerprint-keys', 'remove', '2'], env)).code).toBe(2);
+  // The version that marks cannot be removed: a refusal with a code (exit 1), not a usage error.
+  const refused = await optmark(['fingerprint-keys', 'remove', '2', '--json'], env);
+  expect(refused.code).toBe(1);
+  expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'fingerprint_key_in_use' });
   expect(await optmarkJson(['fingerprint-keys', 'remove', '1'], env)).toEqual({ removed: 1 });
   expect((await optmarkJson<Verified>(['verify', first], env)).fingerprint.present).toBe(false);
   expect((await optmarkJson<Verified>(['verify', second], env)).fingerprint.present).toBe(true);

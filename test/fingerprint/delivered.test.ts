@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
+import { criticalMatches } from '../../src/core/fingerprint/binomial.js';
 import { png } from '../../src/core/formats/png.js';
 import { webp } from '../../src/core/formats/webp.js';
 import { chunk, PNG_SIGNATURE, u32be } from '../support/build.js';
@@ -228,7 +229,8 @@ describe('animated images', () => {
 describe('a mark that verify would not find', () => {
   it('is not delivered: a page of text on white, as JPEG, is refused in words and nothing is written; without the fingerprint it is protected', async () => {
     // A fixed secret instead of a random one: text on white is found with some keys and not with others, and
-    // with this one the file protect makes would hold 55 of 128 matching blocks (92 are needed).
+    // with this one the file protect makes holds far fewer matching blocks than the 92 of 128 needed (55 when
+    // this was written; the count moves with the codec libraries, so it is checked against the threshold).
     const data = join(dir, 'fixed-key');
     fixFingerprintKey(data, 'optmark test: text on white 0');
     const input = join(dir, 'page.jpg');
@@ -237,10 +239,13 @@ describe('a mark that verify would not find', () => {
 
     const refused = await optmark(['protect', '--fingerprint', '--json', '--out', out, input], { OPTMARK_DATA_DIR: data }, 120_000);
     expect(refused.code, refused.stderr).not.toBe(0);
-    expect(JSON.parse(refused.stdout.trim())).toMatchObject({
-      code: 'fingerprint_not_possible',
-      error: 'This image cannot be fingerprinted: the mark would not be found in it (55 of 128 blocks matched), as happens with text on white and other near-white or flat pictures; protect it without the fingerprint',
-    });
+    const failure = JSON.parse(refused.stdout.trim()) as { code: string; error: string };
+    expect(failure.code).toBe('fingerprint_not_possible');
+    const words = /^This image cannot be fingerprinted: the mark would not be found in it \((\d+) of (\d+) blocks matched\), as happens with text on white and other near-white or flat pictures; protect it without the fingerprint$/.exec(failure.error);
+    expect(words, failure.error).not.toBeNull();
+    const [matched, voted] = [Number(words![1]), Number(words![2])];
+    expect(voted).toBeGreaterThan(0);
+    expect(matched).toBeLessThan(criticalMatches(voted, 1e-6));
     expect(existsSync(join(out, 'page-optout.jpg'))).toBe(false);
 
     const plain = await optmark(['protect', '--json', '--out', out, input], { OPTMARK_DATA_DIR: data }, 120_000);
@@ -295,7 +300,7 @@ describe('PSNR of the delivered file (RGB: every R, G and B sample of sharp deco
       // own: over a near-lossless re-encode (gradient, text) the mark is nearly all the loss. What the mark
       // itself costs is the squared error the delivered file has beyond re-encoding alone; as a PSNR of its
       // own it stays within the embedder's bound (42 dB), less 1 dB for the encoder's reaction to the mark.
-      // Measured over three runs (a new key each): 42.6 to 44.6 dB.
+      // Measured over three runs, each with a key drawn at random (before this file fixed its key): 42.6 to 44.6 dB.
       expect(psnrOfMse(m.markMse), m.name).toBeGreaterThanOrEqual(41);
       // Where re-encoding alone already costs as much as a mark at the bound (42 dB or under: noise, the
       // photo), the delivered file stays within 3 dB of it (a mark of exactly that cost would take 3 dB).

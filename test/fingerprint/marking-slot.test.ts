@@ -8,7 +8,8 @@
  * succeeded or failed. The pixels go to the pool's worker and come back
  * transferred, not copied.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import sharp from 'sharp';
 import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,8 +19,8 @@ import { createPixelDecoder, type PixelDecoder } from '../../src/adapters/pixels
 import { createFingerprinting, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
 import { FingerprintNotPossibleError, ServerBusyError } from '../../src/errors.js';
 import { signInToDashboard } from '../support/dashboard.js';
-import { postImage, startTestServer } from '../support/server.js';
-import { texturedPhoto } from './support.js';
+import { freshDataDir, postImage, startTestServer } from '../support/server.js';
+import { fixFingerprintKey, texturedPhoto } from './support.js';
 
 interface Pixels {
   readonly data: Uint8Array;
@@ -28,7 +29,8 @@ interface Pixels {
   readonly channels: number;
 }
 
-const secret = { version: 1, secret: randomBytes(32) };
+// Fixed (32 bytes derived from a label, as fixFingerprintKey does), so that a failure can be reproduced: the same mark on every run.
+const secret = { version: 1, secret: createHash('sha256').update('optmark test: marking slot').digest() };
 const photo = await texturedPhoto(640, 480, 'png');
 const other = await texturedPhoto(320, 256, 'jpeg', 3);
 
@@ -190,7 +192,10 @@ describe('pixels to and from the worker', () => {
 
 describe('through the server: one decode slot, no queue', () => {
   it('verifies sent while the dashboard marks a 12-megapixel photo get 503 server_busy for the whole marking job, not only its decode', async () => {
-    const t = await startTestServer({ env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
+    // The server's fingerprint key fixed too (it would create a random one): the dashboard's marking is the same on every run.
+    const dataDir = freshDataDir();
+    fixFingerprintKey(dataDir, 'optmark test: marking slot server');
+    const t = await startTestServer({ dataDir, env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
     try {
       const key = await t.key('pro');
       const { cookie, formToken } = await signInToDashboard(t.url, key);
@@ -253,6 +258,7 @@ describe('through the server: one decode slot, no queue', () => {
       expect({ format, width, height }).toEqual({ format: 'jpeg', width: 4000, height: 3000 });
     } finally {
       await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -21,9 +21,11 @@ import { webp } from '../../src/core/formats/webp.js';
 import { riff, riffChunk } from '../support/build.js';
 import { manifestJumbf, withC2pa } from '../support/c2pa.js';
 import { psnr } from '../support/psnr.js';
-import { texturedPhoto } from './support.js';
+import { fixFingerprintKey, texturedPhoto } from './support.js';
 
-const keys = FingerprintKeys.open(join(mkdtempSync(join(tmpdir(), 'optmark-fp-layer-')), 'fingerprint-keys.json'));
+const dataDir = mkdtempSync(join(tmpdir(), 'optmark-fp-layer-'));
+fixFingerprintKey(dataDir, 'optmark test: protect layer');
+const keys = FingerprintKeys.open(join(dataDir, 'fingerprint-keys.json'));
 let embeds = 0;
 const counted: EmbedPort = async (task) => {
   embeds++;

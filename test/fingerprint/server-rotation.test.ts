@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { killAll, optmarkJson, sleep } from '../process/support.js';
 import { signInToDashboard } from '../support/dashboard.js';
-import { postImage, startTestServer, type TestServer } from '../support/server.js';
-import { texturedPhoto } from './support.js';
+import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { fixFingerprintKey, texturedPhoto } from './support.js';
 
 interface Fingerprint {
   present: boolean;
@@ -33,8 +33,16 @@ let apiKey: string;
 /** The command line pointed at the server's own data directory: the same fingerprint-keys.json and signing-keys.json. */
 let env: Record<string, string>;
 
+/**
+ * Version 1 is fixed before the server starts (it would create a random
+ * one), so the marks made with it are the same on every run; version 2 is
+ * made by `rotate`, at random, as an operator's would be.
+ */
+const dataDir = freshDataDir();
+fixFingerprintKey(dataDir, 'optmark test: server rotation v1');
+
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ dataDir });
   apiKey = await t.key('pro');
   env = { OPTMARK_DATA_DIR: t.dataDir };
 });
@@ -42,6 +50,7 @@ afterAll(async () => {
   await killAll();
   await t?.close();
   rmSync(work, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function fingerprintOf(bytes: Uint8Array): Promise<Fingerprint> {
@@ -84,7 +93,7 @@ it('a running server follows rotate and remove: v1 marks stay found while v1 is 
   const photos = await Promise.all([1, 2, 3].map((seed) => texturedPhoto(640, 480, 'jpeg', seed)));
   expect(await optmarkJson<Array<{ version: number; marking: boolean }>>(['fingerprint-keys', 'list'], env)).toMatchObject([{ version: 1, marking: true }]);
 
-  // Version 1, the file the server created at start.
+  // Version 1, the one fixed before the server started.
   const byV1 = await markOnCommandLine('v1.jpg', photos[0]!);
   expect(await fingerprintOf(photos[0]!)).toMatchObject({ present: false });
   expect(await fingerprintOf(byV1)).toMatchObject({ present: true });

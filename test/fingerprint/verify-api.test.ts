@@ -5,6 +5,7 @@
  * protect never adds the mark (its output has exactly the input's pixels), and
  * refuses a request that asks for it.
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +13,8 @@ import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
 import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { createFingerprinting } from '../../src/app/fingerprint.js';
-import { postImage, startTestServer, type TestServer } from '../support/server.js';
-import { texturedPhoto } from './support.js';
+import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { fixFingerprintKey, texturedPhoto } from './support.js';
 
 let t: TestServer;
 let key: string;
@@ -21,8 +22,12 @@ let marked: Uint8Array;
 let fingerprinting: ReturnType<typeof createFingerprinting>;
 const original = await texturedPhoto(640, 480);
 
+/** The deployment's fingerprint secret, fixed before the server starts (it would create a random one): the same mark on every run. */
+const dataDir = freshDataDir();
+fixFingerprintKey(dataDir, 'optmark test: verify api');
+
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ dataDir });
   key = await t.key('pro');
   const keys = FingerprintKeys.open(join(t.dataDir, 'fingerprint-keys.json'));
   fingerprinting = createFingerprinting({
@@ -34,7 +39,10 @@ beforeAll(async () => {
   });
   marked = (await fingerprinting.mark(original)).bytes;
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  await t?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 async function fingerprintOf(bytes: Uint8Array) {
   const response = await postImage(t.url, key, bytes, { path: '/api/v1/verify' });

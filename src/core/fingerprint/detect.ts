@@ -39,9 +39,17 @@ export interface FingerprintDetection {
   readonly confidence: number;
   /** Number of verification blocks that voted. */
   readonly blocks: number;
-  /** The key version the result is for: the one found, else the first one tried; undefined without keys or votes. */
+  /**
+   * The key version the result is for: the one found, else the first one
+   * tried, also when no block voted (a flat picture); undefined only when no
+   * key was tried (an empty key list, or a picture under MIN_DETECT_SIDE).
+   */
   readonly keyVersion: string | undefined;
-  /** How the pattern was found, for diagnostics: sampling step (1 = no crop) and the synchronisation score. */
+  /**
+   * Where that key's synchronisation settled, for diagnostics: sampling step
+   * (1 = no crop) and score. Set whenever keyVersion is (also when no block
+   * voted), undefined when it is.
+   */
   readonly sync: { readonly step: number; readonly score: number } | undefined;
 }
 
@@ -50,7 +58,13 @@ export interface DetectOptions {
   readonly falsePositiveRate?: number;
 }
 
-/** Folded energy under which a block casts no vote (whitened units; textured blocks are in the hundreds). */
+/**
+ * Folded energy under which a block casts no vote (whitened units; textured
+ * blocks are in the hundreds). This, not the whitening, is what silences a
+ * flat picture: its canvas is not exactly flat (the resize weights are
+ * float32 and do not sum to exactly 1), and the largest block energy
+ * measured on flat pictures is about 5e-7, some 200 times under the floor.
+ */
 const ENERGY_FLOOR = 1e-4;
 /** Added to the local RMS when whitening, in levels: keeps near-flat areas from being blown up to unit noise. */
 const WHITEN_FLOOR = 1;
@@ -112,7 +126,11 @@ function verdict(canvas: Plane, key: FingerprintKey, alpha: number): Fingerprint
   return { present, confidence: blocks > 0 ? matches / blocks : 0, blocks, keyVersion: key.version, sync: { step: sync.step, score: sync.score } };
 }
 
-/** The verification blocks' votes at the synchronised scale and offset. */
+/**
+ * The verification blocks' votes at the synchronised scale and offset.
+ * Exported for the tests, which check that flipping a block's sign flips its
+ * vote and nothing else (test/core/fingerprint/detect.test.ts).
+ */
 export function vote(key: FingerprintKey, sync: Sync): { matches: number; blocks: number } {
   const folded = sync.fold;
   const whitened = sync.whitened;

@@ -13,7 +13,8 @@
  *    than half a level survive on average instead of rounding away in flat
  *    areas, and the three channels move by the same integer.
  * 5. Measure the PSNR actually reached; if it is under MIN_PSNR_DB (only
- *    conceivable on pathological inputs), scale down and redo.
+ *    conceivable on pathological inputs), scale down and redo, and after
+ *    MAX_ATTEMPTS refuse the image rather than break the bound.
  *
  * Alpha is copied untouched.
  */
@@ -40,7 +41,7 @@ const DARK = 16;
 const BRIGHT = 240;
 const MAX_ATTEMPTS = 4;
 
-/** @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark */
+/** @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark, or cannot carry it within MIN_PSNR_DB */
 export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResult {
   checkRaster(image);
   const { width, height } = image;
@@ -65,7 +66,13 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
     const squaredError = addPattern(image, out, gain, (onRow) => resampleRows(read, canvas.width, canvas.height, xs, ys, onRow));
     const psnr = psnrOf(squaredError, width * height * colourChannels(image.channels));
     if (psnr >= MIN_PSNR_DB) return { data: out, psnr };
-    if (attempt === MAX_ATTEMPTS) throw new Error(`Fingerprint embedding could not reach ${MIN_PSNR_DB} dB (got ${psnr.toFixed(2)})`);
+    // A refusal, like a size the mark does not fit: a property of this image
+    // the caller reports to the user, not a fault. The message starts as the
+    // others do ("The image is ..."), which src/adapters/fingerprint-worker.ts
+    // turns into "it is ..." after "This image cannot be fingerprinted: ".
+    if (attempt === MAX_ATTEMPTS) {
+      throw new FingerprintRefusedError('quality', `The image is too hard to mark within the ${MIN_PSNR_DB} dB quality bound (the last of ${MAX_ATTEMPTS} attempts reached ${psnr.toFixed(2)} dB)`);
+    }
     // PSNR moves with 20 log10(gain): step down by the shortfall plus a margin.
     gain *= 10 ** ((psnr - MIN_PSNR_DB - 0.1) / 20);
   }

@@ -6,7 +6,13 @@ export type FingerprintRefusal =
   /** The shorter side is below MIN_EMBED_SIDE: the analysis canvas would be finer than the image. */
   | 'too_small'
   /** Longer than MAX_ASPECT times the shorter side. */
-  | 'too_elongated';
+  | 'too_elongated'
+  /**
+   * The embedder's attempts all stayed under MIN_PSNR_DB. Not seen in
+   * practice (the target is about 43.3 dB and each attempt scales the
+   * strength down by the shortfall); a safeguard, so the bound holds.
+   */
+  | 'quality';
 
 export class FingerprintRefusedError extends Error {
   readonly reason: FingerprintRefusal;

@@ -73,14 +73,17 @@ export class SquareFft {
     }
     let half = 1;
     if (Math.log2(n) % 2 === 1) {
-      this.stage(re, im, sign);
+      this.stage(re, im);
       half = 2;
     }
     for (; half < n; half <<= 2) this.twoStages(re, im, half, sign);
   }
 
-  /** The first radix-2 stage (half = 1), when the number of stages is odd. */
-  private stage(re: Float64Array, im: Float64Array, _sign: number): void {
+  /**
+   * The first radix-2 stage (half = 1), when the number of stages is odd.
+   * Its only twiddle factor is 1, so it is the same forward and inverse.
+   */
+  private stage(re: Float64Array, im: Float64Array): void {
     const n = this.size;
     for (let start = 0; start < n; start += 2) {
       const a = start * n;

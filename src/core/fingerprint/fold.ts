@@ -49,6 +49,11 @@ export class Folder {
   fold(plane: Plane, step: number, shiftX: number, shiftY: number, out: Float64Array, nearestRows = false): void {
     const { size } = this;
     const { width, height } = plane;
+    // Interpolation reads pixels i and i + 1 with i at most width - 2 (rows
+    // j and j + 1, j at most height - 2): in a plane one pixel wide or high
+    // that is index -1, outside the row (NaN, or another row's pixel). The
+    // canvas has CANVAS_SIDE pixels or more a side; this keeps it that way.
+    if (width < 2 || height < 2) throw new RangeError(`A fold needs a plane at least 2 x 2 pixels, got ${width} x ${height}`);
     if (this.rows.length < size * width) this.rows = new Float64Array(size * width);
     const sampleRows = sampleCount(height, step, shiftY);
     const perFoldRow = Math.ceil(sampleRows / size);

@@ -108,8 +108,12 @@ export function localStd(plane: Float32Array, width: number, height: number, rad
  * Whitening for detection: remove the local mean (the picture's smooth
  * content, which the mid-band mark has little of), then divide by the local
  * RMS of what is left plus `floor`, so strong edges and textures do not
- * outvote the many quiet pixels where the mark is clearest. Exactly flat
- * areas come out exactly 0.
+ * outvote the many quiet pixels where the mark is clearest. Flat areas
+ * come out near 0 but not exactly 0: resampled with float32 weights that
+ * do not sum to exactly 1 (resample.ts), a flat picture's canvas varies by
+ * rounding, and what is left once the mean is removed (up to a few 1e-5,
+ * divided by about `floor`) stays. The detector's ENERGY_FLOOR (detect.ts)
+ * is what keeps such areas from voting.
  */
 export function whiten(plane: Float32Array, width: number, height: number, radius: number, floor: number): Float64Array {
   scratch(plane.length, width);

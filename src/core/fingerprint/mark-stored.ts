@@ -15,7 +15,7 @@ import { greyOf, type Raster } from './raster.js';
  * not read again once the displayed copy exists), which saves one more
  * image-sized buffer. Callers hand over pixels they no longer need.
  *
- * @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark
+ * @throws FingerprintRefusedError when the image cannot carry the mark (embedFingerprint)
  */
 export function markStoredPixels(stored: Raster, orientation: Orientation, key: FingerprintKey, grey: boolean): Raster {
   const displayed = toDisplayed(stored, orientation);

@@ -9,7 +9,7 @@
  * horizontally to every source row and vertically to the result.
  */
 
-export interface AxisWeights {
+interface AxisWeights {
   /** Number of destination samples. */
   readonly length: number;
   /** Destination i uses index[offset[i] .. offset[i + 1]) with the same weights. */

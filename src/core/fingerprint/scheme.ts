@@ -48,9 +48,13 @@ export const BAND_MAX = 6;
 export const BAND_AXIS_MAX = 5;
 
 /**
- * Root-mean-square change of each colour value, in 8-bit levels. With the
- * rounding to integers this is PSNR = 20 log10(255 / sqrt(1.7^2 + 1/12)) =
- * 43.4 dB; the embedder never goes under MIN_PSNR_DB whatever happens.
+ * Root-mean-square change of each colour value, in 8-bit levels, before
+ * rounding to integers. The embedder rounds with a uniform dither d in
+ * [0, 1) (floor(value + change + d), embed.ts): for a change of fractional
+ * part f that adds an error of mean 0 and variance f(1 - f), 1/6 averaged
+ * over f, twice plain rounding's 1/12. So PSNR = 20 log10(255 /
+ * sqrt(1.7^2 + 1/6)) = 43.28 dB, a little more where values clip at 0 or
+ * 255; the embedder never goes under MIN_PSNR_DB whatever happens.
  */
 export const TARGET_RMS = 1.7;
 export const MIN_PSNR_DB = 42;

@@ -46,7 +46,12 @@ const CLIMB_LIMIT = 1 + 4 * COARSE_STEP;
 export interface Sync {
   /** Sampling step that undoes the enlargement (1 = no crop). */
   readonly step: number;
-  /** Sub-pixel start of the sampling grid: the canvas is read at (shiftX + k * step, shiftY + l * step). */
+  /**
+   * Sub-pixel start of the sampling grid: the canvas is read at (shiftX +
+   * k * step, shiftY + l * step). Not used by the verdict (the fold is made
+   * here), but with step, x and y it says exactly where the fold was read:
+   * for diagnostics, and for tests that compare two synchronisations.
+   */
   readonly shiftX: number;
   readonly shiftY: number;
   /** Tile cell (k + x, l + y) mod TILE lies at sample (k, l). */

@@ -72,6 +72,16 @@ describe('Folder', () => {
     }
   }
 
+  it('refuses a plane one pixel wide or high, which interpolation would read outside of', () => {
+    const out = new Float64Array(64 * 64);
+    for (const nearestRows of [false, true]) {
+      expect(() => new Folder(64).fold(plane(1, 100, 4), 1, 0, 0, out, nearestRows)).toThrow(RangeError);
+      expect(() => new Folder(64).fold(plane(100, 1, 4), 1, 0, 0, out, nearestRows)).toThrow(RangeError);
+    }
+    new Folder(64).fold(plane(2, 2, 4), 1, 0, 0, out);
+    expect(out.every(Number.isFinite)).toBe(true);
+  });
+
   it('a plane with fewer rows or columns than one cell leaves the rest of the fold at zero', () => {
     const p = plane(40, 30, 3);
     const out = new Float64Array(64 * 64).fill(99);
