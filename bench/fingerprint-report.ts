@@ -493,7 +493,14 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   (API and dashboard) runs the detector on its fingerprint worker pool, off
   the event loop; the CLI's verify, one file at a time, runs it in the CLI's
   own thread. An image the decoder refuses (over the pixel limit) or one
-  under 64 pixels a side is answered with \`blocks: 0\`.
+  under 64 pixels a side is answered with \`blocks: 0\`, and so is one whose
+  decoding would cost far more than its pixel count says, read from its
+  container before any decoder runs (src/core/formats/decode-cost.ts): a
+  JPEG with several scans whose coefficient buffer would pass 400 MiB or
+  whose scans would make over 40 million block decodes (a "scan bomb" of a
+  few kilobytes can declare 100 megapixels and thousands of scans: minutes
+  of CPU), or a WebP of over 1,000 animation frames. Marking refuses the
+  same files (\`fingerprint_not_possible\`).
 * The secrets live with the deployment (\`OPTMARK_FINGERPRINT_KEYS\`), by
   version: \`optmark fingerprint-keys rotate\` starts a new one; every version
   still listed is looked for, with the 10⁻⁶ budget divided among them

@@ -19,6 +19,7 @@ import {
   latin1,
   md5Guid,
   PNG_SIGNATURE,
+  progressiveHeaders,
   riff,
   segment,
   u32be,
@@ -408,6 +409,22 @@ describe('the image (rows 16-29)', () => {
     expect(verified.json.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
     const peakGrowthMb = (process.resourceUsage().maxRSS - peakBefore) / 1024;
     expect(peakGrowthMb).toBeLessThan(20);
+  });
+
+  // A JPEG whose header declares 100 MP and 400 scans (a scan bomb: decoded,
+  // such a file takes libjpeg seconds to minutes whatever the output size)
+  // is marked from its metadata and verified without decoding it.
+  it('24: a progressive JPEG scan bomb (100 MP, 400 scans, 3 KB): 200 on both endpoints, the fingerprint not looked for, each within 1 s', async () => {
+    const bytes = progressiveHeaders(10_000, 10_000, 400);
+    for (const [path, counted] of [
+      ['/api/v1/protect', { protect: 1 }],
+      ['/api/v1/verify', { verify: 1 }],
+    ] as const) {
+      const started = performance.now();
+      const answer = await row(() => post(bytes, path), 200, undefined, counted);
+      expect(performance.now() - started, path).toBeLessThan(1000);
+      if (path === '/api/v1/verify') expect(answer.json.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
+    }
   });
 
   // The limit is the configured one, to the pixel: 64 x 64 = 4096 is taken,

@@ -120,3 +120,19 @@ export function jpegWithFrameSize(jpeg: Uint8Array, width: number, height: numbe
   copy.writeUInt16BE(width, sof + 7);
   return copy;
 }
+
+/**
+ * A progressive JPEG header for `width` x `height`, three components at
+ * `sampling` (luma) and 1x1 (chroma), with `scans` scan headers over the luma
+ * alone, each followed by one byte of entropy-coded data: the shape of a scan
+ * bomb, which only the container walk needs to be sound.
+ */
+export function progressiveHeaders(width: number, height: number, scans: number, sampling = 0x22): Buffer {
+  const sof = Buffer.from([8, ...u16be(height), ...u16be(width), 3, 1, sampling, 0, 2, 0x11, 0, 3, 0x11, 0]);
+  const parts = [Buffer.from([0xff, 0xd8]), segment(0xdb, Buffer.alloc(65)), segment(0xc2, sof)];
+  // The first scan: DC of all three components (interleaved).
+  parts.push(segment(0xda, Buffer.from([3, 1, 0, 2, 0, 3, 0, 0, 0, 0])), Buffer.from([0]));
+  for (let i = 1; i < scans; i++) parts.push(segment(0xda, Buffer.from([1, 1, 0, 1, 63, 0])), Buffer.from([0]));
+  parts.push(Buffer.from([0xff, 0xd9]));
+  return Buffer.concat(parts);
+}
