@@ -159,6 +159,22 @@ describe('hostile XMP in a valid container', () => {
     expectTypedError(Buffer.concat([head, xmp, tail]), 'invalid_xmp', /deeper than 64/);
   });
 
+  it('one element with 400,000 attributes (6 MB) is refused at the 4,097th; 4,096 are read', () => {
+    const [head, tail] = afterIhdr(png);
+    const inPng = (attributes: number) => {
+      const many = Array.from({ length: attributes }, (_, i) => ` dc:a${i}="x"`).join('');
+      const packet = xmpPacket(`<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"${many}/>`);
+      return Buffer.concat([head, chunk('iTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0\0\0\0\0'), enc(packet)])), tail]);
+    };
+    const started = performance.now();
+    // With the rdf:about and xmlns:dc declarations, 4,094 properties are 4,096 attributes.
+    expectTypedError(inPng(400_000), 'invalid_xmp', /more than 4096 attributes on one element/);
+    // Refused as the parser reaches the limit, not after reading them all (about 4 s).
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(inspect(inPng(4094)).result.optedOut).toBe(false);
+    expectTypedError(inPng(4095), 'invalid_xmp', /more than 4096 attributes/);
+  });
+
   it('a million numeric character references (6 MB, under the 8 MiB cap) are read and marked in linear time', () => {
     // fast-xml-parser's numeric-reference bypass (CVE-2026-33036) was this shape. The
     // hardening plan expects it refused by a 1 MiB cap; our contract's cap is 8 MiB, so it
