@@ -41,6 +41,12 @@ export interface DecodeOptions {
   readonly stored?: boolean;
   /** Turned as displayed, by the EXIF orientation (which then no longer applies to the pixels). */
   readonly orient?: boolean;
+  /**
+   * Gives up the wait for a slot when aborted (the client left): the decode
+   * is not started, and the call rejects with the signal's reason. A decode
+   * already running is not stopped (libvips cannot be interrupted mid-file).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Pixels to encode: any 8-bit raster, a buffer of its own or not. */
@@ -107,10 +113,23 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
   let running = 0;
   const waiting: Array<() => void> = [];
 
-  async function turn(): Promise<() => void> {
+  async function turn(signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
     if (running >= limits.concurrency) {
       if (waiting.length >= limits.queue) throw new ServerBusyError('pixel decodes');
-      await new Promise<void>((resolve) => waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const served = () => {
+          signal?.removeEventListener('abort', leave);
+          resolve();
+        };
+        // Out of the line, so the slot goes to the next caller instead.
+        const leave = () => {
+          waiting.splice(waiting.indexOf(served), 1);
+          reject(signal!.reason);
+        };
+        waiting.push(served);
+        signal?.addEventListener('abort', leave, { once: true });
+      });
     } else {
       running++;
     }
@@ -165,7 +184,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
   return {
     async decode(bytes, options = {}) {
       const facts = declared(bytes);
-      const done = await turn();
+      const done = await turn(options.signal);
       try {
         return await decodeHeld(bytes, options, facts);
       } finally {

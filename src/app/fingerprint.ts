@@ -31,7 +31,7 @@ export interface FingerprintSecret {
   readonly secret: Uint8Array;
 }
 
-type DecodeRequest = { minSide?: number; stored?: boolean; orient?: boolean };
+type DecodeRequest = { minSide?: number; stored?: boolean; orient?: boolean; signal?: AbortSignal };
 
 /** Pixel work inside a slot already held (PixelPort.withSlot): it takes no slot of its own. */
 interface HeldPixelPort {
@@ -88,7 +88,12 @@ export interface Marked {
 }
 
 export interface Fingerprinting {
-  check(bytes: Uint8Array): Promise<FingerprintCheck>;
+  /**
+   * @param signal aborted when the answer is no longer wanted (the client
+   *   left): a check still waiting for the decoder gives up its place and
+   *   answers NO_FINGERPRINT, and one decoded by then is not sent to the detector.
+   */
+  check(bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck>;
   mark(bytes: Uint8Array): Promise<Marked>;
 }
 
@@ -137,7 +142,7 @@ export function overDecodeBudget(bytes: Uint8Array): string | undefined {
 }
 
 export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
-  const check = async (bytes: Uint8Array): Promise<FingerprintCheck> => {
+  const check = async (bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck> => {
     const secrets = deps.detecting();
     if (secrets.length === 0) return NO_FINGERPRINT;
     // Too small to look at: answer without decoding or queueing anything.
@@ -148,11 +153,12 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // A file whose decoding would cost far more than its pixel count says
       // (a JPEG scan bomb, thousands of animation frames) is not decoded.
       if (overDecodeBudget(bytes)) return NO_FINGERPRINT;
-      reduced = await deps.pixels.decode(bytes, DETECT_DECODE);
+      reduced = await deps.pixels.decode(bytes, { ...DETECT_DECODE, signal });
     } catch (error) {
-      if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError) return NO_FINGERPRINT;
+      if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError || signal?.aborted) return NO_FINGERPRINT;
       throw error;
     }
+    if (signal?.aborted) return NO_FINGERPRINT;
     return detectIn(reduced, secrets, deps);
   };
 

@@ -98,10 +98,10 @@ export function verify(bytes: Uint8Array, options: VerifyOptions = {}): VerifyRe
  */
 export async function inspectWithFingerprint(
   bytes: Uint8Array,
-  options: VerifyOptions & { readonly fingerprint: Fingerprinting },
+  options: VerifyOptions & { readonly fingerprint: Fingerprinting; readonly signal?: AbortSignal },
 ): Promise<{ result: VerifyResult; details: VerifyDetails }> {
   const inspected = inspect(bytes, options);
-  const fingerprint = await options.fingerprint.check(bytes);
+  const fingerprint = await options.fingerprint.check(bytes, options.signal);
   return { result: { ...inspected.result, fingerprint }, details: inspected.details };
 }
 

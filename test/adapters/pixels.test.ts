@@ -202,4 +202,22 @@ describe('pixel decoder', () => {
     expect(outcomes.filter((o) => o instanceof ServerBusyError)).toHaveLength(2);
     expect(small.load).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('a decode whose signal is aborted while it waits leaves the line at once, and the slot goes to the next in line', async () => {
+    const small = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 2 });
+    const big = blackPng(4000, 4000);
+    const gone = new AbortController();
+    const running = small.decode(big);
+    const abandoned = small.decode(big, { signal: gone.signal }).then(() => 'decoded', (e: unknown) => e);
+    const next = small.decode(big);
+    expect(small.load).toEqual({ running: 1, waiting: 2 });
+    gone.abort();
+    expect(await abandoned).toMatchObject({ name: 'AbortError' });
+    expect(small.load).toEqual({ running: 1, waiting: 1 });
+    await Promise.all([running, next]);
+    expect(small.load).toEqual({ running: 0, waiting: 0 });
+    // Aborted before it asks: refused without waiting or decoding.
+    await expect(small.decode(big, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(small.load).toEqual({ running: 0, waiting: 0 });
+  });
 });

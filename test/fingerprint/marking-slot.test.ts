@@ -132,6 +132,42 @@ describe('a marking job holds one decode slot from decode to encode', () => {
     expect(decoder.load).toEqual({ running: 0, waiting: 0 });
   });
 
+  it('a check whose client left while it waited for the slot gives up its place: blocks 0 at once, no decode, no detection', async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 });
+    const embedding = gate();
+    const release = gate();
+    const detected: number[] = [];
+    const fingerprinting = createFingerprinting({
+      pixels: decoder,
+      detect: async (task) => {
+        detected.push(task.width);
+        return detect(task);
+      },
+      embed: async (task) => {
+        embedding.open();
+        await release.wait();
+        return embed(task);
+      },
+      detecting: () => [secret],
+      marking: () => secret,
+    });
+    const marking = fingerprinting.mark(photo);
+    await embedding.wait();
+    const detectionsBefore = detected.length;
+    const gone = new AbortController();
+    const checking = fingerprinting.check(other, gone.signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(decoder.load).toEqual({ running: 1, waiting: 1 });
+    gone.abort();
+    expect(await checking).toEqual({ present: false, confidence: 0, blocks: 0 });
+    expect(decoder.load).toEqual({ running: 1, waiting: 0 });
+    release.open();
+    await marking;
+    // After the embedding, the detector ran once: the marking job's self-check (of the
+    // 640 x 480 photo, reduced to 341 x 256); the abandoned check never reached it.
+    expect(detected.slice(detectionsBefore)).toEqual([341]);
+  });
+
   it('past the queue, marking itself is refused with ServerBusyError before it decodes anything', async () => {
     const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
     const release = gate();

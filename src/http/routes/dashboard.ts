@@ -24,6 +24,7 @@ import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Operation } from '../../errors.js';
 import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pages.js';
 import { STYLE } from '../../web/style.js';
+import { clientGone } from '../client-gone.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
@@ -183,7 +184,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
 
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits);
-    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels });
+    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
     return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });
 }

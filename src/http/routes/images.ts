@@ -15,6 +15,7 @@ import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
+import { clientGone } from '../client-gone.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
@@ -65,9 +66,9 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
     preHandler: reserve('verify'),
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const upload = await readImagePart(request, uploadLimits);
-      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels })).result;
+      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) })).result;
     },
   });
 

@@ -1,0 +1,18 @@
+/**
+ * An AbortSignal for work whose answer nobody will read: aborted when the
+ * response's connection closes before the response was sent (the client
+ * went away, or timed out). Work still waiting in a queue (the pixel
+ * decoder's) gives up its place; the call is not counted either way
+ * (reservation.ts settles a call without an answer as failed).
+ */
+import type { FastifyReply } from 'fastify';
+
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const response = reply.raw;
+  if (response.destroyed && !response.writableFinished) controller.abort();
+  else response.once('close', () => {
+    if (!response.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
