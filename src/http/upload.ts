@@ -160,7 +160,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
         const seen = others.length ? ` (the body has ${others.join(', ')})` : '';
         reject(new RequestError('missing_image_part', `The request has no file part named "image"${seen}`));
       } else if (others.length > 0) {
-        reject(tooMany(others));
+        reject(tooMany(fieldNames, others));
       } else {
         resolve({ bytes: image.bytes, filename: image.filename, fields });
       }
@@ -197,7 +197,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       else others.push(describe('field', name));
     });
     // Past a limit the parser skips the remaining parts: the body is still read to its end.
-    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) busboy.on(limit, () => fail(tooMany(), 'drain'));
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) busboy.on(limit, () => fail(tooMany(fieldNames), 'drain'));
 
     // The pipeline handles 'error' on the request and on the parser: either
     // one's failure (the client gone, a malformed body) destroys the other.
@@ -224,7 +224,11 @@ function malformed(error: unknown): RequestError {
   return new RequestError('malformed_request', `Malformed multipart body: ${(error as Error).message}`);
 }
 
-function tooMany(others?: string[]): RequestError {
+/** The parts this route takes (the file "image", and the named fields where a form has them), and what else came. */
+function tooMany(fieldNames: readonly string[], others?: string[]): RequestError {
   const which = others?.length ? `; found also ${others.join(', ')}` : '';
-  return new RequestError('multiple_parts', `Send exactly one part, the file "image"${which}`);
+  const expected = fieldNames.length
+    ? `Send the file "image" and at most the fields ${fieldNames.map((f) => `"${f}"`).join(', ')}, once each`
+    : 'Send exactly one part, the file "image"';
+  return new RequestError('multiple_parts', `${expected}${which}`);
 }

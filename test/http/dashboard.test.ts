@@ -235,6 +235,10 @@ describe('marking and checking', () => {
       expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(await response.text()).toContain(`<code>${code}</code>`);
     }
+    // A hand-made form with a field the page does not have is told which parts the action takes.
+    const extra = await post(session, 'protect', photo, { fields: { extra: 'x' } });
+    expect(extra.status).toBe(400);
+    expect(await extra.text()).toContain('Send the file &quot;image&quot; and at most the fields &quot;value&quot;, &quot;fingerprint&quot;, once each; found also field &quot;extra&quot;');
     expect(await usage(session.key)).toMatchObject({ protect: { used: 2 }, verify: { used: 1 } });
     const { body } = await dashboard(session.cookie);
     expect(body).toMatch(/<th scope="row">Marked<\/th><td>2<\/td>/);
