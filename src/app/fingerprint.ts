@@ -20,7 +20,7 @@
  * pixels go to the embedder and come back without a copy (transferred).
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation, type Raster } from '../core/fingerprint/index.js';
-import { decodeCost } from '../core/formats/decode-cost.js';
+import { overDecodeBudget } from './decode-budget.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
@@ -116,30 +116,6 @@ export interface FingerprintDeps {
  * The benchmark decodes with the same request.
  */
 export const DETECT_DECODE = { minSide: CANVAS_SIDE, orient: true } as const;
-
-/**
- * What a decode may cost beyond the pixel limit (core/formats/decode-cost.ts).
- * A JPEG's coefficient buffer: 400 MiB takes a 100-megapixel 4:2:0
- * progressive JPEG (286 MiB) or a 4:4:4 one up to 70 megapixels, and keeps
- * two decode slots under a gigabyte. Block visits: a real 100-megapixel
- * progressive JPEG makes 12 to 22 million (10 scans); a scan bomb's visits
- * cost about 15 ns each, so 40 million are about 0.6 s. Animation frames:
- * 1,000 decode in milliseconds; a still photo has one.
- */
-const DECODE_BUDGET = { coefficientBytes: 400 * 2 ** 20, blockVisits: 40_000_000, frames: 1000 } as const;
-
-/** Why decoding `bytes` would cost more than DECODE_BUDGET allows, or undefined when it would not. */
-export function overDecodeBudget(bytes: Uint8Array): string | undefined {
-  const cost = decodeCost(bytes, sniff(bytes).format);
-  if (cost.coefficientBytes > DECODE_BUDGET.coefficientBytes) {
-    return `its ${cost.scans} scans would need ${Math.round(cost.coefficientBytes / 2 ** 20)} MiB of coefficients to decode, over the ${DECODE_BUDGET.coefficientBytes / 2 ** 20} MiB allowed`;
-  }
-  if (cost.blockVisits > DECODE_BUDGET.blockVisits) {
-    return `its ${cost.scans} scans would take ${Math.round(cost.blockVisits / 1e6)} million block decodes, over the ${DECODE_BUDGET.blockVisits / 1e6} million allowed`;
-  }
-  if (cost.frames > DECODE_BUDGET.frames) return `it has ${cost.frames} animation frames, over the ${DECODE_BUDGET.frames} allowed`;
-  return undefined;
-}
 
 export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
   const check = async (bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck> => {

@@ -9,7 +9,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { decodeCost } from '../../../src/core/formats/decode-cost.js';
-import { createFingerprinting, overDecodeBudget, type PixelPort } from '../../../src/app/fingerprint.js';
+import { overDecodeBudget } from '../../../src/app/decode-budget.js';
+import { createFingerprinting, type PixelPort } from '../../../src/app/fingerprint.js';
 import { FingerprintNotPossibleError } from '../../../src/errors.js';
 import { progressiveHeaders, riff, riffChunk } from '../../support/build.js';
 
