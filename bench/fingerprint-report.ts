@@ -487,7 +487,7 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   blocks matched) rather than delivered re-encoded for nothing. Then the
   opt-out and the provenance tag are written on top, losslessly. The API's
   protect never adds it (the specification says so). On the server, embedding (well under a second of arithmetic for 12
-  megapixels; the whole of \`protect --fingerprint\` on a 12 MP JPEG, decode to self-check, takes under two) runs on the fingerprint worker threads, not the event loop.
+  megapixels; the whole of \`protect --fingerprint\` on a 12 MP JPEG, decode to self-check, takes about a second) runs on the fingerprint worker threads, not the event loop.
 * Every verify (API, dashboard and CLI) runs the detector on a copy decoded straight
   to the analysis size, turned as displayed (EXIF orientation). The server
   (API and dashboard) runs the detector on its fingerprint worker pool, off
