@@ -10,9 +10,10 @@ import type { FastifyReply } from 'fastify';
 export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   const response = reply.raw;
-  if (response.destroyed && !response.writableFinished) controller.abort();
-  else response.once('close', () => {
+  const abandoned = () => {
     if (!response.writableFinished) controller.abort();
-  });
+  };
+  if (response.destroyed) abandoned();
+  else response.once('close', abandoned);
   return controller.signal;
 }
