@@ -49,12 +49,12 @@ function parseSecrets(json: unknown): Secrets {
   return { file: { ...(file as SecretsFile), secrets }, decoded: secrets.map((s) => ({ version: s.version, secret: Buffer.from(s.secret, 'base64') })) };
 }
 
-/** Why remove() refused: no such version, or the version that marks. */
+/** Why remove() refused, with the stable code the CLI reports: no such version, or the version that marks. */
 export class FingerprintKeyRemovalError extends Error {
   constructor(
     message: string,
     readonly version: number,
-    readonly reason: 'not_found' | 'in_use',
+    readonly code: 'fingerprint_key_not_found' | 'fingerprint_key_in_use',
   ) {
     super(message);
   }
@@ -123,11 +123,11 @@ export class FingerprintKeys {
   remove(version: number): void {
     const { file } = this.secrets.reload();
     if (file.secrets[0]!.version === version) {
-      throw new FingerprintKeyRemovalError(`fingerprint key version ${version} is the one new marks are made with, and cannot be removed; rotate first`, version, 'in_use');
+      throw new FingerprintKeyRemovalError(`fingerprint key version ${version} is the one new marks are made with, and cannot be removed; rotate first`, version, 'fingerprint_key_in_use');
     }
     if (!file.secrets.some((s) => s.version === version)) {
       const versions = file.secrets.map((s) => s.version).join(', ');
-      throw new FingerprintKeyRemovalError(`there is no fingerprint key version ${version} (the versions are ${versions})`, version, 'not_found');
+      throw new FingerprintKeyRemovalError(`there is no fingerprint key version ${version} (the versions are ${versions})`, version, 'fingerprint_key_not_found');
     }
     this.secrets.replace({ ...file, secrets: file.secrets.filter((s) => s.version !== version) } satisfies SecretsFile);
   }

@@ -20,10 +20,10 @@
  * pixels go to the embedder and come back without a copy (transferred).
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation, type Raster } from '../core/fingerprint/index.js';
-import { overDecodeBudget } from './decode-budget.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
+import { overDecodeBudget } from './decode-budget.js';
 import { NO_FINGERPRINT, type FingerprintCheck } from './verify-image.js';
 
 export interface FingerprintSecret {
@@ -118,17 +118,10 @@ export interface FingerprintDeps {
 export const DETECT_DECODE = { minSide: CANVAS_SIDE, orient: true } as const;
 
 export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
-  const check = async (bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck> => {
-    const secrets = deps.detecting();
-    if (secrets.length === 0) return NO_FINGERPRINT;
-    // Too small to look at: answer without decoding or queueing anything.
-    const size = declaredDimensions(bytes, sniff(bytes).format);
-    if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
+  /** The reduced copy decoded and looked at; NO_FINGERPRINT where the decoder refuses the file, or the client left. */
+  const lookFor = async (bytes: Uint8Array, secrets: readonly FingerprintSecret[], signal?: AbortSignal): Promise<FingerprintCheck> => {
     let reduced;
     try {
-      // A file whose decoding would cost far more than its pixel count says
-      // (a JPEG scan bomb, thousands of animation frames) is not decoded.
-      if (overDecodeBudget(bytes)) return NO_FINGERPRINT;
       reduced = await deps.pixels.decode(bytes, { ...DETECT_DECODE, signal });
     } catch (error) {
       if (error instanceof CorruptImageError || error instanceof ImageDimensionsTooLargeError || signal?.aborted) return NO_FINGERPRINT;
@@ -136,6 +129,23 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
     }
     if (signal?.aborted) return NO_FINGERPRINT;
     return detectIn(reduced, secrets, deps);
+  };
+
+  const check = async (bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck> => {
+    const secrets = deps.detecting();
+    if (secrets.length === 0) return NO_FINGERPRINT;
+    // Too small to look at: answer without decoding or queueing anything.
+    const size = declaredDimensions(bytes, sniff(bytes).format);
+    if (size && Math.min(size.width, size.height) < MIN_DETECT_SIDE) return NO_FINGERPRINT;
+    // A file whose decoding would cost far more than its pixel count says
+    // (a JPEG scan bomb, thousands of animation frames) is not decoded.
+    try {
+      if (overDecodeBudget(bytes)) return NO_FINGERPRINT;
+    } catch (error) {
+      if (error instanceof CorruptImageError) return NO_FINGERPRINT;
+      throw error;
+    }
+    return lookFor(bytes, secrets, signal);
   };
 
   return {
@@ -156,7 +166,8 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // deployment, with any version still looked for) is not marked again:
       // every marking adds its own pattern and re-encodes, so each round
       // would cost another 6 dB or so of PSNR for nothing.
-      if ((await check(bytes)).present) return { bytes, fingerprint: 'found' };
+      // Its decoding cost was checked above; its size is the embedder's to refuse.
+      if ((await lookFor(bytes, deps.detecting())).present) return { bytes, fingerprint: 'found' };
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { FingerprintKeyRemovalError } from '../adapters/fingerprint-keys.js';
 import { InvalidKeyFileError } from '../adapters/private-file.js';
 import { isOptmarkError } from '../errors.js';
 import { UsageError } from './usage-error.js';
@@ -61,9 +62,11 @@ export function describeFailure(error: unknown): { error: string; code: string }
   throw error;
 }
 
-/** The message and stable code of an expected failure (an image's, a file's, a key file's); undefined for anything else. */
+/** The message and stable code of an expected failure (an image's, a file's, a key file's, a key removal's); undefined for anything else. */
 export function describeExpected(error: unknown): { error: string; code: string } | undefined {
-  if (isOptmarkError(error) || error instanceof CliError || error instanceof InvalidKeyFileError) return { error: error.message, code: error.code };
+  if (isOptmarkError(error) || error instanceof CliError || error instanceof InvalidKeyFileError || error instanceof FingerprintKeyRemovalError) {
+    return { error: error.message, code: error.code };
+  }
   return undefined;
 }
 

@@ -8,7 +8,7 @@
  * removed) exit 1 with one line, or with --json one {"error", "code"} object
  * on standard output.
  */
-import { FingerprintKeyRemovalError, FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
 import { loadConfig } from '../config.js';
 import { CliError, parse, printJson, reportFailure } from './files.js';
 import { announceCreatedFingerprintKey } from './fingerprint-for-cli.js';
@@ -38,12 +38,7 @@ export async function fingerprintKeysCommand(args: readonly string[]): Promise<n
     if (remove) {
       const version = Number(rest[0]);
       if (!keys) throw new CliError(`there is no fingerprint key version ${version} (there is no fingerprint key file ${path})`, 'fingerprint_key_not_found');
-      try {
-        keys.remove(version);
-      } catch (error) {
-        if (!(error instanceof FingerprintKeyRemovalError)) throw error;
-        throw new CliError(error.message, error.reason === 'in_use' ? 'fingerprint_key_in_use' : 'fingerprint_key_not_found');
-      }
+      keys.remove(version);
       if (values.json) printJson({ removed: version });
       else process.stdout.write(`Fingerprint key version ${version} removed; marks made with it are no longer detected.\n`);
       return 0;

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createFingerprintPool } from '../../src/adapters/fingerprint-pool.js';
 import detect, { embed, embedAndTransfer } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder, type PixelDecoder } from '../../src/adapters/pixels.js';
-import { createFingerprinting, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
+import { createFingerprinting, type DetectTask, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
 import { FingerprintNotPossibleError, ServerBusyError } from '../../src/errors.js';
 import { signInToDashboard } from '../support/dashboard.js';
 import { freshDataDir, postImage, startTestServer } from '../support/server.js';
@@ -59,24 +59,37 @@ function watched(decoder: PixelDecoder, loadsAtEncode: number[]): PixelPort {
   };
 }
 
+/**
+ * Fingerprinting over `pixels` whose embedder opens `embedding` and waits for
+ * `release` before embedding: a marking job then holds its slot for as long
+ * as the test likes. `onEmbed` runs once released, `onDetect` before each detection.
+ */
+function gatedMarking(pixels: PixelPort, hooks: { onEmbed?: () => void; onDetect?: (task: DetectTask) => void } = {}) {
+  const embedding = gate();
+  const release = gate();
+  const fingerprinting = createFingerprinting({
+    pixels,
+    detect: async (task) => {
+      hooks.onDetect?.(task);
+      return detect(task);
+    },
+    embed: async (task) => {
+      embedding.open();
+      await release.wait();
+      hooks.onEmbed?.();
+      return embed(task);
+    },
+    detecting: () => [secret],
+    marking: () => secret,
+  });
+  return { fingerprinting, embedding, release };
+}
+
 describe('a marking job holds one decode slot from decode to encode', () => {
   it('with one slot and no queue, a check and a decode during its embedding get ServerBusyError; afterwards both are served', async () => {
     const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
     const loadsAtEncode: number[] = [];
-    const embedding = gate();
-    const release = gate();
-    const slowEmbed: EmbedPort = async (task) => {
-      embedding.open();
-      await release.wait();
-      return embed(task);
-    };
-    const fingerprinting = createFingerprinting({
-      pixels: watched(decoder, loadsAtEncode),
-      detect: async (task) => detect(task),
-      embed: slowEmbed,
-      detecting: () => [secret],
-      marking: () => secret,
-    });
+    const { fingerprinting, embedding, release } = gatedMarking(watched(decoder, loadsAtEncode));
 
     const marking = fingerprinting.mark(photo);
     await embedding.wait();
@@ -96,21 +109,8 @@ describe('a marking job holds one decode slot from decode to encode', () => {
 
   it('with a queue, a check waits for the marking job instead of overtaking it', async () => {
     const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 });
-    const embedding = gate();
-    const release = gate();
     const order: string[] = [];
-    const fingerprinting = createFingerprinting({
-      pixels: decoder,
-      detect: async (task) => detect(task),
-      embed: async (task) => {
-        embedding.open();
-        await release.wait();
-        order.push('embedded');
-        return embed(task);
-      },
-      detecting: () => [secret],
-      marking: () => secret,
-    });
+    const { fingerprinting, embedding, release } = gatedMarking(decoder, { onEmbed: () => order.push('embedded') });
     const marking = fingerprinting.mark(photo).then(() => order.push('marked'));
     await embedding.wait();
     const checking = fingerprinting.check(other).then(() => order.push('checked'));
@@ -134,23 +134,8 @@ describe('a marking job holds one decode slot from decode to encode', () => {
 
   it('a check whose client left while it waited for the slot gives up its place: blocks 0 at once, no decode, no detection', async () => {
     const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 });
-    const embedding = gate();
-    const release = gate();
     const detected: number[] = [];
-    const fingerprinting = createFingerprinting({
-      pixels: decoder,
-      detect: async (task) => {
-        detected.push(task.width);
-        return detect(task);
-      },
-      embed: async (task) => {
-        embedding.open();
-        await release.wait();
-        return embed(task);
-      },
-      detecting: () => [secret],
-      marking: () => secret,
-    });
+    const { fingerprinting, embedding, release } = gatedMarking(decoder, { onDetect: (task) => detected.push(task.width) });
     const marking = fingerprinting.mark(photo);
     await embedding.wait();
     const detectionsBefore = detected.length;
@@ -170,21 +155,8 @@ describe('a marking job holds one decode slot from decode to encode', () => {
 
   it('past the queue, marking itself is refused with ServerBusyError before it decodes anything', async () => {
     const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
-    const release = gate();
-    const embedding = gate();
     let embeds = 0;
-    const fingerprinting = createFingerprinting({
-      pixels: decoder,
-      detect: async (task) => detect(task),
-      embed: async (task) => {
-        embeds++;
-        embedding.open();
-        await release.wait();
-        return embed(task);
-      },
-      detecting: () => [secret],
-      marking: () => secret,
-    });
+    const { fingerprinting, embedding, release } = gatedMarking(decoder, { onEmbed: () => embeds++ });
     const first = fingerprinting.mark(photo);
     await embedding.wait();
     await expect(fingerprinting.mark(photo)).rejects.toBeInstanceOf(ServerBusyError);

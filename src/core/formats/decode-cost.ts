@@ -18,6 +18,7 @@
  *
  * Pure: the caller decides what budget to allow (src/app/fingerprint.ts).
  */
+import { jpegFrameHeaderAt } from './dimensions.js';
 import { jpeg } from './jpeg.js';
 import { webp } from './webp.js';
 import type { ImageFormat } from '../../errors.js';
@@ -54,14 +55,15 @@ interface Component {
 }
 
 function jpegCost(bytes: Uint8Array): DecodeCost {
-  let components: Component[] = [];
+  // The walk validates the whole container (CorruptImageError otherwise), so the frame header is there.
+  const blocks = jpeg.blocks(bytes);
+  const frame = jpegFrameHeaderAt(bytes);
+  const components = frame === undefined ? [] : frameComponents(bytes, frame);
   let scans = 0;
   let blockVisits = 0;
-  for (const block of jpeg.blocks(bytes)) {
-    const payload = payloadStart(bytes, block.offset);
-    if (/^SOF\d+$/.test(block.type) && components.length === 0) {
-      components = frameComponents(bytes, payload);
-    } else if (block.type === 'SOS') {
+  for (const block of blocks) {
+    if (block.type === 'SOS') {
+      const payload = payloadStart(bytes, block.offset);
       scans++;
       const count = bytes[payload] ?? 0;
       for (let i = 0; i < count; i++) {
@@ -81,13 +83,17 @@ function payloadStart(bytes: Uint8Array, offset: number): number {
   return at + 3;
 }
 
-/** The frame's components with their block counts (ITU T.81 A.1.1: each component's size follows its sampling factors). */
-function frameComponents(bytes: Uint8Array, payload: number): Component[] {
-  const height = (bytes[payload + 1]! << 8) | bytes[payload + 2]!;
-  const width = (bytes[payload + 3]! << 8) | bytes[payload + 4]!;
-  const count = bytes[payload + 5] ?? 0;
+/**
+ * The frame's components with their block counts (ITU T.81 A.1.1: each
+ * component's size follows its sampling factors), from the frame header at
+ * `frame` (jpegFrameHeaderAt: height at +5, width at +7, count at +9).
+ */
+function frameComponents(bytes: Uint8Array, frame: number): Component[] {
+  const height = (bytes[frame + 5]! << 8) | bytes[frame + 6]!;
+  const width = (bytes[frame + 7]! << 8) | bytes[frame + 8]!;
+  const count = bytes[frame + 9] ?? 0;
   const raw = Array.from({ length: count }, (_, i) => {
-    const at = payload + 6 + 3 * i;
+    const at = frame + 10 + 3 * i;
     return { id: bytes[at]!, h: Math.max(1, bytes[at + 1]! >> 4), v: Math.max(1, bytes[at + 1]! & 15) };
   });
   const hMax = Math.max(1, ...raw.map((c) => c.h));
