@@ -8,6 +8,8 @@ import { SigningKeys } from '../adapters/signing-keys.js';
 import { loadConfig } from '../config.js';
 import { startServer } from '../server/start.js';
 import { parse } from './files.js';
+import { announceCreatedFingerprintKey } from './fingerprint-for-cli.js';
+import { announceCreatedKeyRing } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
 export async function serveCommand(args: readonly string[]): Promise<number> {
@@ -20,6 +22,10 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   SigningKeys.openExisting(config.signingKeysPath);
   FingerprintKeys.openExisting(config.fingerprintKeysPath);
   const server = await startServer(config);
+  // Said as protect says it: a secret made now is what every tag or mark
+  // from this deployment will depend on, so its place is worth a line.
+  if (server.signingKeys.created) announceCreatedKeyRing(server.signingKeys);
+  if (server.fingerprintKeys.created) announceCreatedFingerprintKey(server.fingerprintKeys);
   if (server.bootstrapKey) {
     // Shown once, on the first start of an empty database, and never logged.
     process.stderr.write(

@@ -40,6 +40,9 @@ export interface RunningServer {
   readonly admin: Admin;
   /** The key printed on first start of an empty database, if this start created it. */
   readonly bootstrapKey: IssuedKey | undefined;
+  /** The deployment's key files; `created` says whether this start made them. */
+  readonly signingKeys: SigningKeys;
+  readonly fingerprintKeys: FingerprintKeys;
   close(): Promise<void>;
 }
 
@@ -110,6 +113,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       access,
       admin,
       bootstrapKey,
+      signingKeys: keys,
+      fingerprintKeys,
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);

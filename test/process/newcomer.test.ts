@@ -1,7 +1,8 @@
 /**
  * The README quick start, as a newcomer lives it: `optmark serve` on an empty
  * data directory creates the embedded database, prints one key and a curl
- * line, and that key protects a JPEG. A restart prints no key.
+ * line and names the key files it made, and that key protects a JPEG. A
+ * restart prints no key and makes no file.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-it('first start on an empty data dir prints one key and a curl line once; the key works; a restart prints none', async () => {
+it('first start on an empty data dir prints one key, a curl line and the key files made, once; the key works; a restart prints none', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'optmark-newcomer-'));
   dirs.push(dataDir);
 
@@ -29,6 +30,9 @@ it('first start on an empty data dir prints one key and a curl line once; the ke
   expect(first.stderr).toContain(`curl -H "Authorization: Bearer ${key}" -F image=@photo.jpg ${first.url}/api/v1/protect`);
   expect(first.stderr).toContain('account "local"');
   expect(first.stdout).not.toContain(key);
+  // The secrets made on this start are named, once each, as protect names them.
+  expect(first.stderr).toContain(`optmark: created a new signing key ring in ${join(dataDir, 'signing-keys.json')};`);
+  expect(first.stderr).toContain(`optmark: created a new fingerprint key (version 1) in ${join(dataDir, 'fingerprint-keys.json')};`);
 
   const response = await postImage(first.url, key);
   expect(response.status).toBe(200);
@@ -48,5 +52,6 @@ it('first start on an empty data dir prints one key and a curl line once; the ke
   expect(await second.stop()).toEqual({ code: 0, signal: null });
   expect(second.stderr).not.toMatch(KEY_PATTERN);
   expect(second.stderr).not.toContain('curl');
+  expect(second.stderr).not.toContain('created a new');
   expect(second.stdout).not.toMatch(KEY_PATTERN);
 }, 120_000);
