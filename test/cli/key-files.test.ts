@@ -43,6 +43,20 @@ function scratch(): string {
 
 const NO_STACK = /\n\s+at |SyntaxError|TypeError/;
 
+/** A failed run in text: exit 1, no stack trace, and `line` among standard error's lines. */
+function expectOneLineFailure(run: Run, line: string): void {
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr).not.toMatch(NO_STACK);
+  expect(run.stderr.split('\n')).toContain(line);
+}
+
+/** A failed run with --json: exit 1, no stack trace; the failure object printed on standard output. */
+function jsonFailure(run: Run): { error: string; code: string } {
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr).not.toMatch(NO_STACK);
+  return JSON.parse(run.stdout) as { error: string; code: string };
+}
+
 describe('a key file that cannot be used', () => {
   const dir = scratch();
   writeFileSync(join(dir, 'bad.json'), '{"garbage":\n');
@@ -58,18 +72,12 @@ describe('a key file that cannot be used', () => {
     ['fingerprint-keys rotate', ['fingerprint-keys', 'rotate']],
     ['fingerprint-keys remove', ['fingerprint-keys', 'remove', '1']],
   ])('OPTMARK_FINGERPRINT_KEYS, %s: one line naming the file and what is wrong, exit 1; with --json, a JSON object on stdout', async (_name, args) => {
-    const run = await optmarkIn(dir, env({ OPTMARK_FINGERPRINT_KEYS: 'bad.json' }), ...args);
-    expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).not.toMatch(NO_STACK);
-    expect(run.stderr.split('\n')).toContain(`optmark: ${notJson('fingerprint key file')}`);
+    expectOneLineFailure(await optmarkIn(dir, env({ OPTMARK_FINGERPRINT_KEYS: 'bad.json' }), ...args), `optmark: ${notJson('fingerprint key file')}`);
     const json = await optmarkIn(dir, env({ OPTMARK_FINGERPRINT_KEYS: 'bad.json' }), ...args, '--json');
     expect(json.code, json.stderr).toBe(1);
     expect(JSON.parse(json.stdout)).toEqual({ error: notJson('fingerprint key file'), code: 'invalid_key_file' });
 
-    const shape = await optmarkIn(dir, env({ OPTMARK_FINGERPRINT_KEYS: 'other.json' }), ...args, '--json');
-    expect(shape.code, shape.stderr).toBe(1);
-    expect(shape.stderr).not.toMatch(NO_STACK);
-    const failure = JSON.parse(shape.stdout) as { error: string; code: string };
+    const failure = jsonFailure(await optmarkIn(dir, env({ OPTMARK_FINGERPRINT_KEYS: 'other.json' }), ...args, '--json'));
     expect(failure.code).toBe('invalid_key_file');
     expect(failure.error).toMatch(notKeys('fingerprint key file'));
     // Nothing was written over the broken files.
@@ -82,14 +90,8 @@ describe('a key file that cannot be used', () => {
     ['signing-keys list', ['signing-keys', 'list']],
     ['signing-keys rotate', ['signing-keys', 'rotate']],
   ])('OPTMARK_SIGNING_KEYS, %s: the same', async (_name, args) => {
-    const run = await optmarkIn(dir, env({ OPTMARK_SIGNING_KEYS: 'bad.json' }), ...args);
-    expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).not.toMatch(NO_STACK);
-    expect(run.stderr.split('\n')).toContain(`optmark: ${notJson('signing key file')}`);
-    const json = await optmarkIn(dir, env({ OPTMARK_SIGNING_KEYS: 'other.json' }), ...args, '--json');
-    expect(json.code, json.stderr).toBe(1);
-    expect(json.stderr).not.toMatch(NO_STACK);
-    const failure = JSON.parse(json.stdout) as { error: string; code: string };
+    expectOneLineFailure(await optmarkIn(dir, env({ OPTMARK_SIGNING_KEYS: 'bad.json' }), ...args), `optmark: ${notJson('signing key file')}`);
+    const failure = jsonFailure(await optmarkIn(dir, env({ OPTMARK_SIGNING_KEYS: 'other.json' }), ...args, '--json'));
     expect(failure).toMatchObject({ code: 'invalid_key_file' });
     expect(failure.error).toMatch(notKeys('signing key file'));
   });
