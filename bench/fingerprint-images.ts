@@ -20,11 +20,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { random } from '../test/support/random.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(import.meta.dirname, '..');
 /** Where the packages' allow-listed files are unpacked (paths inside keep their installed layout). */
 const UNPACKED = join(ROOT, '.bench-tmp', 'pictures');
 const DEBS = join(ROOT, '.bench-tmp', 'debs');

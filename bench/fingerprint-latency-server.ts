@@ -16,15 +16,14 @@
  * machine state.
  */
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { deriveFingerprintKey, embedFingerprint } from '../src/core/fingerprint/index.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
 import { createFingerprinting } from '../src/app/fingerprint.js';
 import { BENCH_SECRET, decodeForDetection, detectFile, LATENCY_RUNS, log, pinning, prepareTwelveMp, quantiles, timed, type ServerPathResults } from './fingerprint-latency.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(import.meta.dirname, '..');
 const MIXED = process.argv.includes('--mixed');
 const OUT = process.argv.slice(2).find((a) => !a.startsWith('--'));
 
@@ -93,7 +92,7 @@ export async function measureServerPath(): Promise<ServerPathResults> {
   };
 }
 
-if (OUT && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (OUT && process.argv[1] && import.meta.filename === process.argv[1]) {
   const stale = staleBuild();
   const results = stale ? { skipped: stale } : await measureServerPath();
   if (stale) log(`latency (server path): skipped: ${stale}`);

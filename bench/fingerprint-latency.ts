@@ -18,7 +18,6 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type Raster } from '../src/core/fingerprint/index.js';
 import { Correlator } from '../src/core/fingerprint/correlate.js';
@@ -363,7 +362,7 @@ export async function measureLatency(): Promise<Omit<LatencyResults, 'pool' | 'p
   };
 }
 
-if (OUT && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (OUT && process.argv[1] && import.meta.filename === process.argv[1]) {
   const results = await measureLatency();
   writeFileSync(OUT, JSON.stringify(results, null, 2));
 }

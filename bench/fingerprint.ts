@@ -14,8 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
 import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
@@ -31,7 +30,7 @@ import { quantile } from './timing.js';
 import { random } from '../test/support/random.js';
 import { renderReport, wilson, type AttackRow, type Results } from './fingerprint-report.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(import.meta.dirname, '..');
 const TMP = join(ROOT, '.bench-tmp');
 const LONG_SIDE = 2048;
 /** `--quick`: a few images and keys, to try the script; the report then goes to .bench-tmp only. */

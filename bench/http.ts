@@ -19,8 +19,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createProvenance, protect, SigningKeys, verify, type Provenance } from '../src/index.js';
 import { cpuSnapshot, cpuUse, type CpuUse } from './cpu-usage.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.js';
@@ -31,7 +30,7 @@ import { targetLine, type Target } from './report.js';
 import { measureInterleaved } from './timing.js';
 
 const runStarted = performance.now();
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(import.meta.dirname, '..');
 const TMP = join(ROOT, '.bench-tmp');
 const WORK = join(TMP, 'http');
 const RESULTS = join(TMP, 'bench-http.json');

@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join } from 'node:path';
 import { protect, verify } from '../src/index.js';
 import { systemClock } from '../src/app/ports.js';
 import { createProvenance } from '../src/app/provenance.js';
@@ -19,7 +18,7 @@ import { table, targetLine, type FileResult, type Target } from './report.js';
 import { measureInterleaved } from './timing.js';
 
 const runStarted = performance.now();
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(import.meta.dirname, '..');
 const TMP = join(ROOT, '.bench-tmp');
 const OUT = join(TMP, 'out');
 /** ExifTool writes per file (each on a fresh copy): 5 to 11, more while under 2 s. */

@@ -1,5 +1,12 @@
 #!/usr/bin/env node
 // Entry point of the `optmark` command; the code is compiled to dist/ by `npm ci` (the prepare script).
-import { main } from '../dist/cli/main.js';
+import { unsupportedNode } from './check-node.js';
 
-process.exitCode = await main(process.argv.slice(2));
+const problem = unsupportedNode();
+if (problem) {
+  process.stderr.write(`${problem}\n`);
+  process.exitCode = 1;
+} else {
+  const { main } = await import('../dist/cli/main.js');
+  process.exitCode = await main(process.argv.slice(2));
+}

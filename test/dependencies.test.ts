@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { REQUIRED, unsupportedNode } from '../bin/check-node.js';
 
 /** -1, 0 or 1 as a is older than, the same as or newer than b (numeric dotted versions). */
 function compareVersions(a: string, b: string): number {
@@ -49,5 +50,30 @@ describe('dependency gate', () => {
   it.each(FLOORS)('%s %s is at least %s', (_name, installed, floor) => {
     expect(installed, 'version not reported').toMatch(/^\d+(\.\d+)*$/);
     expect(compareVersions(installed!, floor)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('the Node.js release', () => {
+  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { engines: { node: string }; scripts: Record<string, string> };
+
+  it('runs on the supported release, the one package.json and bin/check-node.js name', () => {
+    expect(packageJson.engines.node).toBe(`>=${REQUIRED.major}.${REQUIRED.minor}.0`);
+    expect(unsupportedNode(), process.version).toBeUndefined();
+    expect(compareVersions(process.versions.node, `${REQUIRED.major}.${REQUIRED.minor}`)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('an older Node.js gets one line naming what is needed and what it is', () => {
+    for (const old of ['20.20.2', '22.21.0', '24.10.0', '18.0.0']) {
+      const line = unsupportedNode(old);
+      expect(line).toMatch(/^optmark needs Node\.js 24\.11 or later \(Node\.js 24 LTS\); this is /);
+      expect(line).toContain(old);
+      expect(line).not.toContain('\n');
+    }
+    for (const ok of ['24.11.0', '24.21.0', '25.0.0', '26.1.0']) expect(unsupportedNode(ok)).toBeUndefined();
+  });
+
+  it('npm ci and npm test check it first', () => {
+    expect(packageJson.scripts.preinstall).toBe('node bin/check-node.js');
+    expect(packageJson.scripts.pretest).toBe('node bin/check-node.js');
   });
 });

@@ -5,6 +5,7 @@
  * a copy (transferred).
  */
 import { fileURLToPath } from 'node:url';
+import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ServerBusyError } from '../errors.js';
 import type { DetectTask, EmbedOutcome, EmbedTask } from '../app/fingerprint.js';
@@ -27,11 +28,26 @@ function workerFile(): string {
   return fileURLToPath(new URL('../../dist/adapters/fingerprint-worker.js', import.meta.url));
 }
 
+/**
+ * The pixels in an ArrayBuffer of their own that may be handed to a worker
+ * without a copy (transferred): the array itself when it is the whole of an
+ * ordinary ArrayBuffer, as the pixel decoder returns it. Otherwise a copy: a
+ * view into a larger or shared buffer (transferring it would take, or fail
+ * on, bytes that are not these), or external memory such as a Buffer from
+ * sharp's `toBuffer`, which Node marks untransferable (DataCloneError).
+ */
+export function transferable(data: Uint8Array): Uint8Array<ArrayBuffer> {
+  const { buffer } = data;
+  const own = buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength && !isMarkedAsUntransferable(buffer);
+  return own ? (data as Uint8Array<ArrayBuffer>) : new Uint8Array(data);
+}
+
 export function createFingerprintPool(options: { threads: number; queue: number }): FingerprintPool {
   const pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: options.threads, maxQueue: options.queue, idleTimeout: 60_000 });
   const run = async <T>(task: { data: Uint8Array }, name: string, what: string): Promise<T> => {
+    const data = transferable(task.data);
     try {
-      return (await pool.run(task, { name, transferList: [task.data.buffer as ArrayBuffer] })) as T;
+      return (await pool.run({ ...task, data }, { name, transferList: [data.buffer] })) as T;
     } catch (error) {
       if (/queue is at limit/i.test((error as Error).message)) throw new ServerBusyError(what);
       throw error;

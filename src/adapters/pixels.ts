@@ -57,9 +57,13 @@ export interface RawPixels {
   readonly channels: number;
 }
 
-/** Decoded pixels, as sharp returns them (a Buffer). */
+/**
+ * Decoded pixels in an ArrayBuffer of their own, which a worker thread can be
+ * handed without a copy: sharp's `toUint8Array`, since the Buffer of its
+ * `toBuffer` is external memory, which Node (22 and later) refuses to transfer.
+ */
 export interface Pixels extends RawPixels {
-  readonly data: Buffer;
+  readonly data: Uint8Array;
 }
 
 /** What the header says about the pixels, before decoding them. */
@@ -157,7 +161,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
       else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
       if (options.stored) pipeline = pipeline.keepIccProfile();
-      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await pipeline.raw().toUint8Array();
       return { data, width: info.width, height: info.height, channels: info.channels };
     } catch (error) {
       throw refusal(error, format, size, limits.maxPixels);

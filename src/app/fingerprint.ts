@@ -173,9 +173,8 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       const grey = facts.space === 'b-w';
       const marking = deps.pixels.withSlot(bytes, async (held) => {
         const pixels = await held.decode(bytes, { stored: true });
-        // Handed over, not copied: nothing here reads the decoded pixels again.
-        const data = ownBuffer(pixels.data);
-        const outcome = await deps.embed({ data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
+        // Handed over (transferred where the pool can): nothing here reads the decoded pixels again.
+        const outcome = await deps.embed({ data: pixels.data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
         if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
         const encoded = await held.encodeLike(bytes, outcome.marked);
         await refuseUnfound(encoded, held, deps);
@@ -221,20 +220,9 @@ async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: Fin
   );
 }
 
-/** The detector run on a copy decoded with DETECT_DECODE, its pixels handed over (transferred). */
+/** The detector run on a copy decoded with DETECT_DECODE, its pixels handed over (transferred where the pool can). */
 function detectIn(reduced: Raster, secrets: readonly FingerprintSecret[], deps: FingerprintDeps): Promise<FingerprintCheck> {
-  return deps.detect({ data: ownBuffer(reduced.data), width: reduced.width, height: reduced.height, channels: reduced.channels, secrets });
-}
-
-/**
- * The pixels in an ArrayBuffer of their own, which a worker thread can be
- * handed without a copy (transferred): as sharp returns them, the array
- * itself; a view into a larger or shared buffer is copied, since
- * transferring that buffer would take, or fail on, bytes that are not these.
- */
-function ownBuffer(data: Uint8Array): Uint8Array {
-  const whole = data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-  return whole ? data : new Uint8Array(data);
+  return deps.detect({ data: reduced.data, width: reduced.width, height: reduced.height, channels: reduced.channels, secrets });
 }
 
 /** An APNG: a PNG with an animation control chunk (acTL) before its image data. */

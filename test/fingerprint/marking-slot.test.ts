@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { isMarkedAsUntransferable } from 'node:worker_threads';
 import sharp from 'sharp';
 import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,9 +37,8 @@ const other = await texturedPhoto(320, 256, 'jpeg', 3);
 
 /** A gate the test opens: `wait()` resolves once `open()` is called. */
 function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { wait: () => opened, open };
+  const { promise, resolve } = Promise.withResolvers<void>();
+  return { wait: () => promise, open: () => resolve() };
 }
 
 /** The decoder as the fingerprint sees it, noting how many slots are taken each time it encodes. */
@@ -195,6 +195,31 @@ describe('pixels to and from the worker', () => {
     expect(outcome.marked.data.byteOffset).toBe(0);
     expect(outcome.marked.data.byteLength).toBe(outcome.marked.data.buffer.byteLength);
     expect(Buffer.from(outcome.marked.data).equals(Buffer.from(expected.marked.data))).toBe(true);
+  });
+
+  it("the pixel decoder's output goes to the worker without a copy (transferred, left empty here)", async () => {
+    const decoder = createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 0 });
+    const pixels = await decoder.decode(photo);
+    expect(isMarkedAsUntransferable(pixels.data.buffer)).toBe(false);
+    const outcome = await pool.embed(task(pixels));
+    expect(pixels.data.byteLength).toBe(0);
+    expect('marked' in outcome).toBe(true);
+  });
+
+  it("a Buffer Node will not transfer (sharp's toBuffer: external memory) is copied, not refused with DataCloneError", async () => {
+    const { data, info } = await sharp(photo).raw().toBuffer({ resolveWithObject: true });
+    expect(isMarkedAsUntransferable(data.buffer)).toBe(true);
+    const expected = embed(task({ data: new Uint8Array(data), width: info.width, height: info.height, channels: info.channels }));
+    const outcome = await pool.embed(task({ data, width: info.width, height: info.height, channels: info.channels }));
+    expect(data.byteLength).toBe(640 * 480 * 3);
+    if (!('marked' in outcome) || !('marked' in expected)) throw new Error('refused');
+    expect(Buffer.from(outcome.marked.data).equals(Buffer.from(expected.marked.data))).toBe(true);
+    // A view into a larger buffer is copied too: the rest of that buffer stays with its owner.
+    const larger = new Uint8Array(data.byteLength + 16);
+    larger.set(data, 16);
+    const check = await pool.detect({ data: larger.subarray(16), width: info.width, height: info.height, channels: info.channels, secrets: [secret] });
+    expect(larger.byteLength).toBe(data.byteLength + 16);
+    expect(check.blocks).toBeGreaterThanOrEqual(0);
   });
 });
 

@@ -320,10 +320,9 @@ describe.each(BACKENDS)('a call whose client goes away while it runs, on %s', (b
     const name = `gone-${backend}`;
     await t.admin.createAccount(name, 'pro');
     const { key } = await t.admin.issueKey(name);
-    let release!: () => void;
-    let started!: () => void;
-    const checkStarted = new Promise<void>((resolve) => (started = resolve));
-    t.faults.hold = { started, until: new Promise<void>((resolve) => (release = resolve)) };
+    const { promise: checkStarted, resolve: started } = Promise.withResolvers<void>();
+    const { promise: until, resolve: release } = Promise.withResolvers<void>();
+    t.faults.hold = { started: () => started(), until };
 
     const upload = new HeldUpload(t.url, key, multipartBody([{ name: 'image', filename: 'a.jpg', type: 'image/jpeg', data: JPEG }]), '/api/v1/verify');
     void upload.finish();

@@ -31,12 +31,10 @@ export interface CorpusFile {
 }
 
 function walk(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((entry) => {
-      const path = join(dir, entry);
-      return statSync(path).isDirectory() ? walk(path) : [path];
-    });
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((entry) => join(dir, entry))
+    .filter((path) => statSync(path).isFile())
+    .sort();
 }
 
 /** Every image file of the corpus (by extension; the sniffer decides the real format). */

@@ -3,7 +3,8 @@
  * both back ends. SQL stays at the PostgreSQL 15 level (Debian's server) even
  * though the embedded PGlite is PostgreSQL 18.
  */
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
 
 function statements(...ddl: string[]): Migration {
   return {

@@ -5,7 +5,8 @@
  */
 import { mkdirSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { lockDataDir } from '../data-dir-lock.js';
 import { migrationProvider } from './migrations.js';

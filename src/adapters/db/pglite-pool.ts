@@ -22,9 +22,9 @@ export class PGlitePool {
   constructor(private readonly db: EmbeddedDatabase) {}
 
   async connect(): Promise<PGlitePoolClient> {
-    let release!: () => void;
     const previous = this.tail;
-    this.tail = new Promise<void>((resolve) => (release = resolve));
+    const { promise, resolve: release } = Promise.withResolvers<void>();
+    this.tail = promise;
     await previous;
     const db = this.db;
     return {

@@ -12,7 +12,7 @@
  * client address (app/auth-failures.ts): an address past it gets 429 before
  * its form is read, and a wrong key at sign-in counts like one on the API.
  */
-import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_HOURS, type DashboardSession, type DashboardSessions } from '../../app/dashboard-sessions.js';
 import type { ApiAccess } from '../../app/api-access.js';
@@ -82,9 +82,9 @@ function attachment(filename: string): string {
 
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const { access, authFailures, sessions, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
-  const tokenOf = (request: FastifyRequest) => parseCookies(request.headers.cookie ?? '')[COOKIE];
+  const tokenOf = (request: FastifyRequest) => parseCookie(request.headers.cookie ?? '')[COOKIE];
   const cookie = (value: string, maxAge: number) =>
-    serializeCookie(COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
+    stringifySetCookie({ name: COOKIE, value, httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: SIGN_IN_BODY_LIMIT }, (_request, body, done) =>
     done(null, new URLSearchParams(body as string)),
