@@ -184,5 +184,13 @@ export async function startBenchServer(options: ServerOptions): Promise<BenchSer
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // The data directory is a copy of a template whose limits table holds the
+  // defaults (the limit settings only fill a new table): the run's limits
+  // go into the paid plans' rows through the admin socket.
+  const limits = [
+    ...(options.env.OPTMARK_PROTECT_LIMIT ? ['--protect', options.env.OPTMARK_PROTECT_LIMIT] : []),
+    ...(options.env.OPTMARK_VERIFY_LIMIT ? ['--verify', options.env.OPTMARK_VERIFY_LIMIT] : []),
+  ];
+  if (limits.length > 0) for (const plan of ['pro', 'lifetime']) await server.cli(['plans', 'set', plan, ...limits, '--json']);
   return server;
 }

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_MAX_IMAGE_PIXELS } from './app/image-size.js';
+import { DEFAULT_LIMIT_SEEDS, type LimitSeeds } from './app/ports.js';
 
 export interface Config {
   /** TCP port of the HTTP server (PORT, default 8080; 0 picks a free one). */
@@ -17,10 +18,15 @@ export interface Config {
   readonly dataDir: string;
   /** A postgres:// URL switches from the embedded database to PostgreSQL (DATABASE_URL). */
   readonly databaseUrl: string | undefined;
-  /** Monthly protect calls per account (OPTMARK_PROTECT_LIMIT, default 10000). */
-  readonly protectLimit: number;
-  /** Monthly verify calls per account (OPTMARK_VERIFY_LIMIT, default 50000). */
-  readonly verifyLimit: number;
+  /**
+   * What a new database's limits table starts with for the Pro and Lifetime
+   * plans: monthly protect calls per account (OPTMARK_PROTECT_LIMIT, default
+   * 10000) and monthly verify calls (OPTMARK_VERIFY_LIMIT, default 50000).
+   * Read only when the table is created; afterwards the database decides.
+   */
+  readonly limitSeeds: LimitSeeds;
+  /** Which of those variables this environment sets (compared with the database at start). */
+  readonly limitSettingsGiven: readonly ('OPTMARK_PROTECT_LIMIT' | 'OPTMARK_VERIFY_LIMIT')[];
   /** Largest accepted image, in bytes (OPTMARK_MAX_UPLOAD_BYTES, default 25 MB = 26214400). */
   readonly maxUploadBytes: number;
   /** pino level (OPTMARK_LOG_LEVEL, default info; 'silent' turns logging off). */
@@ -128,8 +134,12 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST?.trim() || '127.0.0.1',
     dataDir,
     databaseUrl,
-    protectLimit: integer(env, 'OPTMARK_PROTECT_LIMIT', 10_000, 0, 1_000_000_000),
-    verifyLimit: integer(env, 'OPTMARK_VERIFY_LIMIT', 50_000, 0, 1_000_000_000),
+    limitSeeds: Object.freeze({
+      ...DEFAULT_LIMIT_SEEDS,
+      protectPerMonth: integer(env, 'OPTMARK_PROTECT_LIMIT', DEFAULT_LIMIT_SEEDS.protectPerMonth, 0, 1_000_000_000),
+      verifyPerMonth: integer(env, 'OPTMARK_VERIFY_LIMIT', DEFAULT_LIMIT_SEEDS.verifyPerMonth, 0, 1_000_000_000),
+    }),
+    limitSettingsGiven: Object.freeze((['OPTMARK_PROTECT_LIMIT', 'OPTMARK_VERIFY_LIMIT'] as const).filter((name) => (env[name] ?? '').trim() !== '')),
     maxUploadBytes: integer(env, 'OPTMARK_MAX_UPLOAD_BYTES', 26_214_400, 1, 512 * 1024 * 1024),
     logLevel,
     headersTimeoutSeconds,

@@ -6,8 +6,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { apiKeyDigest, generateApiKey, randomBase62, visiblePrefix } from '../core/keys/api-key.js';
 import { periodOf } from '../core/quota/period.js';
 import { AdminError, InvalidOptionError } from '../errors.js';
-import { PLANS, type Account, type Clock, type KeyRecord, type Plan, type Store } from './ports.js';
-import { usageReport, type Limits, type UsageReport } from './usage.js';
+import { OVERRIDABLE_LIMITS, PLANS, type Account, type AccountDetails, type AccountLimits, type Clock, type KeyRecord, type LimitOverrides, type Plan, type Store } from './ports.js';
+import { usageReport, type UsageReport } from './usage.js';
 
 /** Enough for a key per environment plus one being rolled in. */
 export const MAX_ACTIVE_KEYS = 5;
@@ -27,8 +27,29 @@ export interface KeyView extends Omit<KeyRecord, 'accountId'> {
   readonly active: boolean;
 }
 
+/** Changes to an account's own limits: a number, or null for the plan's. */
+export type LimitChanges = Partial<LimitOverrides>;
+
+/** The largest value each limit takes (a monthly count, a daily count, bytes). */
+const LIMIT_BOUNDS: Record<keyof AccountLimits, number> = {
+  protectPerMonth: 1_000_000_000,
+  verifyPerMonth: 1_000_000_000,
+  scansPerUserPerDay: 1_000_000,
+  vaultBytes: Number.MAX_SAFE_INTEGER,
+  reportRetentionDays: 36_500,
+};
+
 export interface Admin {
   createAccount(name: string, plan: string): Promise<Account>;
+  listAccounts(): Promise<AccountDetails[]>;
+  /** One account with this month's usage. */
+  showAccount(name: string): Promise<AccountDetails & { usage: UsageReport }>;
+  setPlan(name: string, plan: string): Promise<AccountDetails>;
+  setLimits(name: string, changes: LimitChanges): Promise<AccountDetails>;
+  renameAccount(name: string, newName: string): Promise<AccountDetails>;
+  /** The limits table: each plan's row. */
+  planLimits(): Promise<Record<Plan, AccountLimits>>;
+  setPlanLimits(plan: string, changes: Partial<AccountLimits>): Promise<Record<Plan, AccountLimits>>;
   issueKey(accountName: string, options?: { expiresInDays?: number }): Promise<IssuedKey>;
   listKeys(accountName: string): Promise<KeyView[]>;
   revokeKey(id: string): Promise<void>;
@@ -39,10 +60,29 @@ export interface Admin {
 
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }): Admin {
+function checkPlan(plan: string): Plan {
+  if (!(PLANS as readonly string[]).includes(plan)) throw new InvalidOptionError('plan', `one of: ${PLANS.join(', ')}`, plan);
+  return plan as Plan;
+}
+
+function checkName(name: string): string {
+  if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name);
+  return name;
+}
+
+function checkLimit(name: keyof AccountLimits, value: unknown, nullable: boolean): number | null {
+  if (value === null && nullable) return null;
+  const max = LIMIT_BOUNDS[name];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < (name === 'reportRetentionDays' ? 1 : 0) || value > max) {
+    throw new InvalidOptionError(name, `a whole number from ${name === 'reportRetentionDays' ? 1 : 0} to ${max}${nullable ? ", or null for the plan's" : ''}`, value);
+  }
+  return value;
+}
+
+export function createAdmin(deps: { store: Store; clock: Clock }): Admin {
   const { store, clock } = deps;
 
-  async function account(name: string): Promise<Account> {
+  async function account(name: string): Promise<AccountDetails> {
     const found = await store.findAccount(name);
     if (!found) throw new AdminError('account_not_found', `There is no account named ${JSON.stringify(name)}`);
     return found;
@@ -52,11 +92,52 @@ export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }
 
   const admin: Admin = {
     async createAccount(name, plan) {
-      if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name);
-      if (!(PLANS as readonly string[]).includes(plan)) throw new InvalidOptionError('plan', `one of: ${PLANS.join(', ')}`, plan);
-      const created: Account = { id: randomUUID(), name, plan: plan as Plan, createdAt: clock.now() };
+      const created: Account = { id: randomUUID(), name: checkName(name), plan: checkPlan(plan), createdAt: clock.now() };
       if (!(await store.createAccount(created))) throw new AdminError('account_exists', `An account named ${JSON.stringify(name)} already exists`);
       return created;
+    },
+
+    listAccounts: () => store.listAccounts(),
+
+    async showAccount(name) {
+      const found = await account(name);
+      const now = clock.now();
+      return { ...found, usage: usageReport(await store.usage(found.id, periodOf(now).key), found.limits, now) };
+    },
+
+    async setPlan(name, plan) {
+      const found = await account(name);
+      await store.setAccountPlan(found.id, checkPlan(plan));
+      return account(name);
+    },
+
+    async setLimits(name, changes) {
+      const found = await account(name);
+      const checked: Record<string, number | null> = {};
+      for (const [limit, value] of Object.entries(changes)) {
+        if (!(OVERRIDABLE_LIMITS as readonly string[]).includes(limit)) throw new InvalidOptionError('limit', OVERRIDABLE_LIMITS.join(', '), limit);
+        if (value !== undefined) checked[limit] = checkLimit(limit as keyof AccountLimits, value, true);
+      }
+      await store.setAccountLimits(found.id, checked);
+      return account(name);
+    },
+
+    async renameAccount(name, newName) {
+      const found = await account(name);
+      if (!(await store.renameAccount(found.id, checkName(newName)))) throw new AdminError('account_exists', `An account named ${JSON.stringify(newName)} already exists`);
+      return account(newName);
+    },
+
+    planLimits: () => store.planLimits(),
+
+    async setPlanLimits(plan, changes) {
+      const checked: Record<string, number> = {};
+      for (const [limit, value] of Object.entries(changes)) {
+        if (!(limit in LIMIT_BOUNDS)) throw new InvalidOptionError('limit', Object.keys(LIMIT_BOUNDS).join(', '), limit);
+        if (value !== undefined) checked[limit] = checkLimit(limit as keyof AccountLimits, value, false)!;
+      }
+      await store.setPlanLimits(checkPlan(plan), checked);
+      return store.planLimits();
     },
 
     async issueKey(accountName, options = {}) {
@@ -97,7 +178,7 @@ export function createAdmin(deps: { store: Store; clock: Clock; limits: Limits }
     async usage(accountName) {
       const owner = await account(accountName);
       const now = clock.now();
-      const report = usageReport(await store.usage(owner.id, periodOf(now).key), deps.limits, now);
+      const report = usageReport(await store.usage(owner.id, periodOf(now).key), owner.limits, now);
       return { account: owner.name, plan: owner.plan, ...report };
     },
 

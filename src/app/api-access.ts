@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import type { Admission } from './admission.js';
 import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
-import { usageReport, type Limits, type UsageReport } from './usage.js';
+import { usageReport, type UsageReport } from './usage.js';
 
 /** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
 export interface Ticket {
@@ -74,13 +74,12 @@ export function bearerCredential(authorization: string | undefined): Credential 
 export interface ApiAccessDeps {
   readonly store: Store;
   readonly clock: Clock;
-  readonly limits: Limits;
   readonly admission: Admission;
   readonly onSettleError?: (error: unknown) => void;
 }
 
 export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
-  const { store, clock, limits, admission } = deps;
+  const { store, clock, admission } = deps;
   return {
     async open(credential, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
@@ -89,19 +88,18 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       const leave = admission.enter(digest.toString('base64'));
       const now = clock.now();
       const period = periodOf(now);
-      const limit = limits[operation];
       const reservationId = randomUUID();
       let outcome: Awaited<ReturnType<Store['authenticateAndReserve']>>;
       try {
-        outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
+        outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, reservationId, plans: API_PLANS });
         if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
-        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
+        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
       } catch (error) {
         leave();
         throw error;
       }
-      const { principal, used } = outcome;
+      const { principal, used, limit } = outcome;
       let settled = false;
       return {
         operation,
@@ -131,7 +129,8 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
 
     async usage(principal) {
       const now = clock.now();
-      return usageReport(await store.usage(principal.accountId, periodOf(now).key), limits, now);
+      const [used, limits] = await Promise.all([store.usage(principal.accountId, periodOf(now).key), store.accountLimits(principal.accountId)]);
+      return usageReport(used, limits, now);
     },
 
     sweep(olderThanSeconds) {

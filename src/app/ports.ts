@@ -16,6 +16,56 @@ export interface Account {
   readonly createdAt: Date;
 }
 
+/**
+ * What the migration that creates the limits table writes into it: the
+ * deployment's settings at that moment (OPTMARK_PROTECT_LIMIT and friends).
+ * Afterwards the table is the truth (`optmark plans set`, `optmark accounts
+ * set-limits` change it) and the settings are only compared with it.
+ */
+export interface LimitSeeds {
+  readonly protectPerMonth: number;
+  readonly verifyPerMonth: number;
+  readonly vaultBytes: number;
+  readonly scanCeiling: number;
+}
+
+export const DEFAULT_LIMIT_SEEDS: LimitSeeds = { protectPerMonth: 10_000, verifyPerMonth: 50_000, vaultBytes: 10_737_418_240, scanCeiling: 250 };
+
+/** What an account may use: its plan's row of the limits table, with the account's own overrides applied. */
+export interface AccountLimits {
+  readonly protectPerMonth: number;
+  readonly verifyPerMonth: number;
+  readonly scansPerUserPerDay: number;
+  readonly vaultBytes: number;
+  readonly reportRetentionDays: number;
+}
+
+/** An account's own values, where it has them (null: the plan's). */
+export interface LimitOverrides {
+  readonly protectPerMonth: number | null;
+  readonly verifyPerMonth: number | null;
+  readonly scansPerUserPerDay: number | null;
+  readonly vaultBytes: number | null;
+}
+
+export const OVERRIDABLE_LIMITS = ['protectPerMonth', 'verifyPerMonth', 'scansPerUserPerDay', 'vaultBytes'] as const;
+
+export interface ServiceSettings {
+  /** Repository scans per UTC day, all accounts together. */
+  readonly scanCeilingPerDay: number;
+  readonly scansPaused: boolean;
+}
+
+/** An account with its plan's limits, its overrides, and the two merged. */
+export interface AccountDetails extends Account {
+  readonly overrides: LimitOverrides;
+  readonly limits: AccountLimits;
+}
+
+/** The monthly allowance of one operation in a set of limits. */
+export const monthlyLimit = (limits: AccountLimits, operation: Operation): number =>
+  operation === 'protect' ? limits.protectPerMonth : limits.verifyPerMonth;
+
 export interface KeyRecord {
   readonly id: string;
   readonly accountId: string;
@@ -40,7 +90,6 @@ export interface ReserveRequest {
   readonly now: Date;
   readonly period: string;
   readonly operation: Operation;
-  readonly limit: number;
   readonly reservationId: string;
   readonly plans: readonly Plan[];
 }
@@ -48,13 +97,14 @@ export interface ReserveRequest {
 /**
  * The outcome of authenticating a key and reserving one unit, done in one
  * atomic statement: no key, a plan without API access, an exhausted
- * allowance, or a reservation with the count it brought usage to.
+ * allowance, or a reservation with the count it brought usage to. `limit` is
+ * the account's monthly allowance of the operation, read in the same statement.
  */
 export type ReserveOutcome =
   | { readonly kind: 'invalid' }
   | ({ readonly kind: 'forbidden' } & KeyMatch)
-  | ({ readonly kind: 'exhausted' } & KeyMatch)
-  | ({ readonly kind: 'reserved'; readonly used: number } & KeyMatch);
+  | ({ readonly kind: 'exhausted'; readonly limit: number } & KeyMatch)
+  | ({ readonly kind: 'reserved'; readonly used: number; readonly limit: number } & KeyMatch);
 
 /** A key found by its digest: who it belongs to. */
 export interface KeyMatch {
@@ -76,11 +126,25 @@ export interface Store {
   /** Give back every unit reserved before `cutoff` and never settled (a crash). Returns how many. */
   sweepReservations(cutoff: Date): Promise<number>;
 
+  /** The account's limits (its plan's, with its overrides). */
+  accountLimits(accountId: string): Promise<AccountLimits>;
+
   // Administration.
   /** False when an account of that name exists (the name is unique, so concurrent creators cannot both succeed). */
   createAccount(account: Account): Promise<boolean>;
-  findAccount(name: string): Promise<Account | undefined>;
+  findAccount(name: string): Promise<AccountDetails | undefined>;
+  listAccounts(): Promise<AccountDetails[]>;
   countAccounts(): Promise<number>;
+  /** False when no account has that id. */
+  setAccountPlan(accountId: string, plan: Plan): Promise<boolean>;
+  /** Set the given overrides (null: back to the plan's); the others stay. */
+  setAccountLimits(accountId: string, overrides: Partial<LimitOverrides>): Promise<void>;
+  /** False when another account has the new name. */
+  renameAccount(accountId: string, name: string): Promise<boolean>;
+  planLimits(): Promise<Record<Plan, AccountLimits>>;
+  setPlanLimits(plan: Plan, limits: Partial<AccountLimits>): Promise<void>;
+  /** The service-wide settings row (the repository-scan ceiling). */
+  serviceSettings(): Promise<ServiceSettings>;
   insertKey(key: KeyRecord & { readonly digest: Uint8Array }): Promise<void>;
   listKeys(accountId: string): Promise<KeyRecord[]>;
   /** Revoke at `now`; returns false when there is no such key or it was already revoked. */

@@ -1,10 +1,6 @@
 import type { Operation } from '../errors.js';
 import { periodOf } from '../core/quota/period.js';
-
-export interface Limits {
-  readonly protect: number;
-  readonly verify: number;
-}
+import type { AccountLimits } from './ports.js';
 
 export interface Allowance {
   readonly used: number;
@@ -23,10 +19,10 @@ function allowance(used: number, limit: number): Allowance {
   return { used, limit, remaining: Math.max(0, limit - used) };
 }
 
-export function usageReport(used: Record<Operation, number>, limits: Limits, now: Date): UsageReport {
+export function usageReport(used: Record<Operation, number>, limits: AccountLimits, now: Date): UsageReport {
   return {
-    protect: allowance(used.protect, limits.protect),
-    verify: allowance(used.verify, limits.verify),
+    protect: allowance(used.protect, limits.protectPerMonth),
+    verify: allowance(used.verify, limits.verifyPerMonth),
     resetsAt: periodOf(now).end.toISOString(),
   };
 }

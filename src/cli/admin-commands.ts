@@ -26,7 +26,7 @@ async function run(op: AdminOp): Promise<unknown> {
   }
   let database;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limitSeeds: config.limitSeeds });
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       throw new CliError(`${error.message}, and its admin socket does not answer; is that process an optmark server?`, 'data_dir_locked');
@@ -35,7 +35,7 @@ async function run(op: AdminOp): Promise<unknown> {
   }
   try {
     const store = new SqlStore(database.db);
-    const admin = createAdmin({ store, clock: systemClock, limits: { protect: config.protectLimit, verify: config.verifyLimit } });
+    const admin = createAdmin({ store, clock: systemClock });
     return await runAdminOp(admin, op as unknown as Record<string, unknown>);
   } finally {
     await database.close();
@@ -49,12 +49,56 @@ function required(value: string | undefined, flag: string): string {
 
 type Row = Record<string, unknown>;
 
-export async function adminCommand(command: 'accounts' | 'keys' | 'usage', args: readonly string[]): Promise<number> {
+/** The limit options of `accounts set-limits` and `plans set`, and the limit each sets. */
+const LIMIT_OPTIONS = {
+  protect: 'protectPerMonth',
+  verify: 'verifyPerMonth',
+  'scans-per-day': 'scansPerUserPerDay',
+  'vault-bytes': 'vaultBytes',
+  'retention-days': 'reportRetentionDays',
+} as const;
+
+/** The limit options given, as changes: a whole number, or (for an account) "plan" to follow the plan again. */
+function limitChanges(values: Record<string, unknown>, allowPlan: boolean): Record<string, number | null> {
+  const changes: Record<string, number | null> = {};
+  for (const [option, limit] of Object.entries(LIMIT_OPTIONS)) {
+    const given = values[option];
+    if (given === undefined) continue;
+    if (option === 'retention-days' && allowPlan) throw new UsageError('--retention-days is set per plan: optmark plans set PLAN --retention-days N');
+    if (allowPlan && given === 'plan') changes[limit] = null;
+    else if (typeof given === 'string' && /^\d{1,16}$/.test(given)) changes[limit] = Number(given);
+    else throw new UsageError(`--${option} takes a whole number${allowPlan ? ' or "plan"' : ''}, got ${JSON.stringify(given)}`);
+  }
+  if (Object.keys(changes).length === 0) throw new UsageError(`give at least one of ${Object.keys(LIMIT_OPTIONS).filter((o) => !allowPlan || o !== 'retention-days').map((o) => `--${o}`).join(', ')}`);
+  return changes;
+}
+
+const number = (n: unknown) => Number(n).toLocaleString('en-US');
+
+/** Limits as people read them; an account's own values are marked with an asterisk. */
+function limitsLine(limits: Row, overrides?: Row): string {
+  const mark = (name: string) => (overrides && overrides[name] !== null && overrides[name] !== undefined ? '*' : '');
+  return (
+    `protect ${number(limits.protectPerMonth)}/month${mark('protectPerMonth')}, verify ${number(limits.verifyPerMonth)}/month${mark('verifyPerMonth')}, ` +
+    `scans ${number(limits.scansPerUserPerDay)}/user/day${mark('scansPerUserPerDay')}, vault ${number(limits.vaultBytes)} bytes${mark('vaultBytes')}`
+  );
+}
+
+function accountLines(a: Row): string {
+  return `${String(a.name)}  ${String(a.plan)}  created ${String(a.createdAt)}\n  ${limitsLine(a.limits as Row, a.overrides as Row)}`;
+}
+
+export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans', args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     name: { type: 'string' },
     plan: { type: 'string' },
     account: { type: 'string' },
     'expires-in-days': { type: 'string' },
+    protect: { type: 'string' },
+    verify: { type: 'string' },
+    'scans-per-day': { type: 'string' },
+    'vault-bytes': { type: 'string' },
+    'retention-days': { type: 'string' },
     json: { type: 'boolean' },
   });
   const [sub, ...rest] = command === 'usage' ? [undefined, ...positionals] : positionals;
@@ -63,6 +107,32 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage', args:
     if (command === 'accounts' && sub === 'create') {
       const account = (await run({ op: 'createAccount', name: required(values.name, '--name'), plan: required(values.plan, '--plan') })) as Row;
       say(`Created account ${String(account.name)} on the ${String(account.plan)} plan.`, { id: account.id, name: account.name, plan: account.plan, createdAt: account.createdAt });
+    } else if (command === 'accounts' && sub === 'list' && rest.length === 0) {
+      const accounts = (await run({ op: 'listAccounts' })) as Row[];
+      if (values.json) printJson(accounts);
+      else process.stdout.write(accounts.length === 0 ? 'No accounts.\n' : `${accounts.map(accountLines).join('\n')}\n(* the account's own limit; the others are its plan's)\n`);
+    } else if (command === 'accounts' && sub === 'show' && rest.length === 1) {
+      const a = (await run({ op: 'showAccount', name: rest[0]! })) as Row & { usage: Row & Record<'protect' | 'verify', Row> };
+      say(
+        `${accountLines(a)}\n  this month: protect ${String(a.usage.protect.used)} used, verify ${String(a.usage.verify.used)} used; resets at ${String(a.usage.resetsAt)}`,
+        a,
+      );
+    } else if (command === 'accounts' && sub === 'set-plan' && rest.length === 2) {
+      const a = (await run({ op: 'setPlan', name: rest[0]!, plan: rest[1]! })) as Row;
+      say(`${String(a.name)} is now on the ${String(a.plan)} plan:\n  ${limitsLine(a.limits as Row, a.overrides as Row)}`, a);
+    } else if (command === 'accounts' && sub === 'set-limits' && rest.length === 1) {
+      const a = (await run({ op: 'setLimits', name: rest[0]!, changes: limitChanges(values, true) })) as Row;
+      say(`${String(a.name)}: ${limitsLine(a.limits as Row, a.overrides as Row)}\n(* the account's own limit; the others are its plan's)`, a);
+    } else if (command === 'accounts' && sub === 'rename' && rest.length === 2) {
+      const a = (await run({ op: 'renameAccount', name: rest[0]!, newName: rest[1]! })) as Row;
+      say(`Renamed ${rest[0]!} to ${String(a.name)}.`, a);
+    } else if (command === 'plans' && sub === 'list' && rest.length === 0) {
+      const plans = (await run({ op: 'planLimits' })) as Record<string, Row>;
+      say(Object.entries(plans).map(([plan, limits]) => `${plan}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`).join('\n'), plans);
+    } else if (command === 'plans' && sub === 'set' && rest.length === 1) {
+      const plans = (await run({ op: 'setPlanLimits', plan: rest[0]!, changes: limitChanges(values, false) as Record<string, number> })) as Record<string, Row>;
+      const limits = plans[rest[0]!]!;
+      say(`${rest[0]!}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`, plans);
     } else if (command === 'keys' && sub === 'issue') {
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number of days');

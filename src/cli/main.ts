@@ -36,6 +36,15 @@ Usage:
   optmark serve
       Run the HTTP API (configuration: environment variables, see README).
   optmark accounts create --name NAME --plan free|pro|lifetime [--json]
+  optmark accounts list|show NAME [--json]
+  optmark accounts set-plan NAME free|pro|lifetime
+  optmark accounts rename NAME NEW_NAME
+  optmark accounts set-limits NAME [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N]
+      An account's own limits ("plan" as the value: the plan's again).
+  optmark plans list [--json]
+  optmark plans set free|pro|lifetime [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N] [--retention-days N]
+      The limits table: each plan's monthly protect and verify calls per account,
+      repository scans per user per day, vault bytes, days scan reports are kept.
   optmark keys issue --account NAME [--expires-in-days N] [--json]
       Prints the new key once; it is stored only as a digest.
   optmark keys list --account NAME [--json]
@@ -64,6 +73,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'accounts':
       case 'keys':
       case 'usage':
+      case 'plans':
         return await adminCommand(command, rest);
       case 'signing-keys':
         return await signingKeysCommand(rest);

@@ -8,6 +8,13 @@ import { InvalidOptionError } from '../errors.js';
 
 export type AdminOp =
   | { op: 'createAccount'; name: string; plan: string }
+  | { op: 'listAccounts' }
+  | { op: 'showAccount'; name: string }
+  | { op: 'setPlan'; name: string; plan: string }
+  | { op: 'setLimits'; name: string; changes: Record<string, number | null> }
+  | { op: 'renameAccount'; name: string; newName: string }
+  | { op: 'planLimits' }
+  | { op: 'setPlanLimits'; plan: string; changes: Record<string, number> }
   | { op: 'issueKey'; account: string; expiresInDays?: number }
   | { op: 'listKeys'; account: string }
   | { op: 'revokeKey'; id: string }
@@ -20,12 +27,31 @@ const str = (value: unknown, name: string): string => {
   return value;
 };
 
+const object = (value: unknown, name: string): Record<string, never> => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidOptionError(name, 'an object', value);
+  return value as Record<string, never>;
+};
+
 /** Run one operation; the result is JSON-safe (dates as ISO strings). */
 export async function runAdminOp(admin: Admin, request: Record<string, unknown>): Promise<unknown> {
   const result = await (async () => {
     switch (request.op) {
       case 'createAccount':
         return admin.createAccount(str(request.name, 'name'), str(request.plan, 'plan'));
+      case 'listAccounts':
+        return admin.listAccounts();
+      case 'showAccount':
+        return admin.showAccount(str(request.name, 'name'));
+      case 'setPlan':
+        return admin.setPlan(str(request.name, 'name'), str(request.plan, 'plan'));
+      case 'setLimits':
+        return admin.setLimits(str(request.name, 'name'), object(request.changes, 'changes'));
+      case 'renameAccount':
+        return admin.renameAccount(str(request.name, 'name'), str(request.newName, 'newName'));
+      case 'planLimits':
+        return admin.planLimits();
+      case 'setPlanLimits':
+        return admin.setPlanLimits(str(request.plan, 'plan'), object(request.changes, 'changes'));
       case 'issueKey': {
         const days = request.expiresInDays;
         return admin.issueKey(str(request.account, 'account'), days === undefined ? {} : { expiresInDays: days as number });
@@ -38,7 +64,7 @@ export async function runAdminOp(admin: Admin, request: Record<string, unknown>)
       case 'usage':
         return admin.usage(str(request.account, 'account'));
       default:
-        throw new InvalidOptionError('op', 'createAccount, issueKey, listKeys, revokeKey or usage', request.op);
+        throw new InvalidOptionError('op', 'an administration operation', request.op);
     }
   })();
   return JSON.parse(JSON.stringify(result)) as unknown;

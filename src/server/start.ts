@@ -8,6 +8,7 @@ import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
 import { createAdmission } from '../app/admission.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { createDashboardSessions } from '../app/dashboard-sessions.js';
+import { ignoredLimitSettings } from '../app/limit-settings.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
 import { openDatabase } from '../adapters/db/open.js';
@@ -60,19 +61,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    limitSeeds: config.limitSeeds,
     onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
   });
   const onWriteError = (error: unknown) => app?.log.warn({ err: error }, 'could not record finished calls');
   const sqlStore = new SqlStore(database.db, onWriteError);
   // The embedded database has one user, this process: its bookkeeping can live in memory.
   const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
-  const limits = { protect: config.protectLimit, verify: config.verifyLimit };
   const keys = SigningKeys.open(config.signingKeysPath, clock.now());
   let url = config.baseUrl ?? `http://${config.host}:${config.port}`;
   const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
   const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
-  const access = createApiAccess({ store, clock, limits, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
-  const admin = createAdmin({ store, clock, limits });
+  const access = createApiAccess({ store, clock, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
+  const admin = createAdmin({ store, clock });
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
   const pool = createFingerprintPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
@@ -95,6 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const sessions = createDashboardSessions({ access, clock });
     app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
+    for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
     if (sweeps) {
       sweeper = setInterval(() => {
         access.sweep(config.reservationTtlSeconds).then(

@@ -26,7 +26,7 @@ describe('two servers on one empty PostgreSQL database', () => {
     for (let i = 0; i < 2; i++) {
       const handle = await openDatabase({ databaseUrl: fresh.url, dataDir: '' });
       handles.push(handle);
-      admins.push(createAdmin({ store: new SqlStore(handle.db), clock: systemClock, limits: { protect: 10, verify: 10 } }));
+      admins.push(createAdmin({ store: new SqlStore(handle.db), clock: systemClock}));
     }
   });
   afterAll(async () => {

@@ -541,7 +541,7 @@ describe('the image (rows 16-29)', () => {
 
 describe('the account and the server (rows 30-33)', () => {
   it('30: the monthly limit reached: 429 quota_exceeded with Retry-After, nothing counted', async () => {
-    const own = await startTestServer({ env: { OPTMARK_PROTECT_LIMIT: '1' } });
+    const own = await startTestServer({ paidPlanLimits: { protectPerMonth: 1 } });
     try {
       const k = await own.key('pro');
       const send = () => fetch(`${own.url}/api/v1/protect`, { method: 'POST', headers: { Authorization: `Bearer ${k}` }, body: form(JPEG) });

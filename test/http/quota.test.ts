@@ -39,7 +39,7 @@ afterEach(async () => {
 
 describe.each(BACKENDS)('quota on %s', (backend) => {
   it('64 clients, 150 protect calls, a limit of 100: exactly 100 succeed and the counter reads 100', async () => {
-    server = await startTestServer({ backend, env: { OPTMARK_PROTECT_LIMIT: '100', ...ADMIT_ALL } });
+    server = await startTestServer({ backend, paidPlanLimits: { protectPerMonth: 100 }, env: ADMIT_ALL });
     const key = await server.key('lifetime', `race-${backend}`);
     const statuses = await hammer(150, 64, () => postImage(server!.url, key, JPEG));
     expect(count(statuses, 200)).toBe(100);
@@ -50,7 +50,7 @@ describe.each(BACKENDS)('quota on %s', (backend) => {
   });
 
   it('calls that fail under concurrency give their unit back: the counter equals the successes', async () => {
-    server = await startTestServer({ backend, env: { OPTMARK_VERIFY_LIMIT: '100', ...ADMIT_ALL } });
+    server = await startTestServer({ backend, paidPlanLimits: { verifyPerMonth: 100 }, env: ADMIT_ALL });
     const key = await server.key('pro', `mixed-${backend}`);
     const statuses = await hammer(150, 64, (i) => postImage(server!.url, key, i % 3 === 0 ? CORRUPT : JPEG, { path: '/api/v1/verify' }));
     expect(statuses.every((s) => s === 200 || s === 422 || s === 429)).toBe(true);
@@ -66,7 +66,7 @@ describe.each(BACKENDS)('quota on %s', (backend) => {
 describe('the calendar month (UTC), with an injected clock', () => {
   it('rolls over at midnight on the 1st, also across a year', async () => {
     const clock = { time: new Date('2026-12-31T23:59:58.500Z'), now: () => clock.time };
-    server = await startTestServer({ clock, env: { OPTMARK_PROTECT_LIMIT: '2' } });
+    server = await startTestServer({ clock, paidPlanLimits: { protectPerMonth: 2 } });
     const key = await server.key('pro', 'calendar');
 
     expect((await postImage(server.url, key, JPEG)).status).toBe(200);
@@ -90,7 +90,7 @@ describe('the calendar month (UTC), with an injected clock', () => {
   });
 
   it('a limit of 0 refuses every call', async () => {
-    server = await startTestServer({ env: { OPTMARK_VERIFY_LIMIT: '0' } });
+    server = await startTestServer({ paidPlanLimits: { verifyPerMonth: 0 } });
     const key = await server.key('pro');
     expect((await postImage(server.url, key, JPEG, { path: '/api/v1/verify' })).status).toBe(429);
   });

@@ -34,7 +34,6 @@ import { HeldUpload, multipartBody } from '../support/raw-http.js';
 import { BACKENDS, freshDataDir, freshPgDatabase, postImage, type Backend } from '../support/server.js';
 
 const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
-const LIMITS = { protect: 10_000, verify: 50_000 };
 
 /** The stores exactly as src/server/start.ts composes them, on a database of their own. */
 interface Stores {
@@ -54,7 +53,7 @@ async function openStores(backend: Backend): Promise<Stores> {
   return {
     database,
     store,
-    admin: createAdmin({ store, clock: systemClock, limits: LIMITS }),
+    admin: createAdmin({ store, clock: systemClock }),
     dataDir,
     async close() {
       await store.flush();
@@ -85,7 +84,6 @@ describe.each(BACKENDS)('refunds in the %s store', (backend) => {
         now,
         period,
         operation: 'protect',
-        limit: LIMITS.protect,
         reservationId,
         plans: API_PLANS,
       });
@@ -135,7 +133,7 @@ describe.each(BACKENDS)('refunds in the %s store', (backend) => {
     const now = new Date();
     const period = periodOf(now).key;
     const reservationId = randomUUID();
-    const outcome = await s.store.authenticateAndReserve({ digest: keyCredential(key).keyDigest, now, period, operation: 'verify', limit: LIMITS.verify, reservationId, plans: API_PLANS });
+    const outcome = await s.store.authenticateAndReserve({ digest: keyCredential(key).keyDigest, now, period, operation: 'verify', reservationId, plans: API_PLANS });
     if (outcome.kind !== 'reserved') throw new Error(`not reserved: ${outcome.kind}`);
     await s.store.commit(reservationId, outcome.principal.keyId, now);
     await s.store.refund(reservationId);
@@ -218,7 +216,7 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
       throw new Error('not used by the API');
     },
   };
-  const access = createApiAccess({ store, clock: systemClock, limits: LIMITS, admission: createAdmission({ total: 32, perKey: 8 }) });
+  const access = createApiAccess({ store, clock: systemClock, admission: createAdmission({ total: 32, perKey: 8 }) });
   let app: FastifyInstance | undefined;
   try {
     app = await buildHttpApp({

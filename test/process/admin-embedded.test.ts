@@ -107,6 +107,46 @@ describe('while optmark serve holds the data directory', () => {
     expect(JSON.parse(missing.stdout)).toMatchObject({ code: 'account_not_found' });
   });
 
+  it('accounts list|show|set-plan|set-limits|rename and plans list|set, through the admin socket: the running server enforces the change at once', async () => {
+    const issued = await optmarkJson<Issued>(['keys', 'issue', '--account', 'acme'], env);
+    secrets.push(issued.key);
+    await optmarkJson(['accounts', 'create', '--name', 'beta', '--plan', 'free'], env);
+    const listed = await optmarkJson<Array<{ name: string; plan: string; limits: Record<string, number> }>>(['accounts', 'list'], env);
+    expect(listed.map((a) => [a.name, a.plan, a.limits.protectPerMonth])).toEqual([
+      ['acme', 'pro', 10000],
+      ['beta', 'free', 0],
+    ]);
+
+    const limited = await optmarkJson<{ limits: Record<string, number>; overrides: Record<string, number | null> }>(['accounts', 'set-limits', 'acme', '--protect', '2'], env);
+    expect(limited.overrides.protectPerMonth).toBe(2);
+    // One protect already counted this month (above): one more, then 429.
+    expect((await postImage(server!.url, issued.key)).status).toBe(200);
+    expect((await postImage(server!.url, issued.key)).status).toBe(429);
+    const text = await optmark(['accounts', 'show', 'acme'], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('protect 2/month*');
+    expect(text.stdout).toContain('this month: protect 2 used');
+    await optmarkJson(['accounts', 'set-limits', 'acme', '--protect', 'plan'], env);
+    expect((await postImage(server!.url, issued.key)).status).toBe(200);
+
+    const plans = await optmarkJson<Record<string, Record<string, number>>>(['plans', 'set', 'pro', '--verify', '9'], env);
+    expect(plans.pro!.verifyPerMonth).toBe(9);
+    expect((await optmarkJson<Record<string, Record<string, number>>>(['plans', 'list'], env)).lifetime!.verifyPerMonth).toBe(50000);
+    expect((await optmarkJson<Usage>(['usage', '--account', 'acme'], env)).verify.limit).toBe(9);
+    await optmarkJson(['plans', 'set', 'pro', '--verify', '50000'], env);
+
+    expect(await optmarkJson(['accounts', 'set-plan', 'beta', 'pro'], env)).toMatchObject({ name: 'beta', plan: 'pro' });
+    expect(await optmarkJson(['accounts', 'rename', 'beta', 'gamma'], env)).toMatchObject({ name: 'gamma', plan: 'pro' });
+
+    const bad = await optmark(['accounts', 'set-limits', 'acme', '--protect', 'lots'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--protect takes a whole number or "plan"');
+    const none = await optmark(['plans', 'set', 'pro'], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('give at least one of --protect');
+    await optmark(['keys', 'revoke', issued.id], env);
+  });
+
   it('a second optmark serve on the same data directory fails fast, saying the directory is in use', async () => {
     const started = Date.now();
     const second = await optmark(['serve'], { ...env, PORT: '0' }, 20_000);
@@ -118,7 +158,7 @@ describe('while optmark serve holds the data directory', () => {
     expect(server!.running).toBe(true);
     expect((await fetch(`${server!.url}/readyz`)).status).toBe(200);
     expect(Number(readFileSync(join(dataDir, 'optmark.lock'), 'utf8'))).toBe(server!.pid);
-    expect((await optmarkJson<Usage>(['usage', '--account', 'acme'], env)).protect.used).toBe(1);
+    expect((await optmarkJson<Usage>(['usage', '--account', 'acme'], env)).protect.used).toBe(3);
   });
 
   it('no raw key in the server logs or in any file of the data directory', async () => {
@@ -178,12 +218,12 @@ describe('while optmark serve holds the data directory', () => {
 describe('after the server stopped', () => {
   it('the admin CLI works on the data directory again by itself', async () => {
     const usage = await optmarkJson<Usage>(['usage', '--account', 'acme'], env);
-    // Two API calls and one dashboard call returned 200.
-    expect(usage.protect.used).toBe(3);
+    // Four API calls (one refused at its limit) and one dashboard call returned 200.
+    expect(usage.protect.used).toBe(5);
     expect(usage.verify.used).toBe(1);
     const keys = await optmarkJson<KeyRow[]>(['keys', 'list', '--account', 'acme'], env);
-    expect(keys.map((k) => k.active)).toEqual([false, true]);
-    expect(keys[1]!.lastUsedAt).toEqual(expect.any(String));
+    expect(keys.map((k) => k.active)).toEqual([false, false, true]);
+    expect(keys[2]!.lastUsedAt).toEqual(expect.any(String));
     expect(existsSync(join(dataDir, 'optmark.lock'))).toBe(false);
   });
 });

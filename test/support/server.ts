@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { Clock } from '../../src/app/ports.js';
+import type { AccountLimits, Clock } from '../../src/app/ports.js';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
 
@@ -64,6 +64,12 @@ export interface TestServerOptions {
   readonly databaseUrl?: string;
   /** The server's log, at info level, one JSON object a line, into this stream (by default it logs nothing). */
   readonly logTo?: Writable;
+  /**
+   * Limits of the Pro and Lifetime plans, set in the limits table once the
+   * server runs (the embedded database is a copy of a template whose table was
+   * filled with the defaults, so OPTMARK_PROTECT_LIMIT would be ignored).
+   */
+  readonly paidPlanLimits?: Partial<AccountLimits>;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -79,6 +85,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   });
   const server = await startServer(config, { clock: options.clock, logger: options.logTo ? { level: 'info', stream: options.logTo } : false });
+  if (options.paidPlanLimits) {
+    for (const plan of ['pro', 'lifetime']) await server.admin.setPlanLimits(plan, options.paidPlanLimits);
+  }
   let accounts = 0;
   return {
     url: server.url,

@@ -108,6 +108,7 @@ export class Serve {
     const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new Serve(proc, port);
     await server.waitUp(options.ready ?? true, options.timeoutMs ?? 60_000);
+    await applyLimitSettings(env);
     return server;
   }
 
@@ -225,6 +226,20 @@ export function adminOp<T>(dataDir: string, operation: Record<string, unknown>):
     req.on('error', reject);
     req.end(JSON.stringify(operation));
   });
+}
+
+/**
+ * The embedded database of a stress run is a copy of a template whose limits
+ * table was filled with the defaults, so OPTMARK_PROTECT_LIMIT and
+ * OPTMARK_VERIFY_LIMIT (which only fill a new table) would be ignored: they
+ * are written to the paid plans' rows through the admin socket instead.
+ */
+async function applyLimitSettings(env: Record<string, string>): Promise<void> {
+  const changes: Record<string, number> = {};
+  if (env.OPTMARK_PROTECT_LIMIT) changes.protectPerMonth = Number(env.OPTMARK_PROTECT_LIMIT);
+  if (env.OPTMARK_VERIFY_LIMIT) changes.verifyPerMonth = Number(env.OPTMARK_VERIFY_LIMIT);
+  if (Object.keys(changes).length === 0 || env.DATABASE_URL || !env.OPTMARK_DATA_DIR) return;
+  for (const plan of ['pro', 'lifetime']) await adminOp(env.OPTMARK_DATA_DIR, { op: 'setPlanLimits', plan, changes });
 }
 
 export interface Usage {

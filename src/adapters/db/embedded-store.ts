@@ -4,8 +4,9 @@
  * admin socket), so the request path can keep its bookkeeping in memory and
  * write it behind, instead of paying a database statement per call:
  *
- * - keys found by digest are cached (misses are not); revoking through this
- *   store updates the cache at once;
+ * - keys found by digest are cached (misses are not), and so are accounts'
+ *   limits; revoking a key or changing an account or a plan through this
+ *   store updates the caches at once;
  * - each monthly counter is loaded once, then checked and incremented in
  *   memory (one JavaScript thread: the check and the increment cannot
  *   interleave, so the limit is exact);
@@ -18,7 +19,7 @@
  */
 import type { Kysely } from 'kysely';
 import { ServiceUnavailableError, type Operation } from '../../errors.js';
-import type { Account, KeyMatch, KeyRecord, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
+import { monthlyLimit, type Account, type AccountDetails, type AccountLimits, type KeyMatch, type KeyRecord, type LimitOverrides, type Plan, type ReserveOutcome, type ReserveRequest, type ServiceSettings, type Store } from '../../app/ports.js';
 import type { Database } from './schema.js';
 import type { ActiveKey, SqlStore } from './sql-store.js';
 import { guarded } from './unavailable.js';
@@ -51,6 +52,7 @@ interface Counter {
 
 export class EmbeddedStore implements Store {
   private readonly keys = new Map<string, ActiveKey>();
+  private readonly limits = new Map<string, Promise<AccountLimits>>();
   private readonly counters = new Map<string, Counter>();
   private readonly loading = new Map<string, Promise<Counter>>();
   private readonly reservations = new Map<string, Counter>();
@@ -75,11 +77,12 @@ export class EmbeddedStore implements Store {
     if (!match) return { kind: 'invalid' };
     const { principal } = match;
     if (!r.plans.includes(principal.plan)) return { kind: 'forbidden', ...match };
+    const limit = monthlyLimit(await this.accountLimits(principal.accountId), r.operation);
     const counter = await this.counter(principal.accountId, r.period, r.operation);
-    if (r.limit <= 0 || counter.committed + counter.inFlight >= r.limit) return { kind: 'exhausted', ...match };
+    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', ...match, limit };
     counter.inFlight++;
     this.reservations.set(r.reservationId, counter);
-    return { kind: 'reserved', ...match, used: counter.committed + counter.inFlight };
+    return { kind: 'reserved', ...match, used: counter.committed + counter.inFlight, limit };
   }
 
   async authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
@@ -122,8 +125,60 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.createAccount(account);
   }
 
-  findAccount(name: string): Promise<Account | undefined> {
+  findAccount(name: string): Promise<AccountDetails | undefined> {
     return this.sqlStore.findAccount(name);
+  }
+
+  listAccounts(): Promise<AccountDetails[]> {
+    return this.sqlStore.listAccounts();
+  }
+
+  /** Loaded once per account; a failed load is not kept. */
+  accountLimits(accountId: string): Promise<AccountLimits> {
+    let limits = this.limits.get(accountId);
+    if (!limits) {
+      limits = this.sqlStore.accountLimits(accountId);
+      limits.catch(() => this.limits.delete(accountId));
+      if (this.limits.size >= MAX_CACHED_KEYS) this.limits.clear();
+      this.limits.set(accountId, limits);
+    }
+    return limits;
+  }
+
+  async setAccountPlan(accountId: string, plan: Plan): Promise<boolean> {
+    const changed = await this.sqlStore.setAccountPlan(accountId, plan);
+    this.forgetAccounts();
+    return changed;
+  }
+
+  async setAccountLimits(accountId: string, overrides: Partial<LimitOverrides>): Promise<void> {
+    await this.sqlStore.setAccountLimits(accountId, overrides);
+    this.limits.delete(accountId);
+  }
+
+  async renameAccount(accountId: string, name: string): Promise<boolean> {
+    const renamed = await this.sqlStore.renameAccount(accountId, name);
+    this.forgetAccounts();
+    return renamed;
+  }
+
+  planLimits(): Promise<Record<Plan, AccountLimits>> {
+    return this.sqlStore.planLimits();
+  }
+
+  async setPlanLimits(plan: Plan, limits: Partial<AccountLimits>): Promise<void> {
+    await this.sqlStore.setPlanLimits(plan, limits);
+    this.limits.clear();
+  }
+
+  serviceSettings(): Promise<ServiceSettings> {
+    return this.sqlStore.serviceSettings();
+  }
+
+  /** Cached keys carry their account's name and plan, and limits follow the plan: after a change, both are loaded again. */
+  private forgetAccounts(): void {
+    this.keys.clear();
+    this.limits.clear();
   }
 
   countAccounts(): Promise<number> {

@@ -5,16 +5,22 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
+import { DEFAULT_LIMIT_SEEDS, type LimitSeeds } from '../../app/ports.js';
 
-function statements(...ddl: string[]): Migration {
+function statements(...ddl: Array<string | ReturnType<typeof sql>>): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      for (const statement of ddl) await sql.raw(statement).execute(db);
+      for (const statement of ddl) await (typeof statement === 'string' ? sql.raw(statement) : statement).execute(db);
     },
   };
 }
 
-const MIGRATIONS: Record<string, Migration> = {
+/** Repository scans per user per UTC day on the plans that have them (the specification's 10). */
+export const SCANS_PER_USER_PER_DAY = 10;
+/** Days a scan report is kept, per plan. */
+export const REPORT_RETENTION_DAYS = { free: 30, pro: 90, lifetime: 90 } as const;
+
+const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
   '001-accounts-keys-usage': statements(
     `create table accounts (
        id uuid primary key,
@@ -54,8 +60,38 @@ const MIGRATIONS: Record<string, Migration> = {
      )`,
     `create index reservations_created on reservations (created_at)`,
   ),
-};
+  // Limits live in the database, per plan, with per-account overrides (null:
+  // the plan's), so that the server and the CLI always agree. The Free plan
+  // has no API access and no dashboard marking: its allowances are 0.
+  '002-plan-limits': statements(
+    `create table plan_limits (
+       plan text primary key check (plan in ('free', 'pro', 'lifetime')),
+       protect_per_month integer not null check (protect_per_month >= 0),
+       verify_per_month integer not null check (verify_per_month >= 0),
+       scans_per_user_per_day integer not null check (scans_per_user_per_day >= 0),
+       vault_bytes bigint not null check (vault_bytes >= 0),
+       report_retention_days integer not null check (report_retention_days >= 1)
+     )`,
+    sql`insert into plan_limits values
+       ('free', 0, 0, 0, 0, ${REPORT_RETENTION_DAYS.free}),
+       ('pro', ${seeds.protectPerMonth}, ${seeds.verifyPerMonth}, ${SCANS_PER_USER_PER_DAY}, ${seeds.vaultBytes}, ${REPORT_RETENTION_DAYS.pro}),
+       ('lifetime', ${seeds.protectPerMonth}, ${seeds.verifyPerMonth}, ${SCANS_PER_USER_PER_DAY}, ${seeds.vaultBytes}, ${REPORT_RETENTION_DAYS.lifetime})`,
+    `alter table accounts
+       add column protect_limit integer check (protect_limit >= 0),
+       add column verify_limit integer check (verify_limit >= 0),
+       add column scans_per_user_per_day integer check (scans_per_user_per_day >= 0),
+       add column vault_bytes bigint check (vault_bytes >= 0)`,
+    // One row: the service-wide repository-scan ceiling (scans per UTC day,
+    // all accounts together) and whether operators paused new scans.
+    `create table service_settings (
+       id boolean primary key default true check (id),
+       scan_ceiling_per_day integer not null check (scan_ceiling_per_day >= 0),
+       scans_paused boolean not null default false
+     )`,
+    sql`insert into service_settings (scan_ceiling_per_day) values (${seeds.scanCeiling})`,
+  ),
+});
 
-export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => MIGRATIONS,
-};
+export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {
+  return { getMigrations: async () => migrations(seeds) };
+}

@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { lockDataDir } from '../data-dir-lock.js';
+import type { LimitSeeds } from '../../app/ports.js';
 import { migrationProvider } from './migrations.js';
 import { PGlitePool } from './pglite-pool.js';
 import { PGliteThread } from './pglite-worker.js';
@@ -25,6 +26,8 @@ export interface OpenOptions {
   readonly dataDir: string;
   /** Where pool and connection errors are reported (they must never go unhandled). */
   readonly onError?: (error: Error) => void;
+  /** What a new database's limits table starts with (the settings of the start that creates it); default the documented defaults. */
+  readonly limitSeeds?: LimitSeeds;
 }
 
 // `timestamptz` and friends come back as Date; `int8` (count(*)) as a number.
@@ -44,7 +47,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     pool.on('error', onError);
     pool.on('connect', (client) => client.on('error', onError));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    await migrate(db);
+    await migrate(db, options.limitSeeds);
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
 
@@ -55,7 +58,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       throw explainStartFailure(error, options.dataDir);
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });
-    await migrate(db);
+    await migrate(db, options.limitSeeds);
     return {
       db,
       kind: 'pglite',
@@ -96,7 +99,7 @@ function explainStartFailure(error: unknown, dataDir: string): unknown {
   return new DatabaseStartError(`the embedded database could not start: no space left on the file system of ${dataDir} (${Math.floor(free / 1024)} KB free; PGlite said "${message}")`, { cause: error });
 }
 
-async function migrate(db: Kysely<Database>): Promise<void> {
-  const { error } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+async function migrate(db: Kysely<Database>, seeds: LimitSeeds | undefined): Promise<void> {
+  const { error } = await new Migrator({ db, provider: migrationProvider(seeds) }).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }

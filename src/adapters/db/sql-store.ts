@@ -5,7 +5,19 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Operation } from '../../errors.js';
-import type { Account, KeyMatch, KeyRecord, Plan, ReserveOutcome, ReserveRequest, Store } from '../../app/ports.js';
+import type {
+  Account,
+  AccountDetails,
+  AccountLimits,
+  KeyMatch,
+  KeyRecord,
+  LimitOverrides,
+  Plan,
+  ReserveOutcome,
+  ReserveRequest,
+  ServiceSettings,
+  Store,
+} from '../../app/ports.js';
 import type { Database } from './schema.js';
 import { guarded } from './unavailable.js';
 
@@ -52,18 +64,21 @@ export class SqlStore implements Store {
       // its plan has API access, increment this month's counter unless it is
       // at the limit (INSERT .. ON CONFLICT DO UPDATE .. WHERE re-checks the
       // locked row), and record the reservation.
-      const { rows } = await sql<PrincipalRow & { used: number | null }>`
+      // The limit is the account's own for the operation, else its plan's.
+      const { rows } = await sql<PrincipalRow & { used: number | null; monthly_limit: number }>`
         with k as (
-          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan
-          from api_keys k join accounts a on a.id = k.account_id
+          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan,
+            case when ${r.operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month)
+                 else coalesce(a.verify_limit, p.verify_per_month) end as monthly_limit
+          from api_keys k join accounts a on a.id = k.account_id join plan_limits p on p.plan = a.plan
           where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
         ),
         u as (
           insert into usage (account_id, period, operation, used)
           select account_id, ${r.period}, ${r.operation}, 1 from k
-          where plan = any (string_to_array(${r.plans.join(',')}, ',')) and ${r.limit}::int > 0
+          where plan = any (string_to_array(${r.plans.join(',')}, ',')) and monthly_limit > 0
           on conflict (account_id, period, operation)
-            do update set used = usage.used + 1 where usage.used < ${r.limit}::int
+            do update set used = usage.used + 1 where usage.used < (select monthly_limit from k)
           returning used
         ),
         reserved as (
@@ -76,8 +91,9 @@ export class SqlStore implements Store {
       if (!row) return { kind: 'invalid' };
       const match = toMatch(row);
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
-      if (row.used === null) return { kind: 'exhausted', ...match };
-      return { kind: 'reserved', ...match, used: Number(row.used) };
+      const limit = Number(row.monthly_limit);
+      if (row.used === null) return { kind: 'exhausted', ...match, limit };
+      return { kind: 'reserved', ...match, used: Number(row.used), limit };
     });
   }
 
@@ -198,10 +214,143 @@ export class SqlStore implements Store {
     });
   }
 
-  findAccount(name: string): Promise<Account | undefined> {
+  findAccount(name: string): Promise<AccountDetails | undefined> {
+    return guarded(async () => (await this.accounts(name))[0]);
+  }
+
+  listAccounts(): Promise<AccountDetails[]> {
+    return guarded(() => this.accounts());
+  }
+
+  /** Accounts with their plan's limits joined (one, by name, or all, by name). */
+  private async accounts(name?: string): Promise<AccountDetails[]> {
+    let query = this.db
+      .selectFrom('accounts as a')
+      .innerJoin('plan_limits as p', 'p.plan', 'a.plan')
+      .select([
+        'a.id',
+        'a.name',
+        'a.plan',
+        'a.created_at',
+        'a.protect_limit',
+        'a.verify_limit',
+        'a.scans_per_user_per_day',
+        'a.vault_bytes',
+        'p.protect_per_month',
+        'p.verify_per_month',
+        'p.scans_per_user_per_day as plan_scans',
+        'p.vault_bytes as plan_vault_bytes',
+        'p.report_retention_days',
+      ])
+      .orderBy('a.name');
+    if (name !== undefined) query = query.where('a.name', '=', name);
+    const rows = await query.execute();
+    return rows.map((row) => {
+      const overrides: LimitOverrides = {
+        protectPerMonth: row.protect_limit,
+        verifyPerMonth: row.verify_limit,
+        scansPerUserPerDay: row.scans_per_user_per_day,
+        vaultBytes: row.vault_bytes === null ? null : Number(row.vault_bytes),
+      };
+      const plan: AccountLimits = {
+        protectPerMonth: row.protect_per_month,
+        verifyPerMonth: row.verify_per_month,
+        scansPerUserPerDay: row.plan_scans,
+        vaultBytes: Number(row.plan_vault_bytes),
+        reportRetentionDays: row.report_retention_days,
+      };
+      return { id: row.id, name: row.name, plan: row.plan as Plan, createdAt: row.created_at, overrides, limits: applyOverrides(plan, overrides) };
+    });
+  }
+
+  accountLimits(accountId: string): Promise<AccountLimits> {
     return guarded(async () => {
-      const row = await this.db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst();
-      return row && { id: row.id, name: row.name, plan: row.plan as Plan, createdAt: row.created_at };
+      const row = await this.db
+        .selectFrom('accounts as a')
+        .innerJoin('plan_limits as p', 'p.plan', 'a.plan')
+        .select((eb) => [
+          eb.fn.coalesce('a.protect_limit', 'p.protect_per_month').as('protect'),
+          eb.fn.coalesce('a.verify_limit', 'p.verify_per_month').as('verify'),
+          eb.fn.coalesce('a.scans_per_user_per_day', 'p.scans_per_user_per_day').as('scans'),
+          eb.fn.coalesce('a.vault_bytes', 'p.vault_bytes').as('vault'),
+          'p.report_retention_days',
+        ])
+        .where('a.id', '=', accountId)
+        .executeTakeFirst();
+      // An account deleted under a running call: nothing left to allow.
+      if (!row) return { protectPerMonth: 0, verifyPerMonth: 0, scansPerUserPerDay: 0, vaultBytes: 0, reportRetentionDays: 1 };
+      return {
+        protectPerMonth: Number(row.protect),
+        verifyPerMonth: Number(row.verify),
+        scansPerUserPerDay: Number(row.scans),
+        vaultBytes: Number(row.vault),
+        reportRetentionDays: row.report_retention_days,
+      };
+    });
+  }
+
+  setAccountPlan(accountId: string, plan: Plan): Promise<boolean> {
+    return guarded(async () => {
+      const result = await this.db.updateTable('accounts').set({ plan }).where('id', '=', accountId).executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    });
+  }
+
+  setAccountLimits(accountId: string, overrides: Partial<LimitOverrides>): Promise<void> {
+    return guarded(async () => {
+      const set: Record<string, number | null> = {};
+      if (overrides.protectPerMonth !== undefined) set.protect_limit = overrides.protectPerMonth;
+      if (overrides.verifyPerMonth !== undefined) set.verify_limit = overrides.verifyPerMonth;
+      if (overrides.scansPerUserPerDay !== undefined) set.scans_per_user_per_day = overrides.scansPerUserPerDay;
+      if (overrides.vaultBytes !== undefined) set.vault_bytes = overrides.vaultBytes;
+      if (Object.keys(set).length === 0) return;
+      await this.db.updateTable('accounts').set(set).where('id', '=', accountId).execute();
+    });
+  }
+
+  renameAccount(accountId: string, name: string): Promise<boolean> {
+    return guarded(async () => {
+      const taken = await this.db.selectFrom('accounts').select('id').where('name', '=', name).where('id', '<>', accountId).executeTakeFirst();
+      if (taken) return false;
+      try {
+        await this.db.updateTable('accounts').set({ name }).where('id', '=', accountId).execute();
+        return true;
+      } catch (error) {
+        // Another rename to the same name won the race (the unique index).
+        if ((error as { code?: string }).code === '23505') return false;
+        throw error;
+      }
+    });
+  }
+
+  planLimits(): Promise<Record<Plan, AccountLimits>> {
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('plan_limits').selectAll().execute();
+      return Object.fromEntries(
+        rows.map((row) => [
+          row.plan,
+          {
+            protectPerMonth: row.protect_per_month,
+            verifyPerMonth: row.verify_per_month,
+            scansPerUserPerDay: row.scans_per_user_per_day,
+            vaultBytes: Number(row.vault_bytes),
+            reportRetentionDays: row.report_retention_days,
+          },
+        ]),
+      ) as Record<Plan, AccountLimits>;
+    });
+  }
+
+  setPlanLimits(plan: Plan, limits: Partial<AccountLimits>): Promise<void> {
+    return guarded(async () => {
+      const set: Record<string, number> = {};
+      if (limits.protectPerMonth !== undefined) set.protect_per_month = limits.protectPerMonth;
+      if (limits.verifyPerMonth !== undefined) set.verify_per_month = limits.verifyPerMonth;
+      if (limits.scansPerUserPerDay !== undefined) set.scans_per_user_per_day = limits.scansPerUserPerDay;
+      if (limits.vaultBytes !== undefined) set.vault_bytes = limits.vaultBytes;
+      if (limits.reportRetentionDays !== undefined) set.report_retention_days = limits.reportRetentionDays;
+      if (Object.keys(set).length === 0) return;
+      await this.db.updateTable('plan_limits').set(set).where('plan', '=', plan).execute();
     });
   }
 
@@ -258,9 +407,27 @@ export class SqlStore implements Store {
     });
   }
 
+  serviceSettings(): Promise<ServiceSettings> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('service_settings').selectAll().executeTakeFirstOrThrow();
+      return { scanCeilingPerDay: row.scan_ceiling_per_day, scansPaused: row.scans_paused };
+    });
+  }
+
   ping(): Promise<void> {
     return guarded(async () => {
       await sql`select 1`.execute(this.db);
     });
   }
+}
+
+/** A plan's limits with an account's overrides applied. */
+export function applyOverrides(plan: AccountLimits, overrides: LimitOverrides): AccountLimits {
+  return {
+    protectPerMonth: overrides.protectPerMonth ?? plan.protectPerMonth,
+    verifyPerMonth: overrides.verifyPerMonth ?? plan.verifyPerMonth,
+    scansPerUserPerDay: overrides.scansPerUserPerDay ?? plan.scansPerUserPerDay,
+    vaultBytes: overrides.vaultBytes ?? plan.vaultBytes,
+    reportRetentionDays: plan.reportRetentionDays,
+  };
 }
