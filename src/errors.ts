@@ -33,13 +33,19 @@ export type ErrorCode =
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'plan_not_allowed'
+  | 'scope_not_allowed'
   | 'not_signed_in'
+  | 'invalid_credentials'
+  | 'link_not_valid'
+  | 'password_not_accepted'
   | 'cross_site_request'
   | 'quota_exceeded'
   | 'too_many_requests'
   // administration
   | 'account_exists'
   | 'account_not_found'
+  | 'user_exists'
+  | 'user_not_found'
   | 'key_not_found'
   | 'too_many_keys'
   // the service
@@ -205,6 +211,17 @@ export class PlanNotAllowedError extends OptmarkError {
 }
 
 /** A dashboard action without a live session: never signed in, signed out, expired, or its key revoked. */
+/** The key's scopes do not include the operation called (a verify-only key calling protect). */
+export class ScopeNotAllowedError extends OptmarkError {
+  readonly code = 'scope_not_allowed';
+  constructor(
+    readonly operation: string,
+    readonly scopes: readonly string[],
+  ) {
+    super(`This API key may not call ${operation}: its scopes are ${scopes.join(', ')}. Ask the account's owner for a key with the ${operation} scope`);
+  }
+}
+
 export class NotSignedInError extends OptmarkError {
   readonly code = 'not_signed_in';
   constructor() {
@@ -235,9 +252,37 @@ export class QuotaExceededError extends OptmarkError {
 }
 
 /** Administration: the named thing does not exist, or already does. */
+/**
+ * A sign-in that does not hold: an unknown email, a wrong password and a
+ * disabled user get this same error (and take the same time), so that the
+ * answer tells nothing about which emails have accounts.
+ */
+export class InvalidCredentialsError extends OptmarkError {
+  readonly code = 'invalid_credentials';
+  constructor() {
+    super('The email or the password is not right');
+  }
+}
+
+/** A one-time link that is unknown, used already or expired (one answer for all three). */
+export class LinkNotValidError extends OptmarkError {
+  readonly code = 'link_not_valid';
+  constructor() {
+    super('This link is not valid any more: it has been used or has expired. Ask for a new one.');
+  }
+}
+
+/** A new password that does not meet the rules (`reason` says which, in words). */
+export class PasswordNotAcceptedError extends OptmarkError {
+  readonly code = 'password_not_accepted';
+  constructor(readonly reason: string) {
+    super(`That password cannot be used: ${reason}`);
+  }
+}
+
 export class AdminError extends OptmarkError {
   constructor(
-    readonly code: 'account_exists' | 'account_not_found' | 'key_not_found' | 'too_many_keys',
+    readonly code: 'account_exists' | 'account_not_found' | 'user_exists' | 'user_not_found' | 'key_not_found' | 'too_many_keys',
     message: string,
   ) {
     super(message);

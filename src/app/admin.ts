@@ -6,7 +6,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { apiKeyDigest, generateApiKey, randomBase62, visiblePrefix } from '../core/keys/api-key.js';
 import { periodOf } from '../core/quota/period.js';
 import { AdminError, InvalidOptionError } from '../errors.js';
-import { OVERRIDABLE_LIMITS, PLANS, type Account, type AccountDetails, type AccountLimits, type Clock, type KeyRecord, type LimitOverrides, type Plan, type Store } from './ports.js';
+import { OVERRIDABLE_LIMITS, PLANS, SCOPES, type Account, type AccountDetails, type AccountLimits, type Clock, type KeyRecord, type LimitOverrides, type Plan, type Scope, type Store } from './ports.js';
+import type { PeopleStore } from './people/ports.js';
 import { usageReport, type UsageReport } from './usage.js';
 
 /** Enough for a key per environment plus one being rolled in. */
@@ -20,11 +21,24 @@ export interface IssuedKey {
   readonly key: string;
   readonly prefix: string;
   readonly account: string;
+  /** The email of the key's user (null: the account has no users yet). */
+  readonly user: string | null;
+  readonly scopes: readonly Scope[];
   readonly expiresAt: Date | null;
 }
 
-export interface KeyView extends Omit<KeyRecord, 'accountId'> {
+export interface KeyView extends Omit<KeyRecord, 'accountId' | 'userId'> {
+  /** The email of the key's user (null: made before the account had users). */
+  readonly user: string | null;
   readonly active: boolean;
+}
+
+export interface IssueKeyOptions {
+  readonly expiresInDays?: number;
+  /** The email of the user the key is for: required once the account has users. */
+  readonly user?: string;
+  /** What the key may call; default both. */
+  readonly scopes?: readonly string[];
 }
 
 /** Changes to an account's own limits: a number, or null for the plan's. */
@@ -50,12 +64,10 @@ export interface Admin {
   /** The limits table: each plan's row. */
   planLimits(): Promise<Record<Plan, AccountLimits>>;
   setPlanLimits(plan: string, changes: Partial<AccountLimits>): Promise<Record<Plan, AccountLimits>>;
-  issueKey(accountName: string, options?: { expiresInDays?: number }): Promise<IssuedKey>;
+  issueKey(accountName: string, options?: IssueKeyOptions): Promise<IssuedKey>;
   listKeys(accountName: string): Promise<KeyView[]>;
   revokeKey(id: string): Promise<void>;
   usage(accountName: string): Promise<UsageReport & { account: string; plan: Plan }>;
-  /** On an empty database: create the `local` Lifetime account and one key. */
-  bootstrap(): Promise<IssuedKey | undefined>;
 }
 
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -79,7 +91,16 @@ function checkLimit(name: keyof AccountLimits, value: unknown, nullable: boolean
   return value;
 }
 
-export function createAdmin(deps: { store: Store; clock: Clock }): Admin {
+function checkScopes(scopes: readonly string[] | undefined): Scope[] {
+  if (scopes === undefined) return [...SCOPES];
+  const unique = [...new Set(scopes)];
+  if (unique.length === 0 || unique.some((s) => !(SCOPES as readonly string[]).includes(s))) {
+    throw new InvalidOptionError('scopes', `one or both of ${SCOPES.join(', ')}`, scopes.join(','));
+  }
+  return SCOPES.filter((s) => unique.includes(s));
+}
+
+export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'findUserByEmail' | 'countUsers'>; clock: Clock }): Admin {
   const { store, clock } = deps;
 
   async function account(name: string): Promise<AccountDetails> {
@@ -151,10 +172,22 @@ export function createAdmin(deps: { store: Store; clock: Clock }): Admin {
       if (days !== undefined && !(Number.isInteger(days) && days > 0 && days <= 3650)) {
         throw new InvalidOptionError('expiresInDays', 'a whole number of days from 1 to 3650', days);
       }
+      const scopes = checkScopes(options.scopes);
+      let user: { id: string; email: string } | null = null;
+      if (options.user !== undefined) {
+        const found = await deps.people.findUserByEmail(options.user.trim().toLowerCase());
+        if (!found || found.accountId !== owner.id) throw new AdminError('user_not_found', `${owner.name} has no user with the email ${JSON.stringify(options.user.trim())}`);
+        if (found.disabledAt !== null) throw new InvalidOptionError('user', 'a user who is not disabled', options.user);
+        user = found;
+      } else if ((await deps.people.countUsers(owner.id)) > 0) {
+        throw new InvalidOptionError('user', `the email of the ${owner.name} user the key is for (every key belongs to a user once the account has users)`, undefined);
+      }
       const key = generateApiKey(randomBytes);
       const record = {
         id: `key_${randomBase62(12, randomBytes)}`,
         accountId: owner.id,
+        userId: user?.id ?? null,
+        scopes,
         prefix: visiblePrefix(key),
         createdAt: now,
         expiresAt: days ? new Date(now.getTime() + days * 86_400_000) : null,
@@ -162,13 +195,17 @@ export function createAdmin(deps: { store: Store; clock: Clock }): Admin {
         lastUsedAt: null,
       };
       await store.insertKey({ ...record, digest: apiKeyDigest(key) });
-      return { id: record.id, key, prefix: record.prefix, account: owner.name, expiresAt: record.expiresAt };
+      return { id: record.id, key, prefix: record.prefix, account: owner.name, user: user?.email ?? null, scopes, expiresAt: record.expiresAt };
     },
 
     async listKeys(accountName) {
       const owner = await account(accountName);
       const now = clock.now();
-      return (await store.listKeys(owner.id)).map(({ accountId: _, ...key }) => ({ ...key, active: isActive(key as KeyRecord, now) }));
+      return (await store.listKeys(owner.id)).map(({ accountId: _, userId: __, userEmail, ...key }) => ({
+        ...key,
+        user: userEmail,
+        active: key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now),
+      }));
     },
 
     async revokeKey(id) {
@@ -182,13 +219,6 @@ export function createAdmin(deps: { store: Store; clock: Clock }): Admin {
       return { account: owner.name, plan: owner.plan, ...report };
     },
 
-    async bootstrap() {
-      if ((await store.countAccounts()) > 0) return undefined;
-      const created: Account = { id: randomUUID(), name: LOCAL_ACCOUNT, plan: 'lifetime', createdAt: clock.now() };
-      // Another server on the same database may bootstrap at the same moment: one of them wins.
-      if (!(await store.createAccount(created))) return undefined;
-      return admin.issueKey(LOCAL_ACCOUNT);
-    },
   };
   return admin;
 }

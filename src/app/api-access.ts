@@ -11,6 +11,7 @@ import {
   MissingApiKeyError,
   PlanNotAllowedError,
   QuotaExceededError,
+  ScopeNotAllowedError,
   type Operation,
 } from '../errors.js';
 import type { Admission } from './admission.js';
@@ -94,6 +95,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, reservationId, plans: API_PLANS });
         if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
+        if (outcome.kind === 'out-of-scope') throw new ScopeNotAllowedError(operation, outcome.principal.scopes);
         if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
       } catch (error) {
         leave();

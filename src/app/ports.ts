@@ -66,9 +66,16 @@ export interface AccountDetails extends Account {
 export const monthlyLimit = (limits: AccountLimits, operation: Operation): number =>
   operation === 'protect' ? limits.protectPerMonth : limits.verifyPerMonth;
 
+export const SCOPES = ['protect', 'verify'] as const;
+/** What a key may call: `protect`, `verify` (creating or cancelling a repository scan needs `verify`); reading usage needs none. */
+export type Scope = (typeof SCOPES)[number];
+
 export interface KeyRecord {
   readonly id: string;
   readonly accountId: string;
+  /** The user the key belongs to; null only for a key made before its account had users (the first owner receives it). */
+  readonly userId: string | null;
+  readonly scopes: readonly Scope[];
   /** The first characters of the key, safe to show. */
   readonly prefix: string;
   readonly createdAt: Date;
@@ -77,12 +84,14 @@ export interface KeyRecord {
   readonly lastUsedAt: Date | null;
 }
 
-/** Who is calling: the account behind a valid key. */
+/** Who is calling: the account behind a valid key, the key's user and what the key may do. */
 export interface Principal {
   readonly accountId: string;
   readonly accountName: string;
   readonly plan: Plan;
   readonly keyId: string;
+  readonly userId: string | null;
+  readonly scopes: readonly Scope[];
 }
 
 export interface ReserveRequest {
@@ -103,6 +112,7 @@ export interface ReserveRequest {
 export type ReserveOutcome =
   | { readonly kind: 'invalid' }
   | ({ readonly kind: 'forbidden' } & KeyMatch)
+  | ({ readonly kind: 'out-of-scope' } & KeyMatch)
   | ({ readonly kind: 'exhausted'; readonly limit: number } & KeyMatch)
   | ({ readonly kind: 'reserved'; readonly used: number; readonly limit: number } & KeyMatch);
 
@@ -146,7 +156,8 @@ export interface Store {
   /** The service-wide settings row (the repository-scan ceiling). */
   serviceSettings(): Promise<ServiceSettings>;
   insertKey(key: KeyRecord & { readonly digest: Uint8Array }): Promise<void>;
-  listKeys(accountId: string): Promise<KeyRecord[]>;
+  /** The account's keys, each with its user's email (null for a key without a user). */
+  listKeys(accountId: string): Promise<Array<KeyRecord & { readonly userEmail: string | null }>>;
   /** Revoke at `now`; returns false when there is no such key or it was already revoked. */
   revokeKey(id: string, now: Date): Promise<boolean>;
 

@@ -10,6 +10,9 @@ import { loadConfig } from '../config.js';
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { openDatabase } from '../adapters/db/open.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
+import { SqlPeopleStore } from '../adapters/db/people-store.js';
+import { createPasswordHasher } from '../adapters/password-hasher.js';
+import { createPeople } from '../app/people/users.js';
 import { runAdminOp, type AdminOp } from '../server/admin-protocol.js';
 import { callAdminSocket } from '../server/admin-socket.js';
 import { CliError, parse, printJson, reportFailure } from './files.js';
@@ -35,8 +38,16 @@ async function run(op: AdminOp): Promise<unknown> {
   }
   try {
     const store = new SqlStore(database.db);
-    const admin = createAdmin({ store, clock: systemClock });
-    return await runAdminOp(admin, op as unknown as Record<string, unknown>);
+    const peopleStore = new SqlPeopleStore(database.db);
+    const admin = createAdmin({ store, people: peopleStore, clock: systemClock });
+    const people = createPeople({
+      people: peopleStore,
+      store,
+      hasher: createPasswordHasher(),
+      clock: systemClock,
+      baseUrl: () => config.baseUrl ?? `http://${config.host}:${config.port}`,
+    });
+    return await runAdminOp({ admin, people }, op as unknown as Record<string, unknown>);
   } finally {
     await database.close();
   }
@@ -88,12 +99,30 @@ function accountLines(a: Row): string {
   return `${String(a.name)}  ${String(a.plan)}  created ${String(a.createdAt)}\n  ${limitsLine(a.limits as Row, a.overrides as Row)}`;
 }
 
-export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans', args: readonly string[]): Promise<number> {
+/** All of standard input (a password piped in), without the line end a shell's echo or printf adds. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+function userLine(u: Row): string {
+  const state = u.disabledAt ? `disabled ${String(u.disabledAt)}` : u.hasPassword ? 'active' : 'no password yet (setup link)';
+  return `${String(u.email)}  ${String(u.role)}${u.operator ? ', operator' : ''}  ${state}  created ${String(u.createdAt)}${u.displayName ? `  (${String(u.displayName)})` : ''}`;
+}
+
+export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans' | 'users', args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     name: { type: 'string' },
+    email: { type: 'string' },
+    role: { type: 'string' },
+    operator: { type: 'boolean' },
+    'password-stdin': { type: 'boolean' },
     plan: { type: 'string' },
     account: { type: 'string' },
     'expires-in-days': { type: 'string' },
+    user: { type: 'string' },
+    scopes: { type: 'string' },
     protect: { type: 'string' },
     verify: { type: 'string' },
     'scans-per-day': { type: 'string' },
@@ -126,6 +155,32 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     } else if (command === 'accounts' && sub === 'rename' && rest.length === 2) {
       const a = (await run({ op: 'renameAccount', name: rest[0]!, newName: rest[1]! })) as Row;
       say(`Renamed ${rest[0]!} to ${String(a.name)}.`, a);
+    } else if (command === 'users' && sub === 'create' && rest.length === 0) {
+      const password = values['password-stdin'] ? await readStdin() : undefined;
+      const created = (await run({
+        op: 'createUser',
+        account: required(values.account, '--account'),
+        email: required(values.email, '--email'),
+        ...(values.role !== undefined ? { role: values.role } : {}),
+        ...(values.operator ? { operator: true } : {}),
+        ...(values.name !== undefined ? { displayName: values.name } : {}),
+        ...(password !== undefined ? { password } : {}),
+      })) as Row;
+      say(
+        `Created ${String(created.email)} (${String(created.role)}${created.operator ? ', operator' : ''}) in ${String(created.account)}.` +
+          (created.setupUrl ? `\nSet-up link, valid 24 hours and once (it sets the password):\n${String(created.setupUrl)}` : ' The password is set.'),
+        { id: created.id, email: created.email, account: created.account, role: created.role, setupUrl: created.setupUrl },
+      );
+    } else if (command === 'users' && sub === 'list' && rest.length === 0) {
+      const users = (await run({ op: 'listUsers', account: required(values.account, '--account') })) as Row[];
+      if (values.json) printJson(users);
+      else process.stdout.write(users.length === 0 ? 'No users.\n' : `${users.map(userLine).join('\n')}\n`);
+    } else if (command === 'users' && sub === 'disable' && rest.length === 1) {
+      const user = (await run({ op: 'disableUser', email: rest[0]! })) as Row;
+      say(`Disabled ${String(user.email)}: they cannot sign in, their sessions have ended and their API keys are revoked.`, user);
+    } else if (command === 'users' && sub === 'reset' && rest.length === 1) {
+      const link = (await run({ op: 'resetUser', email: rest[0]! })) as Row;
+      say(`Password reset link for ${rest[0]!}, valid 24 hours and once (older links no longer work):\n${String(link.url)}`, { email: rest[0], resetUrl: link.url, expiresAt: link.expiresAt });
     } else if (command === 'plans' && sub === 'list' && rest.length === 0) {
       const plans = (await run({ op: 'planLimits' })) as Record<string, Row>;
       say(Object.entries(plans).map(([plan, limits]) => `${plan}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`).join('\n'), plans);
@@ -136,10 +191,16 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     } else if (command === 'keys' && sub === 'issue') {
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number of days');
-      const key = (await run({ op: 'issueKey', account: required(values.account, '--account'), ...(days ? { expiresInDays: Number(days) } : {}) })) as Row;
+      const key = (await run({
+        op: 'issueKey',
+        account: required(values.account, '--account'),
+        ...(days ? { expiresInDays: Number(days) } : {}),
+        ...(values.user !== undefined ? { user: values.user } : {}),
+        ...(values.scopes !== undefined ? { scopes: values.scopes.split(',').map((s) => s.trim()) } : {}),
+      })) as Row;
       say(
-        `${String(key.key)}\n\nAPI key ${String(key.id)} for ${String(key.account)}${key.expiresAt ? `, expires ${String(key.expiresAt)}` : ''}. ` +
-          'Store it now: it is shown only this once.',
+        `${String(key.key)}\n\nAPI key ${String(key.id)} for ${String(key.account)}${key.user ? ` (${String(key.user)})` : ''}, scopes ${(key.scopes as string[]).join(', ')}` +
+          `${key.expiresAt ? `, expires ${String(key.expiresAt)}` : ''}. Store it now: it is shown only this once.`,
         { id: key.id, key: key.key, prefix: key.prefix },
       );
     } else if (command === 'keys' && sub === 'list') {
@@ -149,7 +210,9 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       else {
         for (const k of keys) {
           const state = k.revokedAt ? `revoked ${String(k.revokedAt)}` : k.active ? 'active' : `expired ${String(k.expiresAt)}`;
-          process.stdout.write(`${String(k.id)}  ${String(k.prefix)}...  ${state}  created ${String(k.createdAt)}  last used ${String(k.lastUsedAt ?? 'never')}\n`);
+          process.stdout.write(
+            `${String(k.id)}  ${String(k.prefix)}...  ${state}  ${String(k.user ?? '(no user yet)')}  ${(k.scopes as string[]).join(',')}  created ${String(k.createdAt)}  last used ${String(k.lastUsedAt ?? 'never')}\n`,
+          );
         }
       }
     } else if (command === 'keys' && sub === 'revoke') {

@@ -41,12 +41,20 @@ Usage:
   optmark accounts rename NAME NEW_NAME
   optmark accounts set-limits NAME [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N]
       An account's own limits ("plan" as the value: the plan's again).
+  optmark users create --account NAME --email EMAIL [--role owner|member] [--operator] [--name NAME] [--password-stdin] [--json]
+      Prints a one-time set-up link (24 hours); --password-stdin sets the password from standard input instead.
+  optmark users list --account NAME [--json]
+  optmark users disable EMAIL
+      The user cannot sign in any more; their sessions end and their API keys are revoked.
+  optmark users reset EMAIL
+      Prints a one-time password reset link (24 hours).
   optmark plans list [--json]
   optmark plans set free|pro|lifetime [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N] [--retention-days N]
       The limits table: each plan's monthly protect and verify calls per account,
       repository scans per user per day, vault bytes, days scan reports are kept.
-  optmark keys issue --account NAME [--expires-in-days N] [--json]
-      Prints the new key once; it is stored only as a digest.
+  optmark keys issue --account NAME [--user EMAIL] [--scopes protect,verify] [--expires-in-days N] [--json]
+      Prints the new key once; it is stored only as a digest. Once the account has users,
+      every key belongs to one (--user); a key may call only the operations of its scopes.
   optmark keys list --account NAME [--json]
   optmark keys revoke ID
   optmark usage --account NAME [--json]
@@ -74,6 +82,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'keys':
       case 'usage':
       case 'plans':
+      case 'users':
         return await adminCommand(command, rest);
       case 'signing-keys':
         return await signingKeysCommand(rest);

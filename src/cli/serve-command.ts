@@ -6,11 +6,36 @@
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { loadConfig } from '../config.js';
-import { startServer } from '../server/start.js';
+import { LOCAL_OWNER } from '../app/first-start.js';
+import { startServer, type RunningServer } from '../server/start.js';
 import { parse } from './files.js';
 import { announceCreatedFingerprintKey } from './fingerprint-for-cli.js';
 import { announceCreatedKeyRing } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
+
+/**
+ * Where the first start's secrets are: the file's path and how to issue new
+ * ones, on standard error; the key itself only when standard error is a
+ * terminal (a person watching), never into a service manager's log.
+ */
+function announceFirstStart(start: NonNullable<RunningServer['firstStart']>, url: string): void {
+  const lines: string[] = [];
+  if (start.local) {
+    const { key } = start.local;
+    lines.push(
+      `optmark: first start: created the account "${key.account}" (Lifetime plan) with its owner ${LOCAL_OWNER}.`,
+      `optmark: its API key and the owner's set-up link are in ${start.path} (only you can read it; it is removed once the owner sets a password).`,
+      `optmark: lost them? Issue new ones: optmark keys issue --account ${key.account} --user ${LOCAL_OWNER}; optmark users reset ${LOCAL_OWNER}`,
+    );
+    if (process.stderr.isTTY) {
+      lines.push('', `    API key: ${key.key}`, '', `    curl -H "Authorization: Bearer ${key.key}" -F image=@photo.jpg ${url}/api/v1/protect`, '');
+    }
+  }
+  if (start.ownerLinks > 0) {
+    lines.push(`optmark: ${start.ownerLinks} account(s) made before sign-in existed have no users: a link for each first owner is in ${start.path}.`);
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
 
 export async function serveCommand(args: readonly string[]): Promise<number> {
   const { positionals } = parse(args, {});
@@ -26,15 +51,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   // from this deployment will depend on, so its place is worth a line.
   if (server.signingKeys.created) announceCreatedKeyRing(server.signingKeys);
   if (server.fingerprintKeys.created) announceCreatedFingerprintKey(server.fingerprintKeys);
-  if (server.bootstrapKey) {
-    // Shown once, on the first start of an empty database, and never logged.
-    process.stderr.write(
-      `\nCreated the account "${server.bootstrapKey.account}" (Lifetime plan) and its first API key:\n\n` +
-        `    ${server.bootstrapKey.key}\n\n` +
-        'Store it now: it is not shown again (issue more with "optmark keys issue --account local"). Try:\n\n' +
-        `    curl -H "Authorization: Bearer ${server.bootstrapKey.key}" -F image=@photo.jpg ${server.url}/api/v1/protect\n\n`,
-    );
-  }
+  if (server.firstStart) announceFirstStart(server.firstStart, server.url);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {

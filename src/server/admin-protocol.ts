@@ -4,6 +4,13 @@
  * database itself.
  */
 import type { Admin } from '../app/admin.js';
+import type { People } from '../app/people/users.js';
+
+/** What administration reaches: accounts, keys and limits; people. */
+export interface AdminServices {
+  readonly admin: Admin;
+  readonly people: People;
+}
 import { InvalidOptionError } from '../errors.js';
 
 export type AdminOp =
@@ -15,10 +22,14 @@ export type AdminOp =
   | { op: 'renameAccount'; name: string; newName: string }
   | { op: 'planLimits' }
   | { op: 'setPlanLimits'; plan: string; changes: Record<string, number> }
-  | { op: 'issueKey'; account: string; expiresInDays?: number }
+  | { op: 'issueKey'; account: string; expiresInDays?: number; user?: string; scopes?: string[] }
   | { op: 'listKeys'; account: string }
   | { op: 'revokeKey'; id: string }
-  | { op: 'usage'; account: string };
+  | { op: 'usage'; account: string }
+  | { op: 'createUser'; account: string; email: string; role?: string; operator?: boolean; displayName?: string; password?: string }
+  | { op: 'listUsers'; account: string }
+  | { op: 'disableUser'; email: string }
+  | { op: 'resetUser'; email: string };
 
 export const ADMIN_SOCKET = 'admin.sock';
 
@@ -33,7 +44,9 @@ const object = (value: unknown, name: string): Record<string, never> => {
 };
 
 /** Run one operation; the result is JSON-safe (dates as ISO strings). */
-export async function runAdminOp(admin: Admin, request: Record<string, unknown>): Promise<unknown> {
+const optionalStr = (value: unknown, name: string): string | undefined => (value === undefined ? undefined : str(value, name));
+
+export async function runAdminOp({ admin, people }: AdminServices, request: Record<string, unknown>): Promise<unknown> {
   const result = await (async () => {
     switch (request.op) {
       case 'createAccount':
@@ -54,7 +67,13 @@ export async function runAdminOp(admin: Admin, request: Record<string, unknown>)
         return admin.setPlanLimits(str(request.plan, 'plan'), object(request.changes, 'changes'));
       case 'issueKey': {
         const days = request.expiresInDays;
-        return admin.issueKey(str(request.account, 'account'), days === undefined ? {} : { expiresInDays: days as number });
+        const scopes = request.scopes;
+        if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) throw new InvalidOptionError('scopes', 'a list of scopes', scopes);
+        return admin.issueKey(str(request.account, 'account'), {
+          ...(days === undefined ? {} : { expiresInDays: days as number }),
+          ...(request.user === undefined ? {} : { user: str(request.user, 'user') }),
+          ...(scopes === undefined ? {} : { scopes: scopes as string[] }),
+        });
       }
       case 'listKeys':
         return admin.listKeys(str(request.account, 'account'));
@@ -63,6 +82,25 @@ export async function runAdminOp(admin: Admin, request: Record<string, unknown>)
         return { revoked: request.id };
       case 'usage':
         return admin.usage(str(request.account, 'account'));
+      case 'createUser': {
+        if (request.operator !== undefined && typeof request.operator !== 'boolean') throw new InvalidOptionError('operator', 'true or false', request.operator);
+        const { user, link } = await people.createUser({
+          account: str(request.account, 'account'),
+          email: str(request.email, 'email'),
+          role: optionalStr(request.role, 'role'),
+          operator: request.operator,
+          displayName: optionalStr(request.displayName, 'displayName'),
+          password: optionalStr(request.password, 'password'),
+          actor: 'cli',
+        });
+        return { ...user, account: str(request.account, 'account'), setupUrl: link?.url ?? null, setupUrlExpiresAt: link?.expiresAt ?? null };
+      }
+      case 'listUsers':
+        return people.listUsers(str(request.account, 'account'));
+      case 'disableUser':
+        return people.disableUser(str(request.email, 'email'), 'cli');
+      case 'resetUser':
+        return people.resetUser(str(request.email, 'email'), 'cli');
       default:
         throw new InvalidOptionError('op', 'an administration operation', request.op);
     }

@@ -8,9 +8,8 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Admin } from '../app/admin.js';
 import { isOptmarkError } from '../errors.js';
-import { ADMIN_SOCKET, runAdminOp } from './admin-protocol.js';
+import { ADMIN_SOCKET, runAdminOp, type AdminServices } from './admin-protocol.js';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 
@@ -22,7 +21,7 @@ export interface AdminSocket {
 /** Unix socket paths are limited to about 107 bytes (sun_path). */
 const MAX_SOCKET_PATH = 100;
 
-export async function startAdminSocket(dataDir: string, admin: Admin, log: FastifyBaseLogger): Promise<AdminSocket | undefined> {
+export async function startAdminSocket(dataDir: string, services: AdminServices, log: FastifyBaseLogger): Promise<AdminSocket | undefined> {
   const path = join(dataDir, ADMIN_SOCKET);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
     log.warn({ path }, 'the data directory path is too long for a Unix socket: administration commands will not work while the server runs');
@@ -46,7 +45,7 @@ export async function startAdminSocket(dataDir: string, admin: Admin, log: Fasti
       } catch {
         return reply(400, { error: 'not JSON', code: 'malformed_request' });
       }
-      runAdminOp(admin, parsed).then(
+      runAdminOp(services, parsed).then(
         (result) => reply(200, { result }),
         (error: unknown) => {
           if (isOptmarkError(error)) return reply(400, { error: error.message, code: error.code });

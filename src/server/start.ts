@@ -4,14 +4,19 @@
  * finish, then the database closes and the data directory is unlocked).
  */
 import type { FastifyInstance } from 'fastify';
-import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
+import { createAdmin, type Admin } from '../app/admin.js';
+import { firstStart, type FirstStart } from '../app/first-start.js';
+import { firstStartText, removeFirstStartFileFor, writeFirstStartFile } from './first-start-file.js';
+import { createPeople, type People } from '../app/people/users.js';
+import { SqlPeopleStore } from '../adapters/db/people-store.js';
+import { createPasswordHasher } from '../adapters/password-hasher.js';
 import { createAdmission } from '../app/admission.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { createDashboardSessions } from '../app/dashboard-sessions.js';
 import { ignoredLimitSettings } from '../app/limit-settings.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
-import { openDatabase } from '../adapters/db/open.js';
+import { openDatabase, type DatabaseHandle } from '../adapters/db/open.js';
 import { EmbeddedStore } from '../adapters/db/embedded-store.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
 import { createProvenance } from '../app/provenance.js';
@@ -39,8 +44,11 @@ export interface RunningServer {
   readonly url: string;
   readonly access: ApiAccess;
   readonly admin: Admin;
-  /** The key printed on first start of an empty database, if this start created it. */
-  readonly bootstrapKey: IssuedKey | undefined;
+  readonly people: People;
+  /** The open database (tests compose use cases of their own over it). */
+  readonly database: DatabaseHandle;
+  /** What this start handed over in the first-start file (an empty database's `local` account, owner links), if anything. */
+  readonly firstStart: { readonly path: string; readonly local: FirstStart['local']; readonly ownerLinks: number } | undefined;
   /** The deployment's key files; `created` says whether this start made them. */
   readonly signingKeys: SigningKeys;
   readonly fingerprintKeys: FingerprintKeys;
@@ -73,7 +81,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
   const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
   const access = createApiAccess({ store, clock, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
-  const admin = createAdmin({ store, clock });
+  const peopleStore = new SqlPeopleStore(database.db, () => (store instanceof EmbeddedStore ? store.forgetKeys() : undefined));
+  const admin = createAdmin({ store, people: peopleStore, clock });
+  let firstStartFile: string | undefined;
+  const people = createPeople({
+    people: peopleStore,
+    store,
+    hasher: createPasswordHasher(),
+    clock,
+    baseUrl: () => config.baseUrl ?? url,
+    onLinkUsed: (link) => {
+      if (firstStartFile && link.purpose === 'setup' && removeFirstStartFileFor(firstStartFile, link.id)) app?.log.info('the owner set a password: removed the first-start file');
+    },
+  });
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
   const pool = createFingerprintPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
@@ -88,7 +108,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let sweeper: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
   try {
-    const bootstrapKey = await admin.bootstrap();
     // Only PostgreSQL keeps reservations in the database; the embedded store
     // holds them in memory, so a crash leaves none to give back.
     const sweeps = database.kind === 'postgres';
@@ -106,15 +125,25 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
     }
-    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, admin, server.log);
+    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people }, server.log);
     url = await server.listen({ port: config.port, host: config.host });
+    // Only now that the server listens: a start that fails before creates nothing.
+    const start = await firstStart({ store, admin, people });
+    let handedOver: RunningServer['firstStart'];
+    if (start.local || start.ownerLinks.length > 0) {
+      firstStartFile = writeFirstStartFile(config.dataDir, firstStartText(start, config.baseUrl ?? url, clock.now()), clock.now());
+      await start.handedOver();
+      handedOver = { path: firstStartFile, local: start.local, ownerLinks: start.ownerLinks.length };
+    }
     let closing: Promise<void> | undefined;
     return {
       app: server,
       url,
       access,
       admin,
-      bootstrapKey,
+      people,
+      database,
+      firstStart: handedOver,
       signingKeys: keys,
       fingerprintKeys,
       close() {

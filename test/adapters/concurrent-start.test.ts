@@ -9,9 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExclusive } from '../../src/adapters/private-file.js';
 import { openDatabase, type DatabaseHandle } from '../../src/adapters/db/open.js';
+import { SqlPeopleStore } from '../../src/adapters/db/people-store.js';
 import { SqlStore } from '../../src/adapters/db/sql-store.js';
 import { createAdmin, type Admin } from '../../src/app/admin.js';
 import { systemClock } from '../../src/app/ports.js';
+import { firstStart } from '../../src/app/first-start.js';
+import { createPeople } from '../../src/app/people/users.js';
+import { createPasswordHasher } from '../../src/adapters/password-hasher.js';
 import { AdminError } from '../../src/errors.js';
 import { freshPgDatabase } from '../support/server.js';
 
@@ -19,6 +23,7 @@ describe('two servers on one empty PostgreSQL database', () => {
   let drop: () => Promise<void>;
   const handles: DatabaseHandle[] = [];
   const admins: Admin[] = [];
+  const starts: Array<() => ReturnType<typeof firstStart>> = [];
 
   beforeAll(async () => {
     const fresh = await freshPgDatabase();
@@ -26,7 +31,12 @@ describe('two servers on one empty PostgreSQL database', () => {
     for (let i = 0; i < 2; i++) {
       const handle = await openDatabase({ databaseUrl: fresh.url, dataDir: '' });
       handles.push(handle);
-      admins.push(createAdmin({ store: new SqlStore(handle.db), clock: systemClock}));
+      const store = new SqlStore(handle.db);
+      const peopleStore = new SqlPeopleStore(handle.db);
+      const admin = createAdmin({ store, people: peopleStore, clock: systemClock });
+      const people = createPeople({ people: peopleStore, store, hasher: createPasswordHasher(), clock: systemClock, baseUrl: () => 'http://127.0.0.1:8080' });
+      admins.push(admin);
+      starts.push(() => firstStart({ store, admin, people }));
     }
   });
   afterAll(async () => {
@@ -34,10 +44,10 @@ describe('two servers on one empty PostgreSQL database', () => {
     await drop();
   });
 
-  it('bootstrap at the same moment: one creates the local account and its key, the other does nothing', async () => {
-    const results = await Promise.all(admins.map((admin) => admin.bootstrap()));
-    expect(results.filter((r) => r !== undefined)).toHaveLength(1);
-    expect(await admins[0]!.listKeys('local')).toHaveLength(1);
+  it('first starts at the same moment: one creates the local account, its owner and key, the other does nothing', async () => {
+    const results = await Promise.all(starts.map((start) => start()));
+    expect(results.filter((r) => r.local !== undefined)).toHaveLength(1);
+    expect((await admins[0]!.listKeys('local')).map((k) => k.user)).toEqual(['owner@localhost']);
   });
 
   it('the same account name created twice at once: one succeeds, the other is account_exists', async () => {

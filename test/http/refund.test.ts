@@ -16,6 +16,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/adapters/db/open.js';
 import { EmbeddedStore } from '../../src/adapters/db/embedded-store.js';
+import { SqlPeopleStore } from '../../src/adapters/db/people-store.js';
 import { SqlStore } from '../../src/adapters/db/sql-store.js';
 import { SigningKeys } from '../../src/adapters/signing-keys.js';
 import { createAdmin, type Admin } from '../../src/app/admin.js';
@@ -53,7 +54,7 @@ async function openStores(backend: Backend): Promise<Stores> {
   return {
     database,
     store,
-    admin: createAdmin({ store, clock: systemClock }),
+    admin: createAdmin({ store, people: new SqlPeopleStore(database.db), clock: systemClock }),
     dataDir,
     async close() {
       await store.flush();

@@ -18,6 +18,13 @@ export const UNKNOWN_KEY = 'omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc';
 /** Any API key as printed: `omk_` and 38 base62 characters. */
 export const KEY_PATTERN = /omk_[0-9A-Za-z]{38}/;
 
+/** The API key a first start wrote into the data directory's first-start file (it is never printed when standard error is not a terminal). */
+export function firstStartKey(dataDir: string): string {
+  const keys = keysIn(readFileSync(join(dataDir, 'first-start.txt'), 'utf8'));
+  if (keys.length === 0) throw new Error(`no key in ${dataDir}/first-start.txt`);
+  return keys[0]!;
+}
+
 /** Every API key in `text`, in order. */
 export function keysIn(text: string): string[] {
   return [...text.matchAll(new RegExp(KEY_PATTERN.source, 'g'))].map((m) => m[0]);

@@ -87,6 +87,7 @@ export class Serve {
   private constructor(
     readonly proc: ChildProcess,
     readonly port: number,
+    readonly dataDir: string | undefined,
   ) {
     this.forget = onCleanup('optmark serve', () => killNow(proc));
     live.add(this);
@@ -106,7 +107,7 @@ export class Serve {
   /** Spawn; resolves once the process listens (and, unless `ready` is false, /readyz answers 200). */
   static async start(port: number, env: Record<string, string>, options: { ready?: boolean; timeoutMs?: number } = {}): Promise<Serve> {
     const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
-    const server = new Serve(proc, port);
+    const server = new Serve(proc, port, env.OPTMARK_DATA_DIR);
     await server.waitUp(options.ready ?? true, options.timeoutMs ?? 60_000);
     await applyLimitSettings(env);
     return server;
@@ -124,9 +125,14 @@ export class Serve {
     return this.exit === undefined;
   }
 
-  /** The key a first start on an empty database printed, if any. */
+  /** The key a first start on an empty database wrote into the data directory's first-start file, if any. */
   get bootstrapKey(): string | undefined {
-    return KEY.exec(this.stderr)?.[0];
+    if (!this.dataDir) return undefined;
+    try {
+      return KEY.exec(readFileSync(join(this.dataDir, 'first-start.txt'), 'utf8'))?.[0];
+    } catch {
+      return undefined;
+    }
   }
 
   memory(): Memory | undefined {

@@ -77,6 +77,7 @@ export class EmbeddedStore implements Store {
     if (!match) return { kind: 'invalid' };
     const { principal } = match;
     if (!r.plans.includes(principal.plan)) return { kind: 'forbidden', ...match };
+    if (!principal.scopes.includes(r.operation)) return { kind: 'out-of-scope', ...match };
     const limit = monthlyLimit(await this.accountLimits(principal.accountId), r.operation);
     const counter = await this.counter(principal.accountId, r.period, r.operation);
     if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', ...match, limit };
@@ -175,6 +176,11 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.serviceSettings();
   }
 
+  /** Keys were revoked other than through this store (a user disabled): look every key up again. */
+  forgetKeys(): void {
+    this.keys.clear();
+  }
+
   /** Cached keys carry their account's name and plan, and limits follow the plan: after a change, both are loaded again. */
   private forgetAccounts(): void {
     this.keys.clear();
@@ -189,7 +195,7 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.insertKey(key);
   }
 
-  listKeys(accountId: string): Promise<KeyRecord[]> {
+  listKeys(accountId: string): Promise<Array<KeyRecord & { userEmail: string | null }>> {
     return this.sqlStore.listKeys(accountId);
   }
 

@@ -90,6 +90,56 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
      )`,
     sql`insert into service_settings (scan_ceiling_per_day) values (${seeds.scanCeiling})`,
   ),
+  // People: users belong to one account with a role; operators are the
+  // service's team. Passwords are argon2id PHC strings, null until set.
+  // One-time links (setting up, resetting a password, an invitation) are
+  // kept as the SHA-256 of their token. The audit log has no foreign keys:
+  // it outlives what it tells about.
+  '003-people': statements(
+    `create table users (
+       id uuid primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       email text not null unique check (email = lower(email) and length(email) between 3 and 254),
+       display_name text not null default '' check (length(display_name) <= 100),
+       password_hash text,
+       role text not null check (role in ('owner', 'member')),
+       operator boolean not null default false,
+       created_at timestamptz not null,
+       disabled_at timestamptz,
+       password_changed_at timestamptz
+     )`,
+    `create index users_account on users (account_id)`,
+    `create table one_time_links (
+       id text primary key,
+       digest bytea not null unique,
+       purpose text not null check (purpose in ('setup', 'reset', 'invitation', 'account-setup')),
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid references users (id) on delete cascade,
+       created_at timestamptz not null,
+       expires_at timestamptz not null,
+       used_at timestamptz
+     )`,
+    `create index one_time_links_user on one_time_links (user_id)`,
+    `create table audit_log (
+       id bigint generated always as identity primary key,
+       at timestamptz not null,
+       actor text not null,
+       account_id uuid,
+       action text not null,
+       detail text not null default '{}'
+     )`,
+    `create index audit_log_account on audit_log (account_id, at)`,
+    // Keys belong to a user (null only for keys made before the account had
+    // users: the first owner receives them) and carry their scopes.
+    `alter table api_keys
+       add column user_id uuid references users (id) on delete cascade,
+       add column scopes text not null default 'protect,verify' check (scopes in ('protect', 'verify', 'protect,verify'))`,
+    `create index api_keys_user on api_keys (user_id)`,
+    // Accounts made before people existed get a link for their first owner,
+    // written to the first-start file by the next start (once).
+    `alter table accounts add column owner_link_pending boolean not null default false`,
+    `update accounts set owner_link_pending = true`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

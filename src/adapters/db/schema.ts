@@ -13,6 +13,8 @@ export interface AccountsTable {
   verify_limit: ColumnType<number | null, number | null | undefined, number | null>;
   scans_per_user_per_day: ColumnType<number | null, number | null | undefined, number | null>;
   vault_bytes: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Made before people existed and without users: its first owner's link is still to be handed over. */
+  owner_link_pending: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface PlanLimitsTable {
@@ -34,6 +36,9 @@ export interface ServiceSettingsTable {
 export interface ApiKeysTable {
   id: string;
   account_id: string;
+  user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `protect`, `verify` or `protect,verify`. */
+  scopes: ColumnType<string, string | undefined, string>;
   prefix: string;
   digest: Uint8Array;
   created_at: Timestamp;
@@ -58,7 +63,44 @@ export interface ReservationsTable {
   created_at: Timestamp;
 }
 
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  display_name: ColumnType<string, string | undefined, string>;
+  password_hash: string | null;
+  role: string;
+  operator: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+  disabled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  password_changed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export interface OneTimeLinksTable {
+  id: string;
+  digest: Uint8Array;
+  purpose: string;
+  account_id: string;
+  user_id: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export interface AuditLogTable {
+  id: ColumnType<number, never, never>;
+  at: Timestamp;
+  actor: string;
+  account_id: string | null;
+  action: string;
+  /** JSON text. */
+  detail: string;
+}
+
 export interface Database {
+  users: UsersTable;
+  one_time_links: OneTimeLinksTable;
+  audit_log: AuditLogTable;
   accounts: AccountsTable;
   plan_limits: PlanLimitsTable;
   service_settings: ServiceSettingsTable;

@@ -15,9 +15,11 @@ import type {
   Plan,
   ReserveOutcome,
   ReserveRequest,
+  Scope,
   ServiceSettings,
   Store,
 } from '../../app/ports.js';
+import { SCOPES } from '../../app/ports.js';
 import type { Database } from './schema.js';
 import { guarded } from './unavailable.js';
 
@@ -26,10 +28,14 @@ interface PrincipalRow {
   account_id: string;
   account_name: string;
   plan: string;
+  user_id: string | null;
+  scopes: string;
 }
 
+export const parseScopes = (scopes: string): Scope[] => scopes.split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+
 const toMatch = (row: PrincipalRow): KeyMatch => ({
-  principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as Plan },
+  principal: { keyId: row.key_id, accountId: row.account_id, accountName: row.account_name, plan: row.plan as Plan, userId: row.user_id, scopes: parseScopes(row.scopes) },
 });
 
 /** A key that is not revoked, with its expiry (which the caller checks). */
@@ -67,7 +73,7 @@ export class SqlStore implements Store {
       // The limit is the account's own for the operation, else its plan's.
       const { rows } = await sql<PrincipalRow & { used: number | null; monthly_limit: number }>`
         with k as (
-          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan,
+          select k.id as key_id, a.id as account_id, a.name as account_name, a.plan, k.user_id, k.scopes,
             case when ${r.operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month)
                  else coalesce(a.verify_limit, p.verify_per_month) end as monthly_limit
           from api_keys k join accounts a on a.id = k.account_id join plan_limits p on p.plan = a.plan
@@ -77,6 +83,7 @@ export class SqlStore implements Store {
           insert into usage (account_id, period, operation, used)
           select account_id, ${r.period}, ${r.operation}, 1 from k
           where plan = any (string_to_array(${r.plans.join(',')}, ',')) and monthly_limit > 0
+            and ${r.operation} = any (string_to_array(scopes, ','))
           on conflict (account_id, period, operation)
             do update set used = usage.used + 1 where usage.used < (select monthly_limit from k)
           returning used
@@ -91,6 +98,7 @@ export class SqlStore implements Store {
       if (!row) return { kind: 'invalid' };
       const match = toMatch(row);
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
+      if (!match.principal.scopes.includes(r.operation)) return { kind: 'out-of-scope', ...match };
       const limit = Number(row.monthly_limit);
       if (row.used === null) return { kind: 'exhausted', ...match, limit };
       return { kind: 'reserved', ...match, used: Number(row.used), limit };
@@ -108,7 +116,7 @@ export class SqlStore implements Store {
       const row = await this.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .select(['k.id as key_id', 'k.expires_at', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
+        .select(['k.id as key_id', 'k.expires_at', 'k.user_id', 'k.scopes', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
         .where('k.digest', '=', digest)
         .where('k.revoked_at', 'is', null)
         .executeTakeFirst();
@@ -368,6 +376,8 @@ export class SqlStore implements Store {
         .values({
           id: key.id,
           account_id: key.accountId,
+          user_id: key.userId,
+          scopes: key.scopes.join(','),
           prefix: key.prefix,
           digest: key.digest,
           created_at: key.createdAt,
@@ -379,18 +389,22 @@ export class SqlStore implements Store {
     });
   }
 
-  listKeys(accountId: string): Promise<KeyRecord[]> {
+  listKeys(accountId: string): Promise<Array<KeyRecord & { userEmail: string | null }>> {
     return guarded(async () => {
       const rows = await this.db
-        .selectFrom('api_keys')
-        .select(['id', 'account_id', 'prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
-        .where('account_id', '=', accountId)
-        .orderBy('created_at')
-        .orderBy('id')
+        .selectFrom('api_keys as k')
+        .leftJoin('users as u', 'u.id', 'k.user_id')
+        .select(['k.id', 'k.account_id', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'])
+        .where('k.account_id', '=', accountId)
+        .orderBy('k.created_at')
+        .orderBy('k.id')
         .execute();
       return rows.map((r) => ({
         id: r.id,
         accountId: r.account_id,
+        userId: r.user_id,
+        userEmail: r.email,
+        scopes: parseScopes(r.scopes),
         prefix: r.prefix,
         createdAt: r.created_at,
         expiresAt: r.expires_at,

@@ -1,0 +1,257 @@
+/**
+ * Users, one-time links and the audit log over SQL (Kysely; the same
+ * statements on PGlite and PostgreSQL). Nothing here is on the image
+ * request path, so there is no cache: every server sees a change at once.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, Role, User, UserWithSecret } from '../../app/people/ports.js';
+import type { Database, OneTimeLinksTable, UsersTable } from './schema.js';
+import { guarded } from './unavailable.js';
+
+const toUser = (row: Selectable<UsersTable>): UserWithSecret => ({
+  id: row.id,
+  accountId: row.account_id,
+  email: row.email,
+  displayName: row.display_name,
+  role: row.role as Role,
+  operator: row.operator,
+  createdAt: row.created_at,
+  disabledAt: row.disabled_at,
+  hasPassword: row.password_hash !== null,
+  passwordChangedAt: row.password_changed_at,
+  passwordHash: row.password_hash,
+});
+
+const withoutSecret = ({ passwordHash: _, ...user }: UserWithSecret): User => user;
+
+const toLink = (row: Selectable<OneTimeLinksTable>): OneTimeLink => ({
+  id: row.id,
+  purpose: row.purpose as LinkPurpose,
+  accountId: row.account_id,
+  userId: row.user_id,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  usedAt: row.used_at,
+});
+
+export class SqlPeopleStore implements PeopleStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Told when a user's keys were revoked here (the embedded store drops them from its cache). */
+    private readonly onKeysRevoked: (userId: string) => void = () => {},
+  ) {}
+
+  insertUser(user: NewUser): Promise<boolean> {
+    return guarded(async () => {
+      const row = await this.db
+        .insertInto('users')
+        .values({
+          id: user.id,
+          account_id: user.accountId,
+          email: user.email,
+          display_name: user.displayName,
+          password_hash: user.passwordHash,
+          password_changed_at: user.passwordHash === null ? null : user.createdAt,
+          role: user.role,
+          operator: user.operator,
+          created_at: user.createdAt,
+        })
+        .onConflict((oc) => oc.column('email').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    });
+  }
+
+  findUserByEmail(email: string): Promise<UserWithSecret | undefined> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+      return row && toUser(row);
+    });
+  }
+
+  findUserById(id: string): Promise<UserWithSecret | undefined> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toUser(row);
+    });
+  }
+
+  listUsers(accountId: string): Promise<User[]> {
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('users').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('email').execute();
+      return rows.map((row) => withoutSecret(toUser(row)));
+    });
+  }
+
+  countUsers(accountId: string): Promise<number> {
+    return guarded(async () => {
+      const row = await this.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    });
+  }
+
+  accountName(accountId: string): Promise<string | undefined> {
+    return guarded(async () => (await this.db.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirst())?.name);
+  }
+
+  accountsWithoutUsers(): Promise<Array<{ id: string; name: string }>> {
+    return guarded(async () =>
+      this.db
+        .selectFrom('accounts as a')
+        .select(['a.id', 'a.name'])
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('users as u').select('u.id').whereRef('u.account_id', '=', 'a.id'))))
+        .orderBy('a.name')
+        .execute(),
+    );
+  }
+
+  accountsAwaitingOwnerLink(): Promise<Array<{ id: string; name: string }>> {
+    return guarded(async () =>
+      this.db
+        .selectFrom('accounts as a')
+        .select(['a.id', 'a.name'])
+        .where('a.owner_link_pending', '=', true)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('users as u').select('u.id').whereRef('u.account_id', '=', 'a.id'))))
+        .orderBy('a.name')
+        .execute(),
+    );
+  }
+
+  ownerLinkHandedOver(accountIds: readonly string[]): Promise<void> {
+    return guarded(async () => {
+      if (accountIds.length === 0) return;
+      await this.db.updateTable('accounts').set({ owner_link_pending: false }).where('id', 'in', [...accountIds]).execute();
+    });
+  }
+
+  setPassword(userId: string, passwordHash: string, now: Date): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('users').set({ password_hash: passwordHash, password_changed_at: now }).where('id', '=', userId).execute();
+    });
+  }
+
+  setDisplayName(userId: string, displayName: string): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('users').set({ display_name: displayName }).where('id', '=', userId).execute();
+    });
+  }
+
+  setRole(userId: string, role: Role): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('users').set({ role }).where('id', '=', userId).execute();
+    });
+  }
+
+  disableUser(userId: string, now: Date): Promise<void> {
+    return guarded(async () => {
+      await this.db.transaction().execute(async (tx) => {
+        await tx.updateTable('users').set({ disabled_at: now }).where('id', '=', userId).where('disabled_at', 'is', null).execute();
+        await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+      });
+      this.onKeysRevoked(userId);
+    });
+  }
+
+  enableUser(userId: string): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('users').set({ disabled_at: null }).where('id', '=', userId).execute();
+    });
+  }
+
+  deleteUser(userId: string): Promise<void> {
+    return guarded(async () => {
+      await this.db.deleteFrom('users').where('id', '=', userId).execute();
+      this.onKeysRevoked(userId);
+    });
+  }
+
+  adoptKeys(accountId: string, userId: string): Promise<number> {
+    return guarded(async () => {
+      const result = await this.db.updateTable('api_keys').set({ user_id: userId }).where('account_id', '=', accountId).where('user_id', 'is', null).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    });
+  }
+
+  insertLink(link: OneTimeLink & { readonly digest: Uint8Array }): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .insertInto('one_time_links')
+        .values({
+          id: link.id,
+          digest: link.digest,
+          purpose: link.purpose,
+          account_id: link.accountId,
+          user_id: link.userId,
+          created_at: link.createdAt,
+          expires_at: link.expiresAt,
+          used_at: link.usedAt,
+        })
+        .execute();
+    });
+  }
+
+  findLink(digest: Uint8Array): Promise<OneTimeLink | undefined> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('one_time_links').selectAll().where('digest', '=', digest).executeTakeFirst();
+      return row && toLink(row);
+    });
+  }
+
+  useLink(id: string, now: Date): Promise<boolean> {
+    return guarded(async () => {
+      const result = await this.db
+        .updateTable('one_time_links')
+        .set({ used_at: now })
+        .where('id', '=', id)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    });
+  }
+
+  retireLinks(userId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .updateTable('one_time_links')
+        .set({ used_at: now })
+        .where('user_id', '=', userId)
+        .where('purpose', 'in', [...purposes])
+        .where('used_at', 'is', null)
+        .execute();
+    });
+  }
+
+  retireAccountLinks(accountId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .updateTable('one_time_links')
+        .set({ used_at: now })
+        .where('account_id', '=', accountId)
+        .where('purpose', 'in', [...purposes])
+        .where('used_at', 'is', null)
+        .execute();
+    });
+  }
+
+  audit(entry: AuditEntry): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .insertInto('audit_log')
+        .values({ at: entry.at, actor: entry.actor, account_id: entry.accountId, action: entry.action, detail: JSON.stringify(entry.detail) })
+        .execute();
+    });
+  }
+
+  auditLog(accountId: string, limit: number): Promise<AuditEntry[]> {
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('audit_log').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
+      return rows.map((row) => ({ at: row.at, actor: row.actor, accountId: row.account_id, action: row.action, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+    });
+  }
+}

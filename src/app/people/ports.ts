@@ -1,0 +1,117 @@
+/**
+ * People: users who belong to one account with a role, the service's
+ * operators, one-time links, and the audit log. What the use cases need from
+ * the database (adapters/db/people-store.ts) and from a password hasher
+ * (adapters/password-hasher.ts).
+ */
+
+export const ROLES = ['owner', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface User {
+  readonly id: string;
+  readonly accountId: string;
+  /** Lower case, as typed otherwise; unique in the whole service. */
+  readonly email: string;
+  readonly displayName: string;
+  readonly role: Role;
+  /** One of the service's team: decides API access requests, manages accounts and plans. */
+  readonly operator: boolean;
+  readonly createdAt: Date;
+  readonly disabledAt: Date | null;
+  /** Whether a password is set (a user invited or set up by a link has none until the link is used). */
+  readonly hasPassword: boolean;
+  readonly passwordChangedAt: Date | null;
+}
+
+/** A user as the sign-in sees it: with the stored password hash. */
+export interface UserWithSecret extends User {
+  readonly passwordHash: string | null;
+}
+
+export const LINK_PURPOSES = ['setup', 'reset', 'invitation', 'account-setup'] as const;
+/**
+ * What a one-time link does: `setup` sets the first password of a user made
+ * by an operator or the first start; `reset` sets a new one; `invitation`
+ * lets an invited person choose their name and password; `account-setup`
+ * creates the first owner of an account that has no users (an upgraded
+ * deployment), with the email the person gives.
+ */
+export type LinkPurpose = (typeof LINK_PURPOSES)[number];
+
+export interface OneTimeLink {
+  readonly id: string;
+  readonly purpose: LinkPurpose;
+  readonly accountId: string;
+  readonly userId: string | null;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+  readonly usedAt: Date | null;
+}
+
+export interface NewUser {
+  readonly id: string;
+  readonly accountId: string;
+  readonly email: string;
+  readonly displayName: string;
+  readonly role: Role;
+  readonly operator: boolean;
+  readonly createdAt: Date;
+  readonly passwordHash: string | null;
+}
+
+export interface AuditEntry {
+  readonly at: Date;
+  /** `cli`, `system`, or the id of the user who acted. */
+  readonly actor: string;
+  readonly accountId: string | null;
+  readonly action: string;
+  readonly detail: Record<string, unknown>;
+}
+
+export interface PeopleStore {
+  /** False when the email is taken (in any account). */
+  insertUser(user: NewUser): Promise<boolean>;
+  findUserByEmail(email: string): Promise<UserWithSecret | undefined>;
+  findUserById(id: string): Promise<UserWithSecret | undefined>;
+  listUsers(accountId: string): Promise<User[]>;
+  countUsers(accountId: string): Promise<number>;
+  accountName(accountId: string): Promise<string | undefined>;
+  /** Accounts that have no user at all. */
+  accountsWithoutUsers(): Promise<Array<{ id: string; name: string }>>;
+  /** Accounts made before people existed that still have no users and whose owner link was not handed over yet. */
+  accountsAwaitingOwnerLink(): Promise<Array<{ id: string; name: string }>>;
+  ownerLinkHandedOver(accountIds: readonly string[]): Promise<void>;
+  setPassword(userId: string, passwordHash: string, now: Date): Promise<void>;
+  setDisplayName(userId: string, displayName: string): Promise<void>;
+  setRole(userId: string, role: Role): Promise<void>;
+  /** Disable the user and revoke their API keys, in one transaction. */
+  disableUser(userId: string, now: Date): Promise<void>;
+  enableUser(userId: string): Promise<void>;
+  deleteUser(userId: string): Promise<void>;
+  /** Give the keys that have no user yet (made before the account had users) to this user. */
+  adoptKeys(accountId: string, userId: string): Promise<number>;
+
+  insertLink(link: OneTimeLink & { readonly digest: Uint8Array }): Promise<void>;
+  /** The link with this digest, used or not. */
+  findLink(digest: Uint8Array): Promise<OneTimeLink | undefined>;
+  /** Mark it used at `now`, only if it is still unused and unexpired: false when another use came first. */
+  useLink(id: string, now: Date): Promise<boolean>;
+  /** Every unused link of this user for these purposes is used up (a new reset link replaces the old ones). */
+  retireLinks(userId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void>;
+  retireAccountLinks(accountId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void>;
+
+  audit(entry: AuditEntry): Promise<void>;
+  auditLog(accountId: string, limit: number): Promise<AuditEntry[]>;
+}
+
+/** Hashes and checks passwords (argon2id), a bounded number at a time. */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  /** Whether `password` matches `hash`; with `hash` undefined, takes the same time as a check and answers false. */
+  verify(hash: string | undefined, password: string): Promise<boolean>;
+  /** Whether a stored hash was made with weaker parameters than today's (it is then replaced at the next sign-in). */
+  needsRehash(hash: string): boolean;
+  /** The parameters, as the documentation states them. */
+  readonly parameters: string;
+}
