@@ -75,6 +75,10 @@ export interface Config {
   readonly fingerprintThreads: number;
   /** Detections that may wait for a thread; past that, 503 server_busy (OPTMARK_FINGERPRINT_QUEUE, default 32). */
   readonly fingerprintQueue: number;
+  /** An SMTP server for invitations and password resets (OPTMARK_SMTP_URL, smtp:// or smtps://; default none: links are shown instead of mailed). */
+  readonly smtpUrl: string | undefined;
+  /** The From of those mails (OPTMARK_MAIL_FROM, default "optmark <no-reply@HOST>"). */
+  readonly mailFrom: string;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
   readonly signingKeysPath: string;
 }
@@ -121,6 +125,8 @@ export function loadConfig(env: Env = process.env): Config {
   const baseUrl = env.OPTMARK_BASE_URL?.trim().replace(/\/+$/, '') || undefined;
   if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(baseUrl)) throw new ConfigError('OPTMARK_BASE_URL must be an http:// or https:// URL');
   const dataDir = resolve(env.OPTMARK_DATA_DIR?.trim() || './data');
+  const smtpUrl = env.OPTMARK_SMTP_URL?.trim() || undefined;
+  if (smtpUrl !== undefined && !/^smtps?:\/\/\S+$/.test(smtpUrl)) throw new ConfigError('OPTMARK_SMTP_URL must be an smtp:// or smtps:// URL');
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`OPTMARK_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
   const headersTimeoutSeconds = integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600);
   const requestTimeoutSeconds = integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600);
@@ -161,5 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     fingerprintThreads: integer(env, 'OPTMARK_FINGERPRINT_THREADS', availableParallelism(), 1, 256),
     fingerprintQueue: integer(env, 'OPTMARK_FINGERPRINT_QUEUE', 32, 0, 100_000),
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
+    smtpUrl,
+    mailFrom: env.OPTMARK_MAIL_FROM?.trim() || `optmark <no-reply@${baseUrl ? new URL(baseUrl).hostname : 'localhost'}>`,
   });
 }

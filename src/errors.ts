@@ -39,6 +39,10 @@ export type ErrorCode =
   | 'link_not_valid'
   | 'password_not_accepted'
   | 'cross_site_request'
+  | 'role_not_allowed'
+  | 'batch_full'
+  | 'batch_not_found'
+  | 'idempotency_key_reused'
   | 'quota_exceeded'
   | 'too_many_requests'
   // administration
@@ -222,10 +226,39 @@ export class ScopeNotAllowedError extends OptmarkError {
   }
 }
 
+/** The browser batch holds its 25 files already: a 26th distinct one is refused. */
+export class BatchFullError extends OptmarkError {
+  readonly code = 'batch_full';
+  constructor(readonly limit: number) {
+    super(`This batch holds ${limit} images already, the most a batch takes: start a new batch for more`);
+  }
+}
+
+/** No live batch of this account has that id (never made, another account's, or older than 24 hours). */
+export class BatchNotFoundError extends OptmarkError {
+  readonly code = 'batch_not_found';
+  constructor() {
+    super('This batch does not exist or has expired (a batch lasts 24 hours): start a new one');
+  }
+}
+
+/** The Idempotency-Key was used already with another image or other options (or its first call is still running). */
+export class IdempotencyKeyReusedError extends OptmarkError {
+  readonly code = 'idempotency_key_reused';
+  constructor(message = 'This Idempotency-Key was used with another image or other options within the last 24 hours: use a new key for a new call') {
+    super(message);
+  }
+}
+
+/** A signed-in person whose role does not allow the action (a member managing members, someone not an operator). */
+export class RoleNotAllowedError extends OptmarkError {
+  readonly code = 'role_not_allowed';
+}
+
 export class NotSignedInError extends OptmarkError {
   readonly code = 'not_signed_in';
   constructor() {
-    super('You are not signed in to the dashboard (or your session has ended); sign in with your API key');
+    super('You are not signed in (or your session has ended): sign in again');
   }
 }
 
@@ -233,7 +266,7 @@ export class NotSignedInError extends OptmarkError {
 export class CrossSiteRequestError extends OptmarkError {
   readonly code = 'cross_site_request';
   constructor() {
-    super('This form did not come from your dashboard page; reload the dashboard and try again');
+    super('This request did not come from this site\'s own page (or the page is too old): reload the page and try again');
   }
 }
 
@@ -259,8 +292,8 @@ export class QuotaExceededError extends OptmarkError {
  */
 export class InvalidCredentialsError extends OptmarkError {
   readonly code = 'invalid_credentials';
-  constructor() {
-    super('The email or the password is not right');
+  constructor(message = 'The email or the password is not right') {
+    super(message);
   }
 }
 
@@ -326,6 +359,14 @@ export class TooManyAuthFailuresError extends OptmarkError {
       `Too many requests from your address had an invalid API key (${limit} within ${windowSeconds} seconds); ` +
         `requests with an API key from it are refused for the next ${retryAfterSeconds} seconds`,
     );
+  }
+}
+
+/** Too many failed sign-ins from this address, or for this email from it: wait `retryAfterSeconds`. */
+export class TooManySignInsError extends OptmarkError {
+  readonly code = 'too_many_requests';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`Too many sign-ins that did not hold; wait ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'} before trying again`);
   }
 }
 

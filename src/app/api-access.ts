@@ -9,13 +9,14 @@ import { periodOf } from '../core/quota/period.js';
 import {
   InvalidApiKeyError,
   MissingApiKeyError,
+  NotSignedInError,
   PlanNotAllowedError,
   QuotaExceededError,
   ScopeNotAllowedError,
   type Operation,
 } from '../errors.js';
 import type { Admission } from './admission.js';
-import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
+import { API_PLANS, type Clock, type Plan, type Principal, type Store } from './ports.js';
 import { usageReport, type UsageReport } from './usage.js';
 
 /** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
@@ -46,9 +47,17 @@ export interface ApiAccess {
    * QuotaExceeded. The admission slot is held until the ticket is settled.
    */
   open(credential: Credential, operation: Operation): Promise<Ticket>;
+  /**
+   * A dashboard call of a signed-in user: admitted, and one unit of the
+   * user's account reserved, exactly as a key's call (PlanNotAllowed on the
+   * Free plan, QuotaExceeded, TooManyRequests, ServerBusy).
+   */
+  openForUser(who: { accountId: string; accountName: string; plan: Plan; userId: string }, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
   authenticate(credential: Credential): Promise<Principal>;
   usage(principal: Principal): Promise<UsageReport>;
+  /** This month's usage of an account (the dashboard's meters). */
+  accountUsage(accountId: string): Promise<UsageReport>;
   /** Give back units of calls that never settled (a crash); returns how many. */
   sweep(olderThanSeconds: number): Promise<number>;
 }
@@ -81,6 +90,35 @@ export interface ApiAccessDeps {
 
 export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   const { store, clock, admission } = deps;
+
+  function ticket(operation: Operation, principal: Principal, used: number, limit: number, reservationId: string, leave: () => void): Ticket {
+    let settled = false;
+    return {
+      operation,
+      principal,
+      used,
+      limit,
+      async settle(succeeded) {
+        if (settled) return;
+        settled = true;
+        leave();
+        try {
+          await (succeeded ? store.commit(reservationId, principal.keyId, clock.now()) : store.refund(reservationId));
+        } catch (error) {
+          // The response is already decided; an unsettled reservation is
+          // given back by the sweep after its TTL.
+          deps.onSettleError?.(error);
+        }
+      },
+    };
+  }
+
+  async function accountUsage(accountId: string): Promise<UsageReport> {
+    const now = clock.now();
+    const [used, limits] = await Promise.all([store.usage(accountId, periodOf(now).key), store.accountLimits(accountId)]);
+    return usageReport(used, limits, now);
+  }
+
   return {
     async open(credential, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
@@ -102,25 +140,27 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         throw error;
       }
       const { principal, used, limit } = outcome;
-      let settled = false;
-      return {
-        operation,
-        principal,
-        used,
-        limit,
-        async settle(succeeded) {
-          if (settled) return;
-          settled = true;
-          leave();
-          try {
-            await (succeeded ? store.commit(reservationId, principal.keyId, clock.now()) : store.refund(reservationId));
-          } catch (error) {
-            // The response is already decided; an unsettled reservation is
-            // given back by the sweep after its TTL.
-            deps.onSettleError?.(error);
-          }
-        },
-      };
+      return ticket(operation, principal, used, limit, reservationId, leave);
+    },
+
+    async openForUser(who, operation) {
+      const leave = admission.enter(`user:${who.userId}`);
+      const now = clock.now();
+      const period = periodOf(now);
+      const reservationId = randomUUID();
+      let outcome: Awaited<ReturnType<Store['reserveForAccount']>>;
+      try {
+        outcome = await store.reserveForAccount({ accountId: who.accountId, now, period: period.key, operation, reservationId, plans: API_PLANS });
+        if (outcome.kind === 'gone') throw new NotSignedInError();
+        if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.plan);
+        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
+      } catch (error) {
+        leave();
+        throw error;
+      }
+      const { used, limit } = outcome;
+      const principal: Principal = { accountId: who.accountId, accountName: who.accountName, plan: who.plan, keyId: null, userId: who.userId, scopes: ['protect', 'verify'] };
+      return ticket(operation, principal, used, limit, reservationId, leave);
     },
 
     async authenticate(credential) {
@@ -129,11 +169,8 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       return match.principal;
     },
 
-    async usage(principal) {
-      const now = clock.now();
-      const [used, limits] = await Promise.all([store.usage(principal.accountId, periodOf(now).key), store.accountLimits(principal.accountId)]);
-      return usageReport(used, limits, now);
-    },
+    usage: (principal) => accountUsage(principal.accountId),
+    accountUsage,
 
     sweep(olderThanSeconds) {
       return store.sweepReservations(new Date(clock.now().getTime() - olderThanSeconds * 1000));

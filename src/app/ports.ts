@@ -89,7 +89,8 @@ export interface Principal {
   readonly accountId: string;
   readonly accountName: string;
   readonly plan: Plan;
-  readonly keyId: string;
+  /** The API key used; null for a dashboard session. */
+  readonly keyId: string | null;
   readonly userId: string | null;
   readonly scopes: readonly Scope[];
 }
@@ -116,6 +117,23 @@ export type ReserveOutcome =
   | ({ readonly kind: 'exhausted'; readonly limit: number } & KeyMatch)
   | ({ readonly kind: 'reserved'; readonly used: number; readonly limit: number } & KeyMatch);
 
+/** A dashboard call: the account of the signed-in user, as the session found it. */
+export interface AccountReserveRequest {
+  readonly accountId: string;
+  readonly now: Date;
+  readonly period: string;
+  readonly operation: Operation;
+  readonly reservationId: string;
+  readonly plans: readonly Plan[];
+}
+
+/** As ReserveOutcome, for an account rather than a key (`gone`: the account no longer exists). */
+export type AccountReserveOutcome =
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'forbidden'; readonly plan: Plan }
+  | { readonly kind: 'exhausted'; readonly limit: number }
+  | { readonly kind: 'reserved'; readonly used: number; readonly limit: number };
+
 /** A key found by its digest: who it belongs to. */
 export interface KeyMatch {
   readonly principal: Principal;
@@ -124,12 +142,14 @@ export interface KeyMatch {
 export interface Store {
   // The request path.
   authenticateAndReserve(request: ReserveRequest): Promise<ReserveOutcome>;
+  /** Reserve one unit for an account (a dashboard call), with the same check of plan and limit in one statement. */
+  reserveForAccount(request: AccountReserveRequest): Promise<AccountReserveOutcome>;
   authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined>;
   /**
-   * The call returned 200: the reserved unit stays counted, and the key was
-   * used at `now`. May be written later, in a batch (see `flush`).
+   * The call returned 200: the reserved unit stays counted, and the key (if
+   * any) was used at `now`. May be written later, in a batch (see `flush`).
    */
-  commit(reservationId: string, keyId: string, now: Date): Promise<void>;
+  commit(reservationId: string, keyId: string | null, now: Date): Promise<void>;
   /** The call failed: give the unit back. A second refund, or a refund after commit, does nothing. */
   refund(reservationId: string): Promise<void>;
   usage(accountId: string, period: string): Promise<Record<Operation, number>>;
@@ -143,6 +163,7 @@ export interface Store {
   /** False when an account of that name exists (the name is unique, so concurrent creators cannot both succeed). */
   createAccount(account: Account): Promise<boolean>;
   findAccount(name: string): Promise<AccountDetails | undefined>;
+  findAccountById(id: string): Promise<AccountDetails | undefined>;
   listAccounts(): Promise<AccountDetails[]>;
   countAccounts(): Promise<number>;
   /** False when no account has that id. */

@@ -16,23 +16,34 @@ export interface KeySource {
 
 export interface Provenance {
   readonly signer: TagSigner;
+  /**
+   * A signer whose tags say `iat` (seconds since the epoch) instead of now:
+   * a repeated call is answered with the very bytes of the first (Ed25519 is
+   * deterministic), as long as the same key is the active one.
+   */
+  signerAt(iat: number): TagSigner;
+  /** The active key's id (what a tag signed now names). */
+  activeKid(): string | undefined;
   check(tag: string, file: { digest: Uint8Array; dataMining: string | undefined }): TagCheck;
 }
 
 export function createProvenance(deps: { keys: KeySource; issuer: () => string; clock: Clock }): Provenance {
   const { keys } = deps;
   const check: Provenance['check'] = (tag, file) => checkTag(tag, (kid) => keys.publicKey(kid), file);
+  const signerAt = (iat: () => number): TagSigner => ({
+    sign(digest, dataMining) {
+      const active = keys.active;
+      if (!active) throw new Error('internal: no active signing key');
+      const claims = { iss: deps.issuer(), kid: active.kid, iat: iat(), dmi: dataMining, sha256: digestClaim(digest) };
+      return signTag(claims, active.privateKey);
+    },
+    accepts: (tag, digest, dataMining) => check(tag, { digest, dataMining }).valid,
+  });
   return {
     check,
-    signer: {
-      sign(digest, dataMining) {
-        const active = keys.active;
-        if (!active) throw new Error('internal: no active signing key');
-        const claims = { iss: deps.issuer(), kid: active.kid, iat: Math.floor(deps.clock.now().getTime() / 1000), dmi: dataMining, sha256: digestClaim(digest) };
-        return signTag(claims, active.privateKey);
-      },
-      accepts: (tag, digest, dataMining) => check(tag, { digest, dataMining }).valid,
-    },
+    signer: signerAt(() => Math.floor(deps.clock.now().getTime() / 1000)),
+    signerAt: (iat) => signerAt(() => iat),
+    activeKid: () => keys.active?.kid,
   };
 }
 

@@ -9,7 +9,6 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
 import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
-import type { DashboardSessions } from '../app/dashboard-sessions.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
@@ -17,7 +16,8 @@ import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
 import { trackRunningHandlers } from './running-handlers.js';
-import { dashboardRoutes } from './routes/dashboard.js';
+import { webPlugin, type WebPluginOptions } from './web/plugin.js';
+import type { Access } from './web/guard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { acceptMultipartBodies } from './upload.js';
@@ -28,6 +28,20 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The request headers, in bytes, at most (past it: 431 header_too_large, docs/errors.md). */
 const MAX_HEADER_BYTES = 16 * 1024;
+
+export interface RouteEntry {
+  readonly method: string;
+  readonly url: string;
+  readonly access: Access | undefined;
+  readonly csrf: 'session' | 'pre-session' | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, with its `config.access` and `config.csrf`. */
+    routeTable: readonly RouteEntry[];
+  }
+}
 
 export interface HttpDeps {
   readonly config: Pick<
@@ -40,8 +54,8 @@ export interface HttpDeps {
    * the dashboard's sign-in; default: one of config.authFailuresPerMinute.
    */
   readonly authFailures?: AuthFailures;
-  /** The web dashboard's sign-ins. */
-  readonly sessions: DashboardSessions;
+  /** The people's side: sessions, people, accounts and the rest of the pages' use cases. */
+  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure'>;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
@@ -120,6 +134,13 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app, { clock });
 
+  // Every route with who may call it (docs/permissions.md; the authorisation tests read this).
+  const routeTable: RouteEntry[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, access: route.config?.access, csrf: route.config?.csrf });
+  });
+  app.decorate('routeTable', routeTable);
+
   // Only multipart bodies are let through, unread (the image routes stream
   // them: upload.ts); any other content type is refused (415) without being read.
   app.removeAllContentTypeParsers();
@@ -153,9 +174,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   const document = openApiDocument({ maxUploadBytes: config.maxUploadBytes, version: VERSION });
-  app.get('/api/v1/openapi.json', async () => document);
+  app.get('/api/v1/openapi.json', { config: { access: 'public' } }, async () => document);
   await app.register(healthRoutes, { ping: deps.ping });
-  app.get('/.well-known/jwks.json', async (_request, reply) => {
+  app.get('/.well-known/jwks.json', { config: { access: 'public' } }, async (_request, reply) => {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
@@ -164,8 +185,19 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
   await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock });
-  const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
-  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, upload, maxImagePixels, clock, secureCookies });
+  // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
+  const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
+  await app.register(webPlugin, {
+    ...deps.web,
+    access,
+    provenance,
+    fingerprint,
+    upload,
+    maxImagePixels,
+    clock,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    secure: (request) => httpsBase || (config.trustProxy !== undefined && request.protocol === 'https'),
+  });
   return app;
 }
 

@@ -15,10 +15,11 @@ import {
   ServiceUnavailableError,
   TooManyAuthFailuresError,
   TooManyRequestsError,
+  TooManySignInsError,
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
-import { errorPage } from '../web/pages.js';
+import { errorPage } from '../web/pages/error.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -41,16 +42,19 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   not_signed_in: 401,
   invalid_credentials: 401,
   cross_site_request: 403,
+  role_not_allowed: 403,
   not_found: 404,
   account_not_found: 404,
   key_not_found: 404,
   user_not_found: 404,
   link_not_valid: 404,
+  batch_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   account_exists: 409,
   too_many_keys: 409,
   user_exists: 409,
+  batch_full: 409,
   image_too_large: 413,
   body_too_large: 413,
   unsupported_content_type: 415,
@@ -61,6 +65,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_xmp: 422,
   ambiguous_xmp: 422,
   password_not_accepted: 422,
+  idempotency_key_reused: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
   header_too_large: 431,
@@ -103,7 +108,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
     setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
   }
-  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError || error instanceof TooManyAuthFailuresError) {
+  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError || error instanceof TooManyAuthFailuresError || error instanceof TooManySignInsError) {
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);

@@ -12,7 +12,11 @@ import { SqlPeopleStore } from '../adapters/db/people-store.js';
 import { createPasswordHasher } from '../adapters/password-hasher.js';
 import { createAdmission } from '../app/admission.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
-import { createDashboardSessions } from '../app/dashboard-sessions.js';
+import { createSessions } from '../app/people/sessions.js';
+import { createSignInLimits } from '../app/people/sign-in-limits.js';
+import { createRepeats } from '../app/repeats.js';
+import { SqlRepeatStore } from '../adapters/db/repeat-store.js';
+import { createMailer } from '../adapters/mailer.js';
 import { ignoredLimitSettings } from '../app/limit-settings.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
@@ -28,6 +32,8 @@ import { createFingerprinting } from '../app/fingerprint.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
+/** How often ended sessions, expired idempotency rows and batches are removed. */
+const HOUSEKEEPING_INTERVAL_MS = 5 * 60_000;
 /** How often reservations left by a crash are looked for. */
 const SWEEP_INTERVAL_MS = 60_000;
 /**
@@ -83,6 +89,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const access = createApiAccess({ store, clock, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const peopleStore = new SqlPeopleStore(database.db, () => (store instanceof EmbeddedStore ? store.forgetKeys() : undefined));
   const admin = createAdmin({ store, people: peopleStore, clock });
+  const sessions = createSessions({ people: peopleStore, store, clock });
+  const repeatStore = new SqlRepeatStore(database.db);
+  const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
   let firstStartFile: string | undefined;
   const people = createPeople({
     people: peopleStore,
@@ -106,16 +115,30 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
 
   let sweeper: NodeJS.Timeout | undefined;
+  let housekeeping: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
   try {
     // Only PostgreSQL keeps reservations in the database; the embedded store
     // holds them in memory, so a crash leaves none to give back.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
-    const sessions = createDashboardSessions({ access, clock });
-    app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    const web = {
+      people,
+      peopleStore,
+      sessions,
+      signInLimits: createSignInLimits(clock),
+      admin,
+      mailer,
+      repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
+    };
+    app = await buildHttpApp({ config, access, web, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
+    // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
+    housekeeping = setInterval(() => {
+      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now())]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
+    }, HOUSEKEEPING_INTERVAL_MS);
+    housekeeping.unref();
     if (sweeps) {
       sweeper = setInterval(() => {
         access.sweep(config.reservationTtlSeconds).then(
@@ -149,6 +172,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);
+          clearInterval(housekeeping);
+          mailer.close();
           // Every step runs even when one before it fails (a read-only data
           // directory, a database that stopped): a step skipped would leave a
           // thread or handle that keeps the process from exiting.
@@ -179,6 +204,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     };
   } catch (error) {
     clearInterval(sweeper);
+    clearInterval(housekeeping);
+    mailer.close();
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { html } from '../../src/web/html.js';
-import { errorPage } from '../../src/web/pages.js';
+import { errorPage } from '../../src/web/pages/error.js';
 
 describe('html templates', () => {
   it('escape every value that is not HTML made here, in text and in attributes', () => {

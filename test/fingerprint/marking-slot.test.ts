@@ -230,8 +230,8 @@ describe('through the server: one decode slot, no queue', () => {
     fixFingerprintKey(dataDir, 'optmark test: marking slot server');
     const t = await startTestServer({ dataDir, env: { OPTMARK_DECODE_CONCURRENCY: '1', OPTMARK_DECODE_QUEUE: '0', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '32' } });
     try {
-      const key = await t.key('pro');
-      const { cookie, formToken } = await signInToDashboard(t.url, key);
+      const key = await t.key('pro', 'slot');
+      const { cookie, formToken } = await signInToDashboard(t, 'slot');
       // A JPEG decodes fast (about a tenth of the job here); embedding and encoding 12 megapixels take the rest.
       const big = await texturedPhoto(4000, 3000, 'jpeg');
       const verify = async () => {
@@ -247,7 +247,7 @@ describe('through the server: one decode slot, no queue', () => {
         form.append('image', new Blob([big], { type: 'image/jpeg' }), 'big.jpg');
         const started = performance.now();
         let ended: number | undefined;
-        const marking = fetch(`${t.url}/dashboard/protect?form=${encodeURIComponent(formToken)}`, {
+        const marking = fetch(`${t.url}/mark?csrf=${encodeURIComponent(formToken)}`, {
           method: 'POST',
           headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' },
           body: form,

@@ -43,7 +43,7 @@ fixFingerprintKey(dataDir, 'optmark test: server rotation v1');
 
 beforeAll(async () => {
   t = await startTestServer({ dataDir });
-  apiKey = await t.key('pro');
+  apiKey = await t.key('pro', 'rotation');
   env = { OPTMARK_DATA_DIR: t.dataDir };
 });
 afterAll(async () => {
@@ -69,11 +69,11 @@ async function markOnCommandLine(name: string, bytes: Uint8Array): Promise<Buffe
 
 /** Marked by the server itself: the dashboard's protect with its fingerprint box ticked (the server's only marking path). */
 async function markOnServer(bytes: Uint8Array): Promise<Buffer> {
-  const { cookie, formToken } = await signInToDashboard(t.url, apiKey);
+  const { cookie, formToken } = await signInToDashboard(t, 'rotation');
   const form = new FormData();
   form.append('fingerprint', 'on');
   form.append('image', new Blob([bytes], { type: 'image/jpeg' }), 'photo.jpg');
-  const response = await fetch(`${t.url}/dashboard/protect?form=${encodeURIComponent(formToken)}`, { method: 'POST', headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: form });
+  const response = await fetch(`${t.url}/mark?csrf=${encodeURIComponent(formToken)}`, { method: 'POST', headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: form });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('image/jpeg');
   return Buffer.from(await response.arrayBuffer());

@@ -1,84 +1,322 @@
 /**
- * The dashboard in a real browser (Debian's chromium driven by
- * playwright-core): what the forms, the cookie, the same-site checks, the
- * content security policy and the download do there, not what a test client
- * imitates. Sign in, mark a photo with the fingerprint ticked, get the
- * download, check it, sign out.
+ * The people's pages in a real browser (Debian's chromium driven by
+ * playwright-core), as a person uses them: an invitation, a password, sign-in;
+ * a batch of 25 mixed images marked with progress and downloaded as one zip
+ * (every file read back by ExifTool, every non-XMP byte as it was); a 26th
+ * file refused in the page; a double click that counts one; the check page's
+ * verdicts; the usage meters against the API's own count; a session that
+ * survives a restart; a sign-out forged by another site refused; what a
+ * member may not do. Every page is checked with axe-core in light and dark
+ * mode at 1280 and 375 pixels, and photographed into test-output/screenshots
+ * (not committed) for a person to look at.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unzipSync } from 'fflate';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { texturedPhoto } from '../fingerprint/support.js';
-import { postImage, startTestServer, type TestServer } from '../support/server.js';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sniff } from '../../src/core/formats/sniff.js';
+import { fixFingerprintKey, texturedPhoto } from '../fingerprint/support.js';
+import { ExifTool } from '../support/exiftool.js';
+import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
+const PASSWORD = 'correct horse battery staple';
+const scratch = mkdtempSync(join(tmpdir(), 'optmark-browser-'));
+const dataDir = freshDataDir();
+fixFingerprintKey(dataDir, 'optmark test: the browser');
 
 let t: TestServer;
 let context: BrowserContext;
 let page: Page;
-const scratch = mkdtempSync(join(tmpdir(), 'optmark-browser-'));
-/** What the page reported on its console: a blocked stylesheet or form would show here. */
+let apiKey: string;
+const exiftool = new ExifTool();
+/** What the pages reported on their console: a script or stylesheet blocked by the policy would show here. */
 const consoleErrors: string[] = [];
+const pagesChecked: string[] = [];
 
-beforeAll(async () => {
-  t = await startTestServer();
-  context = await chromium.launchPersistentContext(join(scratch, 'profile'), {
+async function launch(): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
     executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
     headless: true,
     acceptDownloads: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
+}
+
+async function watch(p: Page): Promise<Page> {
+  p.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${p.url()}: ${message.text()}`);
   });
+  p.on('pageerror', (error) => consoleErrors.push(`${p.url()}: ${error.message}`));
+  return p;
+}
+
+/**
+ * axe-core on the page as it is, in light and dark, at 1280 and 375 pixels:
+ * no serious or critical violation; a screenshot of each. (axe runs through
+ * the browser's debugging protocol, which the page's policy does not govern.)
+ */
+async function audit(p: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const width of [1280, 375]) {
+      await p.emulateMedia({ colorScheme: scheme });
+      await p.setViewportSize({ width, height: 900 });
+      await p.evaluate(AXE);
+      const [passed, ...violations] = (await p.evaluate(
+        "axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])",
+      )) as [number, ...string[]];
+      // axe ran its rules (contrast, names, labels, landmarks...) on this page.
+      expect(passed, `${name}: rules axe passed`).toBeGreaterThan(10);
+      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
+      expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
+      // Nothing wider than the window: at 375 px every control stays reachable.
+      const overflow = (await p.evaluate(
+        "[document.documentElement.scrollWidth - document.documentElement.clientWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && !e.closest('.table-scroll')).map((e) => e.tagName + '.' + e.className).slice(0, 5)]",
+      )) as [number, ...string[]];
+      expect(overflow[0], `${name}, ${scheme}, ${width} px: horizontal overflow (${overflow.slice(1).join(', ')})`).toBeLessThanOrEqual(0);
+    }
+  }
+  await p.emulateMedia({ colorScheme: 'light' });
+  await p.setViewportSize({ width: 1280, height: 900 });
+  pagesChecked.push(name);
+}
+
+/** Images of every format, each distinct, some with metadata of their own. */
+async function images(dir: string, count: number): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const paths: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const format = (['jpeg', 'png', 'webp'] as const)[i % 3]!;
+    const bytes = await texturedPhoto(200 + i, 150, format, i + 1);
+    const path = join(dir, `image ${String(i + 1).padStart(2, '0')}.${format === 'jpeg' ? 'jpg' : format}`);
+    writeFileSync(path, bytes);
+    paths.push(path);
+  }
+  return paths;
+}
+
+/** Every block of the file that is not XMP (nor a header announcing it), as bytes. */
+function otherBlocks(bytes: Uint8Array): string[] {
+  return sniff(bytes)
+    .blocks(bytes)
+    .filter((b) => b.kind === 'other')
+    .map((b) => Buffer.from(bytes.subarray(b.offset, b.offset + b.length)).toString('base64'));
+}
+
+async function usageOnPage(p: Page): Promise<{ protect: number; verify: number }> {
+  const read = async (id: string) => Number(await p.getAttribute(`#${id}`, 'data-used'));
+  return { protect: await read('usage-protect'), verify: await read('usage-verify') };
+}
+
+async function apiUsage(): Promise<{ protect: number; verify: number }> {
+  const usage = (await (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${apiKey}` } })).json()) as Record<string, { used: number }>;
+  return { protect: usage.protect!.used, verify: usage.verify!.used };
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ dataDir });
+  await t.server.admin.createAccount('studio', 'pro');
+  await t.server.people.createUser({ account: 'studio', email: 'owner@studio.example', role: 'owner', password: PASSWORD, displayName: 'Olga Owner', actor: 'cli' });
+  apiKey = (await t.server.admin.issueKey('studio', { user: 'owner@studio.example' })).key;
+  context = await launch();
+  page = await watch(context.pages()[0] ?? (await context.newPage()));
 }, 60_000);
 
 afterAll(async () => {
   await context?.close();
   await t?.close();
+  await exiftool.close();
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('signs in, marks with the fingerprint, downloads, checks and signs out', { timeout: 60_000 }, async () => {
-  const account = 'browser-user';
-  const key = await t.key('pro', account);
-  const photoPath = join(scratch, 'Beach day.jpg');
-  writeFileSync(photoPath, await texturedPhoto(640, 480, 'jpeg'));
+describe('the people’s pages in a browser', () => {
+  it('signs the owner in, by keyboard; the sign-in page keeps the email after a wrong password', { timeout: 60_000 }, async () => {
+    await page.goto(`${t.url}/`);
+    expect(page.url()).toBe(`${t.url}/sign-in`);
+    await audit(page, 'sign-in');
+    await page.getByLabel('Email').fill('owner@studio.example');
+    await page.getByLabel('Password').fill('not the password');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[role="alert"]');
+    expect(await page.textContent('[role="alert"]')).toContain('The email or the password is not right');
+    expect(await page.inputValue('#email')).toBe('owner@studio.example');
+    await audit(page, 'sign-in-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([page.waitForURL(`${t.url}/overview`), page.getByRole('button', { name: 'Sign in' }).press('Enter')]);
+    expect(await page.textContent('header')).toContain('Olga Owner');
+    // The stylesheet loaded under the page's policy.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('.brand')).fontWeight")).toBe('700');
+    await audit(page, 'overview');
+  });
 
-  await page.goto(`${t.url}/`);
-  expect(page.url()).toBe(`${t.url}/dashboard`);
-  await page.fill('#key', key);
-  await Promise.all([page.waitForURL(`${t.url}/dashboard`), page.click('button:has-text("Sign in")')]);
-  await page.waitForSelector('text=This month');
-  expect(await page.textContent('header')).toContain(account);
-  // The stylesheet loaded under the page's policy.
-  // (A string, evaluated in the page: this project compiles without the DOM's types.)
-  expect(await page.evaluate("getComputedStyle(document.querySelector('.brand')).fontWeight")).toBe('700');
+  it('an owner invites a member; the invitation link sets the member up and signs them in', { timeout: 60_000 }, async () => {
+    await page.goto(`${t.url}/account`);
+    await page.getByLabel('Email').fill('mia@studio.example');
+    await Promise.all([page.waitForURL(`${t.url}/account/members`), page.getByRole('button', { name: 'Invite' }).click()]);
+    const link = await page.inputValue('#invitation-link');
+    expect(link).toMatch(/\/link\?token=/);
+    await audit(page, 'account-owner');
 
-  await page.setInputFiles('#protect-image', photoPath);
-  await page.check('input[name=fingerprint]');
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Mark and download")')]);
-  expect(download.suggestedFilename()).toBe('Beach-day-optout.jpg');
-  const markedPath = join(scratch, download.suggestedFilename());
-  await download.saveAs(markedPath);
-  const verified = (await (await postImage(t.url, key, readFileSync(markedPath), { path: '/api/v1/verify' })).json()) as {
-    optedOut: boolean;
-    provenance: { valid: boolean };
-    fingerprint: { present: boolean };
-  };
-  expect(verified).toMatchObject({ optedOut: true, provenance: { valid: true }, fingerprint: { present: true } });
+    const other = await launch();
+    try {
+      const member = await watch(other.pages()[0] ?? (await other.newPage()));
+      await member.goto(link);
+      expect(await member.textContent('h1')).toBe('Join studio');
+      await audit(member, 'invitation');
+      await member.getByLabel('Your name').fill('Mia Member');
+      await member.getByLabel('New password').fill(PASSWORD);
+      await Promise.all([member.waitForURL(/\/overview\?welcome=1$/), member.getByRole('button', { name: 'Set the password and sign in' }).click()]);
+      expect(await member.textContent('[role="status"]')).toContain('Your password is set');
+      // A member sees the people of the account, and no invitation form.
+      await member.goto(`${t.url}/account`);
+      expect(await member.locator('#invite-email').count()).toBe(0);
+      expect(await member.textContent('section[aria-labelledby="members"]')).toContain('Owners of the account invite and remove people.');
+      await audit(member, 'account-member');
+    } finally {
+      await other.close();
+    }
+  });
 
-  await page.reload();
-  expect(await page.textContent('table')).toMatch(/Marked\s*1\s*10000\s*9999/);
-  await page.setInputFiles('#verify-image', markedPath);
-  await Promise.all([page.waitForURL(/\/dashboard\/verify\?/), page.click('button:has-text("Check")')]);
-  expect(await page.textContent('h1')).toBe('Beach-day-optout.jpg: opted out');
-  expect(await page.textContent('.result')).toMatch(/Fingerprint \(experimental\)\s*found/);
+  it('marks a batch of 25 mixed images with progress, and the zip holds every file marked, read back by ExifTool', { timeout: 180_000 }, async () => {
+    const paths = await images(join(scratch, 'batch'), 26);
+    await page.goto(`${t.url}/mark`);
+    await audit(page, 'mark-empty');
+    // 26 chosen: the page takes 25 and names the one it refused, before sending anything.
+    await page.setInputFiles('#files', paths);
+    await expect.poll(() => page.locator('#rows li').count()).toBe(25);
+    expect(await page.textContent('.notice.error')).toContain('image 26.png: a batch takes 25 images at most');
+    expect((await apiUsage()).protect).toBe(0);
 
-  await Promise.all([page.waitForURL(`${t.url}/dashboard`), page.click('button:has-text("Sign out")')]);
-  await page.waitForSelector('#key');
-  expect((await context.cookies()).filter((c) => c.name === 'optmark_session')).toEqual([]);
-  expect(consoleErrors).toEqual([]);
+    const before = await apiUsage();
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    expect(await page.isDisabled('#start')).toBe(true);
+    await expect.poll(() => page.locator('#rows li[data-state="done"], #rows li[data-state="failed"]').count(), { timeout: 150_000, interval: 250 }).toBe(25);
+    const states = await page.$$eval('#rows li', (items) => items.map((li) => li.getAttribute('data-state')));
+    expect(states).toEqual(Array(25).fill('done'));
+    expect(await page.textContent('#rows li:first-child .result')).toMatch(/Opt-out written: Prohibited for AI\/ML training\. Size: .+ → .+\. Signed by this service\./);
+    await audit(page, 'mark-done');
+
+    // The meters say what the API says.
+    await expect.poll(() => page.getAttribute('#usage-protect', 'data-used')).toBe(String(before.protect + 25));
+    expect(await usageOnPage(page)).toEqual(await apiUsage());
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download all (zip)' }).click()]);
+    expect(download.suggestedFilename()).toBe('optmark-marked.zip');
+    const zipPath = join(scratch, 'marked.zip');
+    await download.saveAs(zipPath);
+    const entries = unzipSync(readFileSync(zipPath));
+    const names = Object.keys(entries).sort();
+    expect(names).toHaveLength(25);
+    const outDir = join(scratch, 'unzipped');
+    mkdirSync(outDir, { recursive: true });
+    for (const [i, path] of paths.slice(0, 25).entries()) {
+      const original = readFileSync(path);
+      const name = names.find((n) => n.startsWith(`image-${String(i + 1).padStart(2, '0')}-optout.`))!;
+      expect(name, `entry for ${path}`).toBeDefined();
+      const marked = entries[name]!;
+      expect(otherBlocks(marked)).toEqual(otherBlocks(original));
+      writeFileSync(join(outDir, name), marked);
+      const tags = await exiftool.readJson(join(outDir, name), ['-XMP-plus:DataMining']);
+      // ExifTool's own short form of the vocabulary URI (with -n): the value read is the value written.
+      expect(tags['XMP-plus:DataMining'], name).toBe('DMI-PROHIBITED-AIMLTRAINING');
+    }
+  });
+
+  it('a double click on Mark marks and counts the file once', { timeout: 60_000 }, async () => {
+    const [path] = await images(join(scratch, 'double'), 1);
+    await page.goto(`${t.url}/mark`);
+    const before = await apiUsage();
+    await page.setInputFiles('#files', [path!]);
+    await page.waitForSelector('#rows li[data-state="ready"]');
+    await page.getByRole('button', { name: 'Mark', exact: true }).dblclick();
+    await page.waitForSelector('#rows li[data-state="done"]');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await apiUsage()).protect).toBe(before.protect + 1);
+    expect(await page.locator('#rows li').count()).toBe(1);
+  });
+
+  it('the check page gives its verdict in words: opted out, not opted out, and stripped but fingerprinted', { timeout: 120_000 }, async () => {
+    const dir = join(scratch, 'check');
+    mkdirSync(dir, { recursive: true });
+    const plain = await texturedPhoto(640, 480, 'jpeg', 11);
+    writeFileSync(join(dir, 'plain.jpg'), plain);
+    // Marked with the fingerprint by the page itself.
+    await page.goto(`${t.url}/mark`);
+    await page.check('input[name=fingerprint]');
+    await page.setInputFiles('#files', [join(dir, 'plain.jpg')]);
+    await page.waitForSelector('#rows li[data-state="ready"]');
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    await page.waitForSelector('#rows li[data-state="done"]', { timeout: 60_000 });
+    expect(await page.textContent('#rows li .result')).toContain('Fingerprint added');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download plain-optout/ }).click()]);
+    const markedPath = join(dir, download.suggestedFilename());
+    await download.saveAs(markedPath);
+    writeFileSync(join(dir, 'stripped.png'), await sharp(readFileSync(markedPath)).png().toBuffer());
+
+    await page.goto(`${t.url}/check`);
+    await audit(page, 'check-empty');
+    await page.setInputFiles('#files', [markedPath, join(dir, 'plain.jpg'), join(dir, 'stripped.png')]);
+    await expect.poll(() => page.locator('#rows li[data-state="ready"]').count()).toBe(3);
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await expect.poll(() => page.locator('#rows li[data-state="done"]').count(), { timeout: 60_000, interval: 250 }).toBe(3);
+    const headlines = await page.$$eval('#rows li .verdict .headline', (items) => items.map((h) => h.textContent));
+    expect(headlines).toEqual(['Opted out', 'Not opted out', "Not opted out in the metadata, but this service's fingerprint is in the pixels"]);
+    const texts = await page.$$eval('#rows li .result', (items) => items.map((r) => r.textContent ?? ''));
+    for (const text of texts) expect(text).not.toMatch(/\d %|\d%/);
+    expect(texts[1]).toContain('Fingerprint (experimental)Not found.');
+    expect(await page.locator('#rows li:nth-child(3) button', { hasText: 'Mark it again' }).count()).toBe(1);
+    await audit(page, 'check-done');
+    const verified = String((await apiUsage()).verify);
+    await expect.poll(() => page.getAttribute('#usage-verify', 'data-used')).toBe(verified);
+    expect(await usageOnPage(page)).toEqual(await apiUsage());
+  });
+
+  it('a sign-out forged by another site is refused; the session survives a restart of the server; signing out ends it', { timeout: 60_000 }, async () => {
+    // Another site: a page on another port whose form posts to our sign-out as soon as it loads.
+    const evil: Server = createServer((_request, response) => {
+      response.setHeader('Content-Type', 'text/html');
+      response.end(`<form id="f" method="post" action="${t.url}/sign-out"><input name="csrf" value="guess"></form><script>document.getElementById('f').submit()</script>`);
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (evil.address() as { port: number }).port;
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.waitForLoadState('networkidle');
+      await page.goto(`${t.url}/overview`);
+      expect(page.url()).toBe(`${t.url}/overview`);
+    } finally {
+      evil.close();
+    }
+
+    const port = Number(new URL(t.url).port);
+    await t.close();
+    t = await startTestServer({ dataDir, env: { PORT: String(port) } });
+    await page.goto(`${t.url}/overview`);
+    expect(page.url()).toBe(`${t.url}/overview`);
+    expect(await page.textContent('h1')).toBe('Overview');
+
+    await Promise.all([page.waitForURL(`${t.url}/sign-in`), page.getByRole('button', { name: 'Sign out' }).click()]);
+    await page.goto(`${t.url}/overview`);
+    expect(page.url()).toBe(`${t.url}/sign-in?next=%2Foverview`);
+  });
+
+  it('the API key of the account still works, and no page logged an error but the refusals asked for', async () => {
+    const [path] = await images(join(scratch, 'api'), 1);
+    expect((await postImage(t.url, apiKey, readFileSync(path!), { path: '/api/v1/verify' })).status).toBe(200);
+    // The wrong password's page (401) and the forged sign-out (403) are the only failures the browser saw: no script, style or icon was refused.
+    const status = (text: string) => /status of (\d{3})/.exec(text)?.[1];
+    expect(consoleErrors.map((e) => `${new URL(e.slice(0, e.indexOf(': '))).pathname} ${status(e) ?? e}`)).toEqual(['/sign-in 401', '/sign-out 403']);
+    expect(pagesChecked).toEqual(
+      expect.arrayContaining(['sign-in', 'sign-in-error', 'overview', 'account-owner', 'invitation', 'account-member', 'mark-empty', 'mark-done', 'check-empty', 'check-done']),
+    );
+  });
 });

@@ -22,7 +22,13 @@ import { SigningKeys } from '../../src/adapters/signing-keys.js';
 import { createAdmin, type Admin } from '../../src/app/admin.js';
 import { createAdmission } from '../../src/app/admission.js';
 import { createApiAccess, keyCredential, type ApiAccess } from '../../src/app/api-access.js';
-import { createDashboardSessions } from '../../src/app/dashboard-sessions.js';
+import { createSessions } from '../../src/app/people/sessions.js';
+import { createSignInLimits } from '../../src/app/people/sign-in-limits.js';
+import { createPeople } from '../../src/app/people/users.js';
+import { createRepeats } from '../../src/app/repeats.js';
+import { createMailer } from '../../src/adapters/mailer.js';
+import { createPasswordHasher } from '../../src/adapters/password-hasher.js';
+import { SqlRepeatStore } from '../../src/adapters/db/repeat-store.js';
 import type { Fingerprinting } from '../../src/app/fingerprint.js';
 import { API_PLANS, systemClock, type Store } from '../../src/app/ports.js';
 import { createProvenance, type Provenance } from '../../src/app/provenance.js';
@@ -195,7 +201,7 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
   const keys = SigningKeys.open(join(s.dataDir, 'signing-keys.json'));
   const real = createProvenance({ keys, issuer: () => 'http://127.0.0.1', clock: systemClock });
   const provenance: Provenance = {
-    check: real.check,
+    ...real,
     signer: {
       sign(digest, dataMining) {
         if (faults.signer) throw faults.signer;
@@ -223,7 +229,7 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
     app = await buildHttpApp({
       config,
       access,
-      sessions: createDashboardSessions({ access, clock: systemClock }),
+      web: webOf(s.database, store, s.admin),
       provenance,
       fingerprint,
       jwks: () => keys.jwks(),
@@ -252,6 +258,21 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
     await s.close();
     throw error;
   }
+}
+
+/** The people's side's use cases over the same database (the image routes under test do not use them). */
+function webOf(database: DatabaseHandle, store: Store, admin: Admin) {
+  const peopleStore = new SqlPeopleStore(database.db);
+  const people = createPeople({ people: peopleStore, store, hasher: createPasswordHasher(), clock: systemClock, baseUrl: () => 'http://127.0.0.1' });
+  return {
+    people,
+    peopleStore,
+    sessions: createSessions({ people: peopleStore, store, clock: systemClock }),
+    signInLimits: createSignInLimits(systemClock),
+    admin,
+    mailer: createMailer({ url: undefined, from: 'optmark <no-reply@localhost>' }),
+    repeats: createRepeats({ store: new SqlRepeatStore(database.db), clock: systemClock, requestTimeoutMs: 120_000 }),
+  };
 }
 
 describe.each(BACKENDS)('a call that fails after its unit was reserved, on %s', (backend) => {

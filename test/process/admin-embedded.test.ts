@@ -2,8 +2,8 @@
  * Administration of the embedded database from the command line: directly
  * when no server runs, through the admin socket while `optmark serve` holds
  * the data directory; a second server on the same directory is refused; and
- * no raw API key (nor a dashboard session's tokens) is ever logged or
- * written to the data directory.
+ * no raw API key (nor a password, a set-up link or a dashboard session's
+ * tokens) is ever logged or written to the data directory.
  *
  * The tests of this file run in order on one data directory.
  */
@@ -11,6 +11,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDataDir } from '../support/server.js';
+import { linkToken, WebClient } from '../support/web-client.js';
 import { filesUnder, KEY_PATTERN, keysIn, killAll, optmark, optmarkJson, postImage, SAMPLE_JPEG, startServe, UNKNOWN_KEY, type Server } from './support.js';
 
 interface Issued {
@@ -176,21 +177,28 @@ describe('while optmark serve holds the data directory', () => {
     expect((await postImage(url, secrets[0])).status).toBe(401);
     const basic = await fetch(`${url}/api/v1/usage`, { headers: { Authorization: `Basic ${issued.key}` } });
     expect(basic.status).toBe(401);
-    // The dashboard: the key in a sign-in form, then the session token in a cookie and the form token in a URL.
-    const signIn = await fetch(`${url}/dashboard/sign-in`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ key: issued.key }).toString(),
-      redirect: 'manual',
-    });
-    expect(signIn.status).toBe(303);
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-    secrets.push(cookie.slice(cookie.indexOf('=') + 1));
-    const formToken = /protect\?form=([^"]+)/.exec(await (await fetch(`${url}/dashboard`, { headers: { Cookie: cookie } })).text())![1]!;
+    // The dashboard: a person made with the CLI, whose set-up link, password, session token and form token are secrets too.
+    const created = await optmarkJson<{ id: string; email: string; account: string; role: string; setupUrl: string }>(
+      ['users', 'create', '--account', 'acme', '--email', 'Ada@Example.com', '--role', 'owner'],
+      env,
+    );
+    expect(Object.keys(created).sort()).toEqual(['account', 'email', 'id', 'role', 'setupUrl']);
+    expect(created).toMatchObject({ email: 'ada@example.com', account: 'acme', role: 'owner' });
+    const browser = new WebClient(url);
+    const link = new URL(created.setupUrl);
+    expect(link.origin).toBe(url);
+    const pre = await browser.preToken(link.pathname + link.search);
+    const password = 'correct horse battery staple';
+    secrets.push(linkToken(created.setupUrl), pre, password);
+    expect((await browser.form('/link', { pre, token: linkToken(created.setupUrl), password })).status).toBe(303);
+    secrets.push(browser.cookie('optmark_session')!);
+    const formToken = await browser.csrf();
     secrets.push(formToken);
+    const listed = await optmarkJson<Array<{ email: string; hasPassword: boolean; role: string }>>(['users', 'list', '--account', 'acme'], env);
+    expect(listed).toMatchObject([{ email: 'ada@example.com', hasPassword: true, role: 'owner' }]);
     const form = new FormData();
     form.append('image', new Blob([SAMPLE_JPEG], { type: 'image/jpeg' }), 'photo.jpg');
-    expect((await fetch(`${url}/dashboard/protect?form=${formToken}`, { method: 'POST', headers: { Cookie: cookie }, body: form })).status).toBe(200);
+    expect((await browser.request(`/mark?csrf=${formToken}`, { method: 'POST', site: 'same-origin', body: form })).status).toBe(200);
 
     // The stop flushes the database to its files; then the lock and the socket are gone.
     expect(await server!.stop()).toEqual({ code: 0, signal: null });

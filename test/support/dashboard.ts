@@ -1,26 +1,30 @@
 /**
- * The dashboard as a browser uses it: sign in with an API key (a
- * same-origin form post), then read the page for the form token its forms
- * carry in their action.
+ * The dashboard as a browser uses it: a person of the account (made here,
+ * with a password) signs in with the sign-in form, and the session's form
+ * token is read from a page, as the page's own forms carry it.
  */
+import type { TestServer } from './server.js';
+import { WebClient } from './web-client.js';
 
 /** A signed-in session: the session cookie and the form token. */
 export interface DashboardSession {
   readonly cookie: string;
   readonly formToken: string;
+  readonly browser: WebClient;
 }
 
-export async function signInToDashboard(url: string, key: string): Promise<DashboardSession> {
-  const response = await fetch(`${url}/dashboard/sign-in`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'same-origin' },
-    body: new URLSearchParams({ key }).toString(),
-    redirect: 'manual',
+let people = 0;
+
+/** Sign a new owner of `account` in (the account is created on the Pro plan when it does not exist). */
+export async function signInToDashboard(t: Pick<TestServer, 'url' | 'server'>, account = `dash-${process.pid}-${++people}`): Promise<DashboardSession> {
+  await t.server.admin.createAccount(account, 'pro').catch((error: { code?: string }) => {
+    if (error.code !== 'account_exists') throw error;
   });
-  if (response.status !== 303) throw new Error(`the dashboard's sign-in answered ${response.status}, not 303`);
-  const cookie = response.headers.get('set-cookie')!.split(';')[0]!;
-  const page = await (await fetch(`${url}/dashboard`, { headers: { Cookie: cookie } })).text();
-  const formToken = /action="\/dashboard\/protect\?form=([^"]+)"/.exec(page)?.[1];
-  if (!formToken) throw new Error('the signed-in dashboard page has no protect form');
-  return { cookie, formToken };
+  const email = `person-${process.pid}-${++people}@dashboard.example`;
+  const password = 'correct horse battery staple';
+  await t.server.people.createUser({ account, email, role: 'owner', password, actor: 'cli' });
+  const browser = new WebClient(t.url);
+  const response = await browser.signIn(email, password);
+  if (response.status !== 303) throw new Error(`the sign-in answered ${response.status}, not 303`);
+  return { cookie: browser.cookieHeader, formToken: await browser.csrf(), browser };
 }

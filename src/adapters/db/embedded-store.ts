@@ -19,7 +19,7 @@
  */
 import type { Kysely } from 'kysely';
 import { ServiceUnavailableError, type Operation } from '../../errors.js';
-import { monthlyLimit, type Account, type AccountDetails, type AccountLimits, type KeyMatch, type KeyRecord, type LimitOverrides, type Plan, type ReserveOutcome, type ReserveRequest, type ServiceSettings, type Store } from '../../app/ports.js';
+import { monthlyLimit, type Account, type AccountDetails, type AccountLimits, type AccountReserveOutcome, type AccountReserveRequest, type KeyMatch, type KeyRecord, type LimitOverrides, type Plan, type ReserveOutcome, type ReserveRequest, type ServiceSettings, type Store } from '../../app/ports.js';
 import type { Database } from './schema.js';
 import type { ActiveKey, SqlStore } from './sql-store.js';
 import { guarded } from './unavailable.js';
@@ -86,18 +86,31 @@ export class EmbeddedStore implements Store {
     return { kind: 'reserved', ...match, used: counter.committed + counter.inFlight, limit };
   }
 
+  async reserveForAccount(r: AccountReserveRequest): Promise<AccountReserveOutcome> {
+    this.refuseWhileFailing();
+    const account = await this.sqlStore.findAccountById(r.accountId);
+    if (!account) return { kind: 'gone' };
+    if (!r.plans.includes(account.plan)) return { kind: 'forbidden', plan: account.plan };
+    const limit = monthlyLimit(await this.accountLimits(r.accountId), r.operation);
+    const counter = await this.counter(r.accountId, r.period, r.operation);
+    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', limit };
+    counter.inFlight++;
+    this.reservations.set(r.reservationId, counter);
+    return { kind: 'reserved', used: counter.committed + counter.inFlight, limit };
+  }
+
   async authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
     return this.findKey(digest, now);
   }
 
-  async commit(reservationId: string, keyId: string, now: Date): Promise<void> {
+  async commit(reservationId: string, keyId: string | null, now: Date): Promise<void> {
     const counter = this.reservations.get(reservationId);
     if (!counter) return;
     this.reservations.delete(reservationId);
     counter.inFlight--;
     counter.committed++;
     this.dirty.add(counter);
-    this.touched.set(keyId, now);
+    if (keyId !== null) this.touched.set(keyId, now);
     this.schedule(FLUSH_DELAY_MS);
   }
 
@@ -128,6 +141,10 @@ export class EmbeddedStore implements Store {
 
   findAccount(name: string): Promise<AccountDetails | undefined> {
     return this.sqlStore.findAccount(name);
+  }
+
+  findAccountById(id: string): Promise<AccountDetails | undefined> {
+    return this.sqlStore.findAccountById(id);
   }
 
   listAccounts(): Promise<AccountDetails[]> {

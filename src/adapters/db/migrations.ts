@@ -139,6 +139,47 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
     // written to the first-start file by the next start (once).
     `alter table accounts add column owner_link_pending boolean not null default false`,
     `update accounts set owner_link_pending = true`,
+    // Dashboard sessions, found by the SHA-256 of their token (the cookie).
+    // The form token is derived from the token, never stored.
+    `create table sessions (
+       id text primary key,
+       token_digest bytea not null unique,
+       user_id uuid not null references users (id) on delete cascade,
+       account_id uuid not null references accounts (id) on delete cascade,
+       created_at timestamptz not null,
+       last_seen_at timestamptz not null,
+       expires_at timestamptz not null
+     )`,
+    `create index sessions_user on sessions (user_id, created_at)`,
+    `create index sessions_account on sessions (account_id, created_at)`,
+    // Repeated image calls (the same Idempotency-Key): only the outcome of
+    // the first is kept, never an image, for 24 hours.
+    `create table idempotency (
+       account_id uuid not null references accounts (id) on delete cascade,
+       route text not null,
+       key text not null check (length(key) between 1 and 255),
+       request_hash text not null,
+       state text not null check (state in ('running', 'done')),
+       status integer,
+       outcome text,
+       created_at timestamptz not null,
+       expires_at timestamptz not null,
+       primary key (account_id, route, key)
+     )`,
+    `create index idempotency_expires on idempotency (expires_at)`,
+    // Browser batches: at most 25 distinct files (idempotency tokens) each.
+    `create table batches (
+       id text primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid not null references users (id) on delete cascade,
+       created_at timestamptz not null,
+       expires_at timestamptz not null
+     )`,
+    `create table batch_items (
+       batch_id text not null references batches (id) on delete cascade,
+       token text not null,
+       primary key (batch_id, token)
+     )`,
   ),
 });
 

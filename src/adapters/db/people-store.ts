@@ -3,9 +3,9 @@
  * statements on PGlite and PostgreSQL). Nothing here is on the image
  * request path, so there is no cache: every server sees a change at once.
  */
-import type { Kysely, Selectable } from 'kysely';
-import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, Role, User, UserWithSecret } from '../../app/people/ports.js';
-import type { Database, OneTimeLinksTable, UsersTable } from './schema.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
+import type { Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
 import { guarded } from './unavailable.js';
 
 const toUser = (row: Selectable<UsersTable>): UserWithSecret => ({
@@ -32,6 +32,15 @@ const toLink = (row: Selectable<OneTimeLinksTable>): OneTimeLink => ({
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   usedAt: row.used_at,
+});
+
+const toSession = (row: Selectable<SessionsTable>): SessionRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  accountId: row.account_id,
+  createdAt: row.created_at,
+  lastSeenAt: row.last_seen_at,
+  expiresAt: row.expires_at,
 });
 
 export class SqlPeopleStore implements PeopleStore {
@@ -152,6 +161,7 @@ export class SqlPeopleStore implements PeopleStore {
       await this.db.transaction().execute(async (tx) => {
         await tx.updateTable('users').set({ disabled_at: now }).where('id', '=', userId).where('disabled_at', 'is', null).execute();
         await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+        await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
       });
       this.onKeysRevoked(userId);
     });
@@ -236,6 +246,72 @@ export class SqlPeopleStore implements PeopleStore {
         .where('purpose', 'in', [...purposes])
         .where('used_at', 'is', null)
         .execute();
+    });
+  }
+
+  insertSession(session: SessionRecord & { readonly tokenDigest: Uint8Array }): Promise<void> {
+    return guarded(async () => {
+      await this.db
+        .insertInto('sessions')
+        .values({
+          id: session.id,
+          token_digest: session.tokenDigest,
+          user_id: session.userId,
+          account_id: session.accountId,
+          created_at: session.createdAt,
+          last_seen_at: session.lastSeenAt,
+          expires_at: session.expiresAt,
+        })
+        .execute();
+    });
+  }
+
+  findSession(tokenDigest: Uint8Array): Promise<SessionRecord | undefined> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('sessions').selectAll().where('token_digest', '=', tokenDigest).executeTakeFirst();
+      return row && toSession(row);
+    });
+  }
+
+  touchSession(id: string, now: Date): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
+    });
+  }
+
+  deleteSession(id: string): Promise<void> {
+    return guarded(async () => {
+      await this.db.deleteFrom('sessions').where('id', '=', id).execute();
+    });
+  }
+
+  deleteUserSessions(userId: string, exceptId?: string): Promise<void> {
+    return guarded(async () => {
+      let query = this.db.deleteFrom('sessions').where('user_id', '=', userId);
+      if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+      await query.execute();
+    });
+  }
+
+  trimSessions(userId: string, accountId: string, perUser: number, perAccount: number): Promise<void> {
+    return guarded(async () => {
+      await sql`
+        delete from sessions where id in (
+          select id from sessions where user_id = ${userId} order by created_at desc, id desc offset ${perUser}
+        ) or id in (
+          select id from sessions where account_id = ${accountId} order by created_at desc, id desc offset ${perAccount}
+        )
+      `.execute(this.db);
+    });
+  }
+
+  deleteStaleSessions(now: Date, idleSince: Date): Promise<number> {
+    return guarded(async () => {
+      const result = await this.db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleSince)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     });
   }
 

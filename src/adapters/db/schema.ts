@@ -97,7 +97,46 @@ export interface AuditLogTable {
   detail: string;
 }
 
+export interface SessionsTable {
+  id: string;
+  token_digest: Uint8Array;
+  user_id: string;
+  account_id: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface IdempotencyTable {
+  account_id: string;
+  route: string;
+  key: string;
+  request_hash: string;
+  state: string;
+  status: number | null;
+  outcome: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface BatchItemsTable {
+  batch_id: string;
+  token: string;
+}
+
 export interface Database {
+  idempotency: IdempotencyTable;
+  batches: BatchesTable;
+  batch_items: BatchItemsTable;
+  sessions: SessionsTable;
   users: UsersTable;
   one_time_links: OneTimeLinksTable;
   audit_log: AuditLogTable;

@@ -9,6 +9,8 @@ import type {
   Account,
   AccountDetails,
   AccountLimits,
+  AccountReserveOutcome,
+  AccountReserveRequest,
   KeyMatch,
   KeyRecord,
   LimitOverrides,
@@ -53,7 +55,7 @@ const BATCH_DELAY_MS = 10;
 const RETRY_DELAY_MS = 1000;
 
 export class SqlStore implements Store {
-  private commits: Array<{ reservationId: string; keyId: string; now: Date }> = [];
+  private commits: Array<{ reservationId: string; keyId: string | null; now: Date }> = [];
   /** Reservations committed whose row is not deleted yet (queued, or in a batch being written): a refund must not give them back. */
   private readonly committed = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -105,6 +107,40 @@ export class SqlStore implements Store {
     });
   }
 
+  reserveForAccount(r: AccountReserveRequest): Promise<AccountReserveOutcome> {
+    return guarded(async () => {
+      // The key statement's twin, for an account found by its id.
+      const { rows } = await sql<{ plan: string; monthly_limit: number; used: number | null }>`
+        with a as (
+          select a.id as account_id, a.plan,
+            case when ${r.operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month)
+                 else coalesce(a.verify_limit, p.verify_per_month) end as monthly_limit
+          from accounts a join plan_limits p on p.plan = a.plan
+          where a.id = ${r.accountId}
+        ),
+        u as (
+          insert into usage (account_id, period, operation, used)
+          select account_id, ${r.period}, ${r.operation}, 1 from a
+          where plan = any (string_to_array(${r.plans.join(',')}, ',')) and monthly_limit > 0
+          on conflict (account_id, period, operation)
+            do update set used = usage.used + 1 where usage.used < (select monthly_limit from a)
+          returning used
+        ),
+        reserved as (
+          insert into reservations (id, account_id, period, operation, created_at)
+          select ${r.reservationId}::uuid, a.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz from a, u
+        )
+        select a.plan, a.monthly_limit, u.used from a left join u on true
+      `.execute(this.db);
+      const row = rows[0];
+      if (!row) return { kind: 'gone' };
+      if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', plan: row.plan as Plan };
+      const limit = Number(row.monthly_limit);
+      if (row.used === null) return { kind: 'exhausted', limit };
+      return { kind: 'reserved', used: Number(row.used), limit };
+    });
+  }
+
   async authenticate(digest: Uint8Array, now: Date): Promise<KeyMatch | undefined> {
     const key = await this.findKey(digest);
     return key && (key.expiresAt === null || key.expiresAt > now) ? { principal: key.principal } : undefined;
@@ -124,7 +160,7 @@ export class SqlStore implements Store {
     });
   }
 
-  commit(reservationId: string, keyId: string, now: Date): Promise<void> {
+  commit(reservationId: string, keyId: string | null, now: Date): Promise<void> {
     this.commits.push({ reservationId, keyId, now });
     this.committed.add(reservationId);
     if (this.commits.length >= MAX_BATCH) void this.flush();
@@ -154,7 +190,7 @@ export class SqlStore implements Store {
           delete from reservations where id = any (string_to_array(${batch.map((c) => c.reservationId).join(',')}, ',')::uuid[])
         )
         update api_keys set last_used_at = ${now}
-        where id = any (string_to_array(${[...new Set(batch.map((c) => c.keyId))].join(',')}, ','))
+        where id = any (string_to_array(${[...new Set(batch.flatMap((c) => (c.keyId === null ? [] : [c.keyId])))].join(',')}, ','))
           and (last_used_at is null or last_used_at < ${now}::timestamptz - ${TOUCH_INTERVAL})
       `.execute(this.db);
       for (const c of batch) this.committed.delete(c.reservationId);
@@ -223,15 +259,19 @@ export class SqlStore implements Store {
   }
 
   findAccount(name: string): Promise<AccountDetails | undefined> {
-    return guarded(async () => (await this.accounts(name))[0]);
+    return guarded(async () => (await this.accounts({ name }))[0]);
+  }
+
+  findAccountById(id: string): Promise<AccountDetails | undefined> {
+    return guarded(async () => (await this.accounts({ id }))[0]);
   }
 
   listAccounts(): Promise<AccountDetails[]> {
     return guarded(() => this.accounts());
   }
 
-  /** Accounts with their plan's limits joined (one, by name, or all, by name). */
-  private async accounts(name?: string): Promise<AccountDetails[]> {
+  /** Accounts with their plan's limits joined (one, by name or id, or all, ordered by name). */
+  private async accounts(filter: { name?: string; id?: string } = {}): Promise<AccountDetails[]> {
     let query = this.db
       .selectFrom('accounts as a')
       .innerJoin('plan_limits as p', 'p.plan', 'a.plan')
@@ -251,7 +291,8 @@ export class SqlStore implements Store {
         'p.report_retention_days',
       ])
       .orderBy('a.name');
-    if (name !== undefined) query = query.where('a.name', '=', name);
+    if (filter.name !== undefined) query = query.where('a.name', '=', filter.name);
+    if (filter.id !== undefined) query = query.where('a.id', '=', filter.id);
     const rows = await query.execute();
     return rows.map((row) => {
       const overrides: LimitOverrides = {

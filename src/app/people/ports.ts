@@ -69,6 +69,16 @@ export interface AuditEntry {
   readonly detail: Record<string, unknown>;
 }
 
+export interface SessionRecord {
+  readonly id: string;
+  readonly userId: string;
+  readonly accountId: string;
+  readonly createdAt: Date;
+  readonly lastSeenAt: Date;
+  /** The absolute end, whatever the use. */
+  readonly expiresAt: Date;
+}
+
 export interface PeopleStore {
   /** False when the email is taken (in any account). */
   insertUser(user: NewUser): Promise<boolean>;
@@ -85,7 +95,7 @@ export interface PeopleStore {
   setPassword(userId: string, passwordHash: string, now: Date): Promise<void>;
   setDisplayName(userId: string, displayName: string): Promise<void>;
   setRole(userId: string, role: Role): Promise<void>;
-  /** Disable the user and revoke their API keys, in one transaction. */
+  /** Disable the user, revoke their API keys and end their sessions, in one transaction. */
   disableUser(userId: string, now: Date): Promise<void>;
   enableUser(userId: string): Promise<void>;
   deleteUser(userId: string): Promise<void>;
@@ -100,6 +110,17 @@ export interface PeopleStore {
   /** Every unused link of this user for these purposes is used up (a new reset link replaces the old ones). */
   retireLinks(userId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void>;
   retireAccountLinks(accountId: string, purposes: readonly LinkPurpose[], now: Date): Promise<void>;
+
+  insertSession(session: SessionRecord & { readonly tokenDigest: Uint8Array }): Promise<void>;
+  findSession(tokenDigest: Uint8Array): Promise<SessionRecord | undefined>;
+  touchSession(id: string, now: Date): Promise<void>;
+  deleteSession(id: string): Promise<void>;
+  /** End every session of the user, but `exceptId`'s. */
+  deleteUserSessions(userId: string, exceptId?: string): Promise<void>;
+  /** Keep the newest `perUser` sessions of the user and `perAccount` of the account; end the older ones. */
+  trimSessions(userId: string, accountId: string, perUser: number, perAccount: number): Promise<void>;
+  /** End the sessions past their absolute end or idle since before `idleSince`; how many. */
+  deleteStaleSessions(now: Date, idleSince: Date): Promise<number>;
 
   audit(entry: AuditEntry): Promise<void>;
   auditLog(accountId: string, limit: number): Promise<AuditEntry[]>;

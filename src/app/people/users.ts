@@ -77,6 +77,15 @@ export interface People {
   /** The user with this email and password, enabled; InvalidCredentialsError otherwise (same answer, same work). */
   signIn(email: string, password: string): Promise<User>;
   findUser(id: string): Promise<User | undefined>;
+  /** An owner invites someone into their account: a user with no password yet and an invitation link (24 hours). */
+  invite(by: User, email: string, role: string): Promise<{ user: User; link: IssuedLink }>;
+  /** An owner changes a member's role; the account always keeps an owner. */
+  changeRole(by: User, userId: string, role: string): Promise<User>;
+  /** An owner removes someone else from the account: their sessions end and their keys go. */
+  removeMember(by: User, userId: string): Promise<User>;
+  /** The person's own password, given the current one; their other sessions end (the caller's session port). */
+  changePassword(user: User, current: string, next: string): Promise<void>;
+  setDisplayName(user: User, name: string): Promise<User>;
 }
 
 export interface PeopleDeps {
@@ -150,6 +159,19 @@ export function createPeople(deps: PeopleDeps): People {
     const link = await people.findLink(digestOf(token));
     if (!link || link.usedAt !== null || link.expiresAt <= clock.now()) throw new LinkNotValidError();
     return link;
+  }
+
+  /** A user of `by`'s account (another account's user is as good as unknown). */
+  async function member(by: User, userId: string) {
+    const target = await people.findUserById(userId);
+    if (!target || target.accountId !== by.accountId) throw new AdminError('user_not_found', 'There is no such person in your account');
+    return target;
+  }
+
+  /** Refuses a change that would leave the account with no owner who can sign in. */
+  async function keepAnOwner(accountId: string, leaving: string) {
+    const owners = (await people.listUsers(accountId)).filter((u) => u.role === 'owner' && u.disabledAt === null && u.id !== leaving);
+    if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner');
   }
 
   const withoutSecret = <T extends User>({ passwordHash: _, ...user }: T & { passwordHash?: unknown }): User => user;
@@ -275,6 +297,52 @@ export function createPeople(deps: PeopleDeps): People {
     async findUser(id) {
       const user = await people.findUserById(id);
       return user && withoutSecret(user);
+    },
+
+    async invite(by, email, role) {
+      const normalised = normaliseEmail(email);
+      const checkedRole = checkRole(role);
+      const now = clock.now();
+      const user = { id: randomUUID(), accountId: by.accountId, email: normalised, displayName: '', role: checkedRole, operator: false, createdAt: now, passwordHash: null };
+      if (!(await people.insertUser(user))) throw new AdminError('user_exists', `${normalised} already has a user (an email belongs to one account)`);
+      await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.invited', detail: { user: user.id, email: normalised, role: checkedRole } });
+      const link = await issueLink('invitation', by.accountId, user.id);
+      return { user: withoutSecret((await people.findUserById(user.id))!), link };
+    },
+
+    async changeRole(by, userId, role) {
+      const target = await member(by, userId);
+      const checkedRole = checkRole(role);
+      if (target.role === 'owner' && checkedRole !== 'owner') await keepAnOwner(by.accountId, target.id);
+      await people.setRole(target.id, checkedRole);
+      await people.audit({ at: clock.now(), actor: by.id, accountId: by.accountId, action: 'member.role-changed', detail: { user: target.id, email: target.email, role: checkedRole } });
+      return withoutSecret((await people.findUserById(target.id))!);
+    },
+
+    async removeMember(by, userId) {
+      const target = await member(by, userId);
+      if (target.id === by.id) throw new InvalidOptionError('user', 'someone other than yourself (another owner can remove you)', target.email);
+      if (target.role === 'owner') await keepAnOwner(by.accountId, target.id);
+      const now = clock.now();
+      await people.disableUser(target.id, now);
+      await people.deleteUser(target.id);
+      await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.removed', detail: { user: target.id, email: target.email } });
+      return withoutSecret(target);
+    },
+
+    async changePassword(user, current, next) {
+      const stored = await people.findUserById(user.id);
+      if (!stored || !(await hasher.verify(stored.passwordHash ?? undefined, current))) throw new InvalidCredentialsError('The current password is not right');
+      const hash = await hasher.hash(checkPassword(next, stored.email));
+      const now = clock.now();
+      await people.setPassword(user.id, hash, now);
+      await people.retireLinks(user.id, ['setup', 'reset'], now);
+      await people.audit({ at: now, actor: user.id, accountId: user.accountId, action: 'user.password-changed', detail: { user: user.id } });
+    },
+
+    async setDisplayName(user, name) {
+      await people.setDisplayName(user.id, cleanDisplayName(name));
+      return withoutSecret((await people.findUserById(user.id))!);
     },
   };
 }

@@ -7,8 +7,8 @@ import { healthResult, errorResult } from '../schemas.js';
 const READY_WITHIN_MS = 2000;
 
 export async function healthRoutes(app: FastifyInstance, options: { ping: () => Promise<void> }): Promise<void> {
-  app.get('/healthz', { schema: { response: { 200: healthResult } } }, async () => ({ status: 'ok' as const }));
-  app.get('/readyz', { schema: { response: { 200: healthResult, 503: errorResult } } }, async () => {
+  app.get('/healthz', { config: { access: 'public' }, schema: { response: { 200: healthResult } } }, async () => ({ status: 'ok' as const }));
+  app.get('/readyz', { config: { access: 'public' }, schema: { response: { 200: healthResult, 503: errorResult } } }, async () => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ServiceUnavailableError(`The database did not answer within ${READY_WITHIN_MS / 1000} s`, 2)), READY_WITHIN_MS);

@@ -50,6 +50,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {
+    config: { access: 'api-key' },
     schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
@@ -63,6 +64,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   });
 
   app.post('/api/v1/verify', {
+    config: { access: 'api-key' },
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
     preHandler: reserve('verify'),
@@ -73,6 +75,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   });
 
   app.get('/api/v1/usage', {
+    config: { access: 'api-key' },
     schema: { response: { 200: usageResult, ...errors } },
     onRequest: refuseKeyGuessers,
     handler: async (request, reply) => {
@@ -100,6 +103,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     app.route({
       method: others as never,
       url,
+      config: { access: 'api-key' },
       handler: async (request) => {
         throw new MethodNotAllowedError(request.method, allow);
       },

@@ -1,0 +1,51 @@
+/**
+ * An image call under an Idempotency-Key (app/repeats.ts has the rules):
+ * the first call runs and its outcome is kept; a repeat is answered from
+ * that outcome (a 200 recomputed from the image it resends, a refusal as it
+ * was) and gives back the unit it reserved, so it counts nothing.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Repeats, StoredOutcome } from '../app/repeats.js';
+import { isOptmarkError } from '../errors.js';
+import { STATUS } from './error-handler.js';
+
+export interface IdempotentCall<T> {
+  readonly repeats: Repeats;
+  readonly accountId: string;
+  readonly route: string;
+  readonly key: string | undefined;
+  readonly requestHash: string;
+  /** How long a repeat waits for a first call still running. */
+  readonly waitMs: number;
+  /** The work of a first call: the answer, and what to keep of it (no image). */
+  run(): Promise<{ answer: T; kept: Record<string, unknown> }>;
+  /** A repeat of a 200: the answer again, from what was kept and the image resent. */
+  replay(kept: Record<string, unknown>): Promise<T>;
+}
+
+/** Run or replay; a replayed refusal is sent here and `undefined` returned. */
+export async function idempotent<T>(request: FastifyRequest, reply: FastifyReply, call: IdempotentCall<T>): Promise<T | undefined> {
+  const repeat = await call.repeats.begin(call.accountId, call.route, call.key, call.requestHash, call.waitMs);
+  if (repeat.kind === 'none') return (await call.run()).answer;
+  if (repeat.kind === 'repeat') {
+    // Counted by the first call: this one gives its unit back.
+    await request.ticket?.settle(false);
+    request.ticket = undefined;
+    reply.header('Idempotent-Replayed', 'true');
+    const { status, body } = repeat.outcome;
+    if (status === 200) return call.replay(body);
+    await reply.code(status).type('application/json; charset=utf-8').send({ ...body, requestId: request.id });
+    return undefined;
+  }
+  try {
+    const { answer, kept } = await call.run();
+    await repeat.finish({ status: 200, body: kept });
+    return answer;
+  } catch (error) {
+    const outcome: StoredOutcome | undefined =
+      isOptmarkError(error) && STATUS[error.code] < 500 && error.code !== 'too_many_requests' ? { status: STATUS[error.code], body: { error: error.message, code: error.code } } : undefined;
+    // A refusal of the call itself is kept; a refusal of the moment (busy, unavailable) or a bug frees the key for a retry.
+    await (outcome ? repeat.finish(outcome) : repeat.release()).catch(() => {});
+    throw error;
+  }
+}

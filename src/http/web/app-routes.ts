@@ -1,0 +1,109 @@
+/**
+ * JSON for the page scripts of the mark and check pages: a batch, one file
+ * marked or checked (each with the session's form token in X-CSRF-Token, the
+ * batch's id in X-Batch-Id and the file's own Idempotency-Key), and the
+ * usage meters. Every failure is JSON with `error` and `code`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { protect, protectWithFingerprint, type ProtectResult } from '../../app/protect-image.js';
+import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
+import { verdictOf } from '../../app/verdict.js';
+import { inspectWithFingerprint } from '../../app/verify-image.js';
+import { sha256Hex } from '../../core/bytes/digest.js';
+import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
+import { clientGone } from '../client-gone.js';
+import { idempotent } from '../idempotent.js';
+import { holdTicket } from '../reservation.js';
+import { readImagePart } from '../upload.js';
+import type { WebDeps } from './context.js';
+
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+function markAnswer(result: ProtectResult, sizeBefore: number, value: string) {
+  return {
+    imageBase64: Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength).toString('base64'),
+    mimeType: result.mimeType,
+    filename: result.filename,
+    sha256: result.sha256,
+    signals: result.signals,
+    value,
+    valueLabel: DATA_MINING_LABELS[value as DataMiningCode] ?? value,
+    sizeBefore,
+    sizeAfter: result.bytes.byteLength,
+    changed: result.changed,
+    fingerprint: result.fingerprint ?? null,
+    c2paInvalidated: result.c2paInvalidated,
+  };
+}
+
+export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repeats: Repeats; readonly requestTimeoutMs: number }): void {
+  const { access, repeats } = deps;
+
+  /** Before the body is read: the file's place in its batch, then one unit of the account reserved. */
+  const admit = (operation: 'protect' | 'verify') => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { user, account } = request.signedIn!;
+    const key = checkIdempotencyKey(header(request, 'idempotency-key'));
+    const batch = header(request, 'x-batch-id');
+    if (batch !== undefined) await repeats.admitToBatch(batch, account.id, key);
+    await holdTicket(request, reply, await access.openForUser({ accountId: account.id, accountName: account.name, plan: account.plan, userId: user.id }, operation));
+  };
+
+  app.post('/app/batches', { config: { access: 'paid', csrf: 'session' } }, async (request) => {
+    const { user, account } = request.signedIn!;
+    return repeats.createBatch(account.id, user.id);
+  });
+
+  app.get('/app/usage', { config: { access: 'signed-in' } }, async (request) => access.accountUsage(request.signedIn!.account.id));
+
+  app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
+    const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    const value = upload.fields.value;
+    const layers = upload.fields.fingerprint === 'on' ? ['fingerprint'] : [];
+    const run = (signer = deps.provenance.signer) => {
+      const options = { value, filename: upload.filename, signer, maxImagePixels: deps.maxImagePixels };
+      return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options) : Promise.resolve(protect(upload.bytes, options));
+    };
+    return idempotent(request, reply, {
+      repeats,
+      accountId: request.signedIn!.account.id,
+      route: 'mark',
+      key: checkIdempotencyKey(header(request, 'idempotency-key')),
+      requestHash: repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, layers }),
+      waitMs: deps.requestTimeoutMs,
+      async run() {
+        const iat = Math.floor(deps.clock().getTime() / 1000);
+        const result = await run(deps.provenance.signerAt(iat));
+        const answer = markAnswer(result, upload.bytes.byteLength, value ?? 'DMI-PROHIBITED-AIMLTRAINING');
+        return { answer, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
+      },
+      async replay(kept) {
+        const result = await run(deps.provenance.signerAt(Number(kept.iat)));
+        return markAnswer(result, upload.bytes.byteLength, value ?? 'DMI-PROHIBITED-AIMLTRAINING');
+      },
+    });
+  });
+
+  app.post('/app/check', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('verify') }, async (request, reply) => {
+    const upload = await readImagePart(request, deps.upload);
+    const check = async () => {
+      const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal: clientGone(reply) });
+      return { filename: upload.filename ?? null, result, details, verdict: verdictOf(result, details) };
+    };
+    return idempotent(request, reply, {
+      repeats,
+      accountId: request.signedIn!.account.id,
+      route: 'check',
+      key: checkIdempotencyKey(header(request, 'idempotency-key')),
+      requestHash: repeats.requestHash(sha256Hex(upload.bytes), {}),
+      waitMs: deps.requestTimeoutMs,
+      async run() {
+        const answer = await check();
+        return { answer, kept: { sha256: answer.result.sha256 } };
+      },
+      replay: () => check(),
+    });
+  });
+}

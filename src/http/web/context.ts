@@ -1,0 +1,68 @@
+/**
+ * What the people's routes share: the use cases, the guard, the assets, and
+ * how to answer with a page.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Admin } from '../../app/admin.js';
+import type { ApiAccess } from '../../app/api-access.js';
+import type { Fingerprinting } from '../../app/fingerprint.js';
+import type { PeopleStore } from '../../app/people/ports.js';
+import type { Sessions } from '../../app/people/sessions.js';
+import type { SignInLimits } from '../../app/people/sign-in-limits.js';
+import type { People } from '../../app/people/users.js';
+import type { Provenance } from '../../app/provenance.js';
+import type { Mailer } from '../../adapters/mailer.js';
+import { formatFor, localeOf, type Format } from '../../web/format.js';
+import type { PageContext } from '../../web/layout.js';
+import type { UploadLimits } from '../upload.js';
+import type { Guard } from './guard.js';
+
+export interface WebDeps {
+  readonly people: People;
+  readonly peopleStore: PeopleStore;
+  readonly sessions: Sessions;
+  readonly signInLimits: SignInLimits;
+  readonly admin: Admin;
+  readonly access: ApiAccess;
+  readonly provenance: Provenance;
+  readonly fingerprint: Fingerprinting;
+  readonly mailer: Mailer;
+  readonly upload: UploadLimits;
+  readonly maxImagePixels: number;
+  readonly clock: () => Date;
+  /** The URL of a built asset, with its version. */
+  readonly asset: (name: string) => string;
+}
+
+/** Pages are not cached, framed or sniffed; they load only this site's stylesheet and scripts. */
+export const PAGE_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
+export function pageContext(deps: WebDeps, request: FastifyRequest): PageContext {
+  return { asset: deps.asset, signedIn: request.signedIn };
+}
+
+export function formatOf(request: FastifyRequest): Format {
+  return formatFor(localeOf(request.headers['accept-language']));
+}
+
+export function sendPage(reply: FastifyReply, body: string, status = 200): FastifyReply {
+  return reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(body);
+}
+
+/** A field of a posted form (urlencoded), or '' when absent. */
+export function field(request: FastifyRequest, name: string): string {
+  return request.body instanceof URLSearchParams ? (request.body.get(name) ?? '') : '';
+}
+
+/** Where to go after signing in: a path of this site only (never another host, never a protocol-relative URL). */
+export function safeNext(next: string | undefined): string {
+  if (!next || !/^\/(?![/\\])[A-Za-z0-9/_-]*$/.test(next)) return '/overview';
+  return next;
+}

@@ -1,0 +1,142 @@
+/**
+ * The signed-in pages: overview, mark, check and account, and the account
+ * page's forms (profile, password, members). Marking and checking one image
+ * without JavaScript post the page's own form here; with JavaScript the page
+ * uses app-routes.ts.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isOptmarkError, type OptmarkError } from '../../errors.js';
+import { protect, protectWithFingerprint } from '../../app/protect-image.js';
+import { verdictOf } from '../../app/verdict.js';
+import { inspectWithFingerprint } from '../../app/verify-image.js';
+import { accountPage, type AccountView } from '../../web/pages/account.js';
+import { overviewPage } from '../../web/pages/overview.js';
+import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
+import { clientGone } from '../client-gone.js';
+import { holdTicket } from '../reservation.js';
+import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
+import { readImagePart } from '../upload.js';
+import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+
+/** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
+export function attachment(filename: string): string {
+  const plain = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${plain}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/** Refusals a person can act on: shown on the form, with what was typed kept. (Someone not in the account is a 404, not a form's problem.) */
+const FORM_ERRORS = new Set(['invalid_option', 'password_not_accepted', 'user_exists', 'invalid_credentials']);
+const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
+
+export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
+  const { access, people, sessions } = deps;
+  const context = (request: FastifyRequest) => pageContext(deps, request);
+  const usageOf = (request: FastifyRequest) => access.accountUsage(request.signedIn!.account.id);
+
+  app.get('/overview', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
+    const { account } = request.signedIn!;
+    const [usage, activity, members] = await Promise.all([usageOf(request), deps.peopleStore.auditLog(account.id, 10), deps.peopleStore.listUsers(account.id)]);
+    const welcome = (request.query as { welcome?: string }).welcome === '1' ? 'Your password is set: you are signed in.' : undefined;
+    return sendPage(reply, overviewPage(context(request), { usage, activity, members, format: formatOf(request), message: welcome }));
+  });
+
+  const workView = async (request: FastifyRequest, error?: string) => ({ usage: await usageOf(request), format: formatOf(request), maxUploadBytes: deps.upload.maxUploadBytes, error });
+
+  app.get('/mark', { config: { access: 'signed-in', page: true } }, async (request, reply) => sendPage(reply, markPage(context(request), await workView(request))));
+  app.get('/check', { config: { access: 'signed-in', page: true } }, async (request, reply) => sendPage(reply, checkPage(context(request), await workView(request))));
+
+  const reserve = (operation: 'protect' | 'verify') => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { user, account } = request.signedIn!;
+    await holdTicket(request, reply, await access.openForUser({ accountId: account.id, accountName: account.name, plan: account.plan, userId: user.id }, operation));
+  };
+
+  // One image, without JavaScript: the marked file comes back as a download.
+  app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('protect') }, async (request, reply) => {
+    const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    const options = { value: upload.fields.value, filename: upload.filename, signer: deps.provenance.signer, maxImagePixels: deps.maxImagePixels };
+    const result = upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, deps.fingerprint, options) : protect(upload.bytes, options);
+    if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
+    if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
+    return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
+  });
+
+  // One image, without JavaScript: a result page, the verdict in words first.
+  app.post('/check', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('verify') }, async (request, reply) => {
+    const upload = await readImagePart(request, deps.upload);
+    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal: clientGone(reply) });
+    return sendPage(reply, checkResultPage(context(request), { filename: upload.filename, result, details, verdict: verdictOf(result, details) }));
+  });
+
+  const accountView = async (request: FastifyRequest, extra: Partial<AccountView> = {}): Promise<AccountView> => {
+    const { user, account } = request.signedIn!;
+    const [members, keys] = await Promise.all([deps.peopleStore.listUsers(account.id), deps.admin.listKeys(account.name)]);
+    const visibleKeys = user.role === 'owner' ? keys : keys.filter((k) => k.user === user.email);
+    return { members, keys: visibleKeys, format: formatOf(request), ...extra };
+  };
+  const showAccount = async (request: FastifyRequest, reply: FastifyReply, extra: Partial<AccountView> = {}, status = 200) =>
+    sendPage(reply, accountPage(context(request), await accountView(request, extra)), status);
+
+  app.get('/account', { config: { access: 'signed-in', page: true } }, async (request, reply) => showAccount(request, reply));
+
+  app.post('/account/profile', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
+    const displayName = field(request, 'displayName');
+    const user = await people.setDisplayName(request.signedIn!.user, displayName);
+    request.signedIn = { ...request.signedIn!, user };
+    return showAccount(request, reply, { form: 'profile', message: user.displayName ? `Your name is now ${user.displayName}.` : 'Your name is removed.' });
+  });
+
+  app.post('/account/password', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
+    const { user, session } = request.signedIn!;
+    try {
+      await people.changePassword(user, field(request, 'current'), field(request, 'password'));
+    } catch (error) {
+      if (formError(error)) return showAccount(request, reply, { form: 'password', error: error.message }, 422);
+      throw error;
+    }
+    await sessions.endOthers(user.id, session.id);
+    return showAccount(request, reply, { form: 'password', message: 'Your password is changed. Your other sessions have ended.' });
+  });
+
+  app.post('/account/members', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
+    const email = field(request, 'email');
+    const role = field(request, 'role') || 'member';
+    let invited;
+    try {
+      invited = await people.invite(request.signedIn!.user, email, role);
+    } catch (error) {
+      if (formError(error)) return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 422);
+      throw error;
+    }
+    const { user, link } = invited;
+    if (deps.mailer.enabled) {
+      const from = request.signedIn!.user;
+      await deps.mailer.send({
+        to: user.email,
+        subject: `${from.displayName || from.email} invites you to ${request.signedIn!.account.name} on optmark`,
+        text: `${from.displayName || from.email} invites you to the account ${request.signedIn!.account.name} on optmark, as ${user.role}.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
+      });
+      return showAccount(request, reply, { form: 'invite', message: `An invitation is mailed to ${user.email}. Its link works once, for 24 hours.` });
+    }
+    return showAccount(request, reply, { form: 'invite', invitation: { email: user.email, url: link.url } });
+  });
+
+  app.post('/account/members/role', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
+    try {
+      const changed = await people.changeRole(request.signedIn!.user, field(request, 'user'), field(request, 'role'));
+      return showAccount(request, reply, { form: 'members', message: `${changed.email} is now ${changed.role === 'owner' ? 'an owner' : 'a member'}.` });
+    } catch (error) {
+      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
+      throw error;
+    }
+  });
+
+  app.post('/account/members/remove', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
+    try {
+      const removed = await people.removeMember(request.signedIn!.user, field(request, 'user'));
+      return showAccount(request, reply, { form: 'members', message: `${removed.email} is removed from the account: their sessions have ended and their API keys are revoked.` });
+    } catch (error) {
+      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,191 @@
+/**
+ * The check page with JavaScript: a batch of up to 25 images, each checked
+ * with upload progress, and its verdict in words first: opted out, not opted
+ * out, or not opted out in the metadata though this service's fingerprint is
+ * in the pixels (then a button marks it again). The detail follows: the
+ * signature and the fingerprint in words, other signals named, the SHA-256
+ * with a copy button, and the API's JSON in a disclosure.
+ */
+import {
+  announce,
+  base64ToBytes,
+  download,
+  element,
+  enhance,
+  formatBytes,
+  inParallel,
+  postJson,
+  refreshUsage,
+  refusal,
+  thumbnail,
+  upload,
+  type ApiError,
+} from './common.js';
+
+const PARALLEL = 3;
+
+interface Row {
+  readonly file: File;
+  readonly key: string;
+  readonly li: HTMLLIElement;
+  readonly progress: HTMLProgressElement;
+  readonly state: HTMLElement;
+  readonly result: HTMLElement;
+  status: 'ready' | 'working' | 'done' | 'failed';
+}
+
+enhance();
+const form = document.getElementById('work-form') as HTMLFormElement;
+const input = document.getElementById('files') as HTMLInputElement;
+const rowsList = document.getElementById('rows') as HTMLOListElement;
+const start = document.getElementById('start') as HTMLButtonElement;
+const drop = document.getElementById('drop') as HTMLElement;
+const maxBytes = Number(form.dataset.maxBytes);
+const batchSize = Number(form.dataset.batchSize);
+const rows: Row[] = [];
+let running = false;
+input.required = false;
+const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
+form.before(errorBox);
+
+function setState(row: Row, status: Row['status'], text: string): void {
+  row.status = status;
+  row.state.textContent = text;
+  row.li.dataset.state = status;
+}
+
+async function addFiles(files: readonly File[]): Promise<void> {
+  const problems: string[] = [];
+  let room = batchSize - rows.filter((r) => r.status !== 'done').length;
+  for (const file of files) {
+    if (room <= 0) {
+      problems.push(`${file.name}: a batch takes ${batchSize} images at most; check these first, then add more`);
+      continue;
+    }
+    const why = await refusal(file, maxBytes);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    room--;
+    const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
+    const state = element('span', { class: 'state' }, 'Ready');
+    const result = element('div', { class: 'result' });
+    const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result));
+    rowsList.append(li);
+    rows.push({ file, key: crypto.randomUUID(), li, progress, state, result, status: 'ready' });
+  }
+  errorBox.replaceChildren(...problems.map((p) => element('p', {}, p)));
+  errorBox.hidden = problems.length === 0;
+  start.disabled = running || !rows.some((r) => r.status !== 'done' && r.status !== 'working');
+}
+
+function fact(term: string, ...value: Array<Node | string>): [HTMLElement, HTMLElement] {
+  return [element('dt', {}, term), element('dd', {}, ...value)];
+}
+
+function showVerdict(row: Row, answer: Record<string, unknown>): void {
+  const verdict = answer.verdict as { kind: string; headline: string; explanation: string; signature: string; fingerprint: string; otherSignals: string[] };
+  const result = answer.result as Record<string, unknown>;
+  const sha = element('code', {}, String(result.sha256));
+  const copy = element('button', { type: 'button', class: 'secondary' }, 'Copy');
+  copy.addEventListener('click', () => void navigator.clipboard.writeText(String(result.sha256)).then(() => (copy.textContent = 'Copied')));
+  const facts = element(
+    'dl',
+    { class: 'facts' },
+    ...fact('Signature', verdict.signature),
+    ...fact('Fingerprint (experimental)', verdict.fingerprint),
+    ...(verdict.otherSignals.length ? fact('Other signals', element('ul', {}, ...verdict.otherSignals.map((s) => element('li', {}, s)))) : []),
+    ...fact('SHA-256', sha, ' ', copy),
+  );
+  const json = element('details', {}, element('summary', {}, 'As the API answers'), element('pre', {}, JSON.stringify(result, null, 2)));
+  const parts: HTMLElement[] = [element('div', { class: `verdict ${verdict.kind}` }, element('p', { class: 'headline' }, verdict.headline), element('p', {}, verdict.explanation)), facts, json];
+  if (verdict.kind === 'stripped') parts.splice(1, 0, remarkButton(row));
+  row.result.replaceChildren(...parts);
+}
+
+/** A file whose metadata was stripped: mark it again (a protect call, counted as one) and offer the new file. */
+function remarkButton(row: Row): HTMLElement {
+  const box = element('p', {});
+  const button = element('button', { type: 'button' }, 'Mark it again');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    button.textContent = 'Marking…';
+    try {
+      const batch = String((await postJson('/app/batches')).id);
+      const body = new FormData();
+      body.append('image', row.file, row.file.name);
+      const answer = await upload('/app/mark', body, { 'X-Batch-Id': batch, 'Idempotency-Key': `${row.key}-remark` }, () => {});
+      const blob = new Blob([base64ToBytes(String(answer.imageBase64))], { type: String(answer.mimeType) });
+      const save = element('button', { type: 'button', class: 'secondary' }, `Download ${String(answer.filename)}`);
+      save.addEventListener('click', () => download(blob, String(answer.filename)));
+      box.replaceChildren('Marked again: the opt-out is back in its metadata. ', save);
+      void refreshUsage();
+    } catch (error) {
+      box.replaceChildren(`Not marked: ${(error as ApiError).error}`);
+    }
+  });
+  box.append(button);
+  return box;
+}
+
+async function checkOne(row: Row, batch: string): Promise<void> {
+  const body = new FormData();
+  body.append('image', row.file, row.file.name);
+  setState(row, 'working', 'Uploading…');
+  try {
+    const answer = await upload('/app/check', body, { 'X-Batch-Id': batch, 'Idempotency-Key': row.key }, (fraction) => {
+      row.progress.value = fraction;
+      if (fraction >= 1) row.state.textContent = 'Checking…';
+    });
+    row.progress.value = 1;
+    setState(row, 'done', 'Checked');
+    showVerdict(row, answer);
+  } catch (error) {
+    setState(row, 'failed', `Not checked: ${(error as ApiError).error}`);
+    row.progress.value = 0;
+  }
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void (async () => {
+    const selected = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
+    if (running || selected.length === 0) return;
+    running = true;
+    start.disabled = true;
+    start.textContent = 'Checking…';
+    form.setAttribute('aria-busy', 'true');
+    try {
+      const batch = String((await postJson('/app/batches')).id);
+      await inParallel(selected, PARALLEL, (row) => checkOne(row, batch).then(() => refreshUsage()));
+      const failed = selected.filter((r) => r.status === 'failed').length;
+      announce(`${selected.length - failed} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+    } catch (error) {
+      errorBox.replaceChildren(element('p', {}, (error as ApiError).error ?? String(error)));
+      errorBox.hidden = false;
+    } finally {
+      running = false;
+      start.textContent = 'Check';
+      start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+      form.removeAttribute('aria-busy');
+    }
+  })();
+});
+
+input.addEventListener('change', () => {
+  void addFiles([...(input.files ?? [])]).then(() => (input.value = ''));
+});
+for (const type of ['dragenter', 'dragover'] as const) {
+  drop.addEventListener(type, (event) => {
+    event.preventDefault();
+    drop.classList.add('over');
+  });
+}
+drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+drop.addEventListener('drop', (event) => {
+  event.preventDefault();
+  drop.classList.remove('over');
+  void addFiles([...(event.dataTransfer?.files ?? [])]);
+});
+start.disabled = true;

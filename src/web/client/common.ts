@@ -1,0 +1,163 @@
+/**
+ * What the mark and check pages share in the browser: the session's form
+ * token, uploads with progress (XMLHttpRequest: fetch reports no upload
+ * progress), a bounded pool of parallel uploads, file checks before
+ * anything is sent, thumbnails, the usage meters, and numbers in the
+ * reader's locale.
+ */
+
+export const csrfToken = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
+const locale = navigator.language || 'en';
+const number = new Intl.NumberFormat(locale);
+const oneDecimal = new Intl.NumberFormat(locale, { maximumFractionDigits: 1 });
+
+export const formatNumber = (n: number) => number.format(n);
+
+/** Units of 1,024, as the server states its limit (25 MB = 26,214,400 bytes). */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${number.format(n)} bytes`;
+  if (n < 1024 ** 2) return `${oneDecimal.format(n / 1024)} KB`;
+  return `${oneDecimal.format(n / 1024 ** 2)} MB`;
+}
+
+export function element<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+/** Say something to screen readers (the page's polite live region). */
+export function announce(text: string): void {
+  const status = document.getElementById('status');
+  if (status) status.textContent = text;
+}
+
+export interface ApiError {
+  readonly status: number;
+  readonly error: string;
+  readonly code: string;
+}
+
+/** POST a form with progress; resolves with the JSON answer, rejects with an ApiError in words. */
+export function upload(url: string, form: FormData, headers: Record<string, string>, onProgress: (fraction: number) => void): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', url);
+    for (const [name, value] of Object.entries({ 'X-CSRF-Token': csrfToken, Accept: 'application/json', ...headers })) xhr.setRequestHeader(name, value);
+    xhr.responseType = 'json';
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    xhr.onload = () => {
+      const body = (xhr.response ?? {}) as Record<string, unknown>;
+      if (xhr.status === 200) resolve(body);
+      else reject({ status: xhr.status, error: typeof body.error === 'string' ? body.error : `The server answered ${xhr.status}`, code: typeof body.code === 'string' ? body.code : 'unknown' } satisfies ApiError);
+    };
+    xhr.onerror = () => reject({ status: 0, error: 'The connection failed: check your network and try again', code: 'network' } satisfies ApiError);
+    xhr.send(form);
+  });
+}
+
+export async function postJson(url: string): Promise<Record<string, unknown>> {
+  const response = await fetch(url, { method: 'POST', headers: { 'X-CSRF-Token': csrfToken, Accept: 'application/json' } });
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!response.ok) throw { status: response.status, error: String(body.error ?? `The server answered ${response.status}`), code: String(body.code ?? 'unknown') } satisfies ApiError;
+  return body;
+}
+
+/** Run `tasks` with at most `limit` at a time. */
+export async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** The format by the first bytes, as the server judges it (not the name or the declared type). */
+export async function imageKind(file: File): Promise<'jpeg' | 'png' | 'webp' | undefined> {
+  const b = new Uint8Array(await file.slice(0, 16).arrayBuffer());
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
+  if (b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return 'png';
+  if (String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') return 'webp';
+  return undefined;
+}
+
+/** Why a file cannot go, in words, or undefined when it can. */
+export async function refusal(file: File, maxBytes: number): Promise<string | undefined> {
+  if (file.size === 0) return `${file.name} is empty`;
+  if (file.size > maxBytes) return `${file.name} is ${formatBytes(file.size)}; the limit is ${formatBytes(maxBytes)} per image`;
+  if (!(await imageKind(file))) return `${file.name} is not a JPEG, PNG or WebP image`;
+  return undefined;
+}
+
+/** A small thumbnail, decoded at its small size where the browser can (createImageBitmap with resizeWidth), never shown at full size. */
+export async function thumbnail(file: File): Promise<HTMLElement> {
+  const canvas = element('canvas', { class: 'thumb', 'aria-hidden': 'true' });
+  try {
+    const bitmap = await createImageBitmap(file, { resizeWidth: 96, resizeQuality: 'low' });
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    canvas.getContext('2d')?.drawImage(bitmap, 0, 0);
+    bitmap.close();
+  } catch {
+    canvas.width = canvas.height = 1;
+  }
+  return canvas;
+}
+
+/** The usage meters of the page, set from GET /app/usage after each action. */
+export async function refreshUsage(): Promise<void> {
+  const response = await fetch('/app/usage', { headers: { Accept: 'application/json' } });
+  if (!response.ok) return;
+  const usage = (await response.json()) as Record<'protect' | 'verify', { used: number; limit: number; remaining: number }>;
+  for (const [id, a] of [['usage-protect', usage.protect], ['usage-verify', usage.verify]] as const) {
+    const box = document.getElementById(id);
+    if (!box) continue;
+    const meter = box.querySelector('meter');
+    if (meter) {
+      meter.max = Math.max(a.limit, 1);
+      meter.value = a.used;
+      meter.setAttribute('aria-label', `${box.querySelector('.meter-label span')?.textContent ?? ''}: ${formatNumber(a.used)} of ${formatNumber(a.limit)} used`);
+    }
+    const text = box.querySelector('.meter-text');
+    if (text) text.textContent = `${formatNumber(a.used)} of ${formatNumber(a.limit)} used · ${formatNumber(a.remaining)} left`;
+    box.dataset.used = String(a.used);
+  }
+}
+
+/** Hand a blob to the browser as a download named `name`. */
+export function download(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = element('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+export function base64ToBytes(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** `name (2).ext` for the second file of the same name, and so on. */
+export function uniqueNames(names: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((name) => {
+    const key = name.toLowerCase();
+    const count = (seen.get(key) ?? 0) + 1;
+    seen.set(key, count);
+    if (count === 1) return name;
+    const dot = name.lastIndexOf('.');
+    return dot > 0 ? `${name.slice(0, dot)} (${count})${name.slice(dot)}` : `${name} (${count})`;
+  });
+}
+
+/** The page works without JavaScript; with it, the no-JS notes hide and the batch controls show. */
+export function enhance(): void {
+  document.documentElement.classList.add('js');
+}

@@ -1,0 +1,248 @@
+/**
+ * The mark page with JavaScript: a batch of up to 25 images. Files are
+ * checked before anything is sent (count, size, type by their bytes), files
+ * already opted out are found in the browser with the same reader verify
+ * uses and skipped unless asked; the rest go 3 at a time, each with upload
+ * progress, its own Idempotency-Key (so a retry or a double click never
+ * marks or counts twice) and the batch's id. Each row ends with what was
+ * done, a download and, on failure, the reason and a retry; all marked files
+ * download as one zip built in the browser.
+ */
+import { downloadZip } from 'client-zip';
+import { readOptOut } from '../../core/opt-out-reader.js';
+import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
+import {
+  announce,
+  base64ToBytes,
+  download,
+  element,
+  enhance,
+  formatBytes,
+  inParallel,
+  postJson,
+  refreshUsage,
+  refusal,
+  thumbnail,
+  uniqueNames,
+  upload,
+  type ApiError,
+} from './common.js';
+
+const PARALLEL = 3;
+
+type State = 'ready' | 'skipped' | 'uploading' | 'working' | 'done' | 'failed';
+
+interface Row {
+  readonly file: File;
+  /** Kept across retries: the server recognises the same file. */
+  readonly key: string;
+  readonly li: HTMLLIElement;
+  readonly progress: HTMLProgressElement;
+  readonly state: HTMLElement;
+  readonly result: HTMLElement;
+  readonly actions: HTMLElement;
+  status: State;
+  alreadyOptedOut: string | undefined;
+  marked?: { blob: Blob; filename: string };
+}
+
+enhance();
+const form = document.getElementById('work-form') as HTMLFormElement;
+const input = document.getElementById('files') as HTMLInputElement;
+const rowsList = document.getElementById('rows') as HTMLOListElement;
+const start = document.getElementById('start') as HTMLButtonElement;
+const downloadAll = document.getElementById('download-all') as HTMLButtonElement;
+const includeMarked = document.getElementById('include-marked') as HTMLInputElement;
+const drop = document.getElementById('drop') as HTMLElement;
+const maxBytes = Number(form.dataset.maxBytes);
+const batchSize = Number(form.dataset.batchSize);
+const rows: Row[] = [];
+let running = false;
+
+input.required = false;
+const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
+form.before(errorBox);
+
+function showErrors(messages: readonly string[]): void {
+  errorBox.replaceChildren(...(messages.length === 1 ? [messages[0]!] : [element('p', {}, 'These files were not added:'), element('ul', {}, ...messages.map((m) => element('li', {}, m)))]));
+  errorBox.hidden = messages.length === 0;
+}
+
+function setState(row: Row, status: State, text: string): void {
+  row.status = status;
+  row.state.textContent = text;
+  row.li.dataset.state = status;
+}
+
+async function addFiles(files: readonly File[]): Promise<void> {
+  const problems: string[] = [];
+  const pending = rows.filter((r) => r.status !== 'done').length;
+  let room = batchSize - pending;
+  for (const file of files) {
+    if (room <= 0) {
+      problems.push(`${file.name}: a batch takes ${batchSize} images at most; mark these first, then add more`);
+      continue;
+    }
+    const why = await refusal(file, maxBytes);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    room--;
+    rows.push(await newRow(file));
+  }
+  showErrors(problems);
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+  announce(`${rows.length} file${rows.length === 1 ? '' : 's'} in the list${problems.length ? `; ${problems.length} not added` : ''}`);
+}
+
+async function newRow(file: File): Promise<Row> {
+  const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
+  const state = element('span', { class: 'state' });
+  const result = element('div', { class: 'result' });
+  const actions = element('div', { class: 'row-actions' });
+  const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
+  rowsList.append(li);
+  const row: Row = { file, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready', alreadyOptedOut: undefined };
+  try {
+    const reading = readOptOut(new Uint8Array(await file.arrayBuffer()));
+    if (reading.optedOut) row.alreadyOptedOut = reading.code;
+  } catch {
+    // Not readable here: the server will say what is wrong with it.
+  }
+  if (row.alreadyOptedOut && !includeMarked.checked) skip(row);
+  else setState(row, 'ready', 'Ready');
+  return row;
+}
+
+function skip(row: Row): void {
+  const label = DATA_MINING_LABELS[row.alreadyOptedOut as DataMiningCode] ?? 'opted out';
+  setState(row, 'skipped', `Already opted out (${label}): skipped, nothing counted.`);
+  const again = element('button', { type: 'button', class: 'secondary' }, 'Mark it anyway');
+  again.addEventListener('click', () => {
+    setState(row, 'ready', 'Ready');
+    row.actions.replaceChildren();
+    start.disabled = running;
+  });
+  row.actions.replaceChildren(again);
+}
+
+function showResult(row: Row, answer: Record<string, unknown>): void {
+  const bytes = base64ToBytes(String(answer.imageBase64));
+  const filename = String(answer.filename);
+  row.marked = { blob: new Blob([bytes], { type: String(answer.mimeType) }), filename };
+  const before = Number(answer.sizeBefore);
+  const after = Number(answer.sizeAfter);
+  const facts = [
+    `Opt-out written: ${String(answer.valueLabel)}.`,
+    answer.changed === false ? 'The file already said exactly this: it is unchanged.' : `Size: ${formatBytes(before)} → ${formatBytes(after)}.`,
+    answer.fingerprint === 'added' ? 'Fingerprint added (the image was re-encoded).' : answer.fingerprint === 'found' ? 'Fingerprint already there: not added again.' : '',
+    'Signed by this service.',
+    answer.c2paInvalidated ? 'Its Content Credentials (C2PA) no longer validate.' : '',
+  ].filter(Boolean);
+  row.result.replaceChildren(element('p', {}, facts.join(' ')));
+  const save = element('button', { type: 'button', class: 'secondary' }, `Download ${filename}`);
+  save.addEventListener('click', () => download(row.marked!.blob, filename));
+  row.actions.replaceChildren(save);
+}
+
+function showFailure(row: Row, error: ApiError): void {
+  setState(row, 'failed', `Not marked: ${error.error}`);
+  row.progress.value = 0;
+  const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
+  retry.addEventListener('click', () => void run([row]));
+  row.actions.replaceChildren(retry);
+}
+
+async function markOne(row: Row, batch: string, fields: FormData): Promise<void> {
+  const body = new FormData();
+  for (const [name, value] of fields) if (name !== 'image') body.append(name, value);
+  body.append('image', row.file, row.file.name);
+  setState(row, 'uploading', 'Uploading…');
+  row.actions.replaceChildren();
+  try {
+    const answer = await upload('/app/mark', body, { 'X-Batch-Id': batch, 'Idempotency-Key': row.key }, (fraction) => {
+      row.progress.value = fraction;
+      if (fraction >= 1) setState(row, 'working', 'Marking…');
+    });
+    row.progress.value = 1;
+    setState(row, 'done', 'Marked');
+    showResult(row, answer);
+  } catch (error) {
+    showFailure(row, error as ApiError);
+  }
+}
+
+async function run(selected: Row[]): Promise<void> {
+  if (running || selected.length === 0) return;
+  running = true;
+  start.disabled = true;
+  start.textContent = 'Marking…';
+  form.setAttribute('aria-busy', 'true');
+  const fields = new FormData(form);
+  try {
+    const batch = String((await postJson('/app/batches')).id);
+    await inParallel(selected, PARALLEL, (row) => markOne(row, batch, fields).then(() => refreshUsage()));
+    const done = selected.filter((r) => r.status === 'done').length;
+    const failed = selected.filter((r) => r.status === 'failed').length;
+    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+  } catch (error) {
+    showErrors([(error as ApiError).error ?? String(error)]);
+  } finally {
+    running = false;
+    start.textContent = 'Mark';
+    start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+    form.removeAttribute('aria-busy');
+    downloadAll.disabled = !rows.some((r) => r.marked);
+  }
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void run(rows.filter((r) => r.status === 'ready' || r.status === 'failed'));
+});
+
+input.addEventListener('change', () => {
+  void addFiles([...(input.files ?? [])]).then(() => (input.value = ''));
+});
+
+includeMarked.addEventListener('change', () => {
+  for (const row of rows) {
+    if (!row.alreadyOptedOut) continue;
+    if (includeMarked.checked && row.status === 'skipped') {
+      setState(row, 'ready', 'Ready');
+      row.actions.replaceChildren();
+    } else if (!includeMarked.checked && row.status === 'ready') skip(row);
+  }
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+});
+
+for (const type of ['dragenter', 'dragover'] as const) {
+  drop.addEventListener(type, (event) => {
+    event.preventDefault();
+    drop.classList.add('over');
+  });
+}
+drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+drop.addEventListener('drop', (event) => {
+  event.preventDefault();
+  drop.classList.remove('over');
+  void addFiles([...(event.dataTransfer?.files ?? [])]);
+});
+
+downloadAll.addEventListener('click', async () => {
+  const marked = rows.filter((r) => r.marked);
+  const names = uniqueNames(marked.map((r) => r.marked!.filename));
+  downloadAll.disabled = true;
+  downloadAll.textContent = 'Preparing the zip…';
+  try {
+    const zip = await downloadZip(marked.map((r, i) => ({ name: names[i]!, input: r.marked!.blob, lastModified: new Date() }))).blob();
+    download(zip, 'optmark-marked.zip');
+    announce(`The zip of ${marked.length} file${marked.length === 1 ? '' : 's'} is downloading.`);
+  } finally {
+    downloadAll.textContent = 'Download all (zip)';
+    downloadAll.disabled = false;
+  }
+});
+
+start.disabled = true;

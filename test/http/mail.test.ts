@@ -1,0 +1,89 @@
+/**
+ * Mail for people, through a real SMTP server in the test (smtp-server on
+ * loopback): an owner's invitation is mailed (and its link not shown on the
+ * page), and "forgot your password" mails a reset link whether or not
+ * anyone asked for a known email, answering the same.
+ */
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
+import { linkToken, WebClient } from '../support/web-client.js';
+
+interface Received {
+  readonly to: string[];
+  readonly text: string;
+}
+
+const received: Received[] = [];
+let smtp: SMTPServer;
+let t: TestServer;
+const dataDir = freshDataDir();
+const PASSWORD = 'correct horse battery staple';
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        received.push({ to: session.envelope.rcptTo.map((r) => r.address), text: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  smtp.listen(0, '127.0.0.1');
+  await once(smtp.server, 'listening');
+  const port = (smtp.server.address() as AddressInfo).port;
+  t = await startTestServer({ dataDir, env: { OPTMARK_SMTP_URL: `smtp://127.0.0.1:${port}`, OPTMARK_MAIL_FROM: 'optmark <no-reply@studio.example>' } });
+  await t.server.admin.createAccount('mailing', 'pro');
+  await t.server.people.createUser({ account: 'mailing', email: 'owner@mail.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+});
+afterAll(async () => {
+  await t?.close();
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The link in a mail (quoted-printable soft breaks undone). */
+const linkIn = (text: string) => /https?:\/\/\S+\/link\?token=[A-Za-z0-9_-]{43}/.exec(text.replace(/=\r?\n/g, '').replace(/=3D/g, '='))![0];
+
+it('an invitation is mailed to the person invited; the page says so and does not show the link', async () => {
+  const owner = new WebClient(t.url);
+  await owner.signIn('owner@mail.example', PASSWORD);
+  const response = await owner.form('/account/members', { csrf: await owner.csrf(), email: 'new@mail.example', role: 'member' });
+  const html = await response.text();
+  expect(html).toContain('An invitation is mailed to new@mail.example');
+  expect(html).not.toContain('id="invitation-link"');
+  const mail = received.find((m) => m.to.includes('new@mail.example'))!;
+  expect(mail.text).toContain('From: optmark <no-reply@studio.example>');
+  expect(mail.text).toContain('invites you to mailing on optmark');
+  const link = linkIn(mail.text);
+  const invited = new WebClient(t.url);
+  const path = new URL(link).pathname + new URL(link).search;
+  const pre = await invited.preToken(path);
+  expect((await invited.form('/link', { pre, token: linkToken(link), password: PASSWORD })).status).toBe(303);
+});
+
+it('"forgot your password" mails a link for a known email, nothing for an unknown one, and answers both the same', async () => {
+  const known = new WebClient(t.url);
+  const answerKnown = await known.form('/forgot-password', { pre: await known.preToken('/forgot-password'), email: 'owner@mail.example' });
+  const unknown = new WebClient(t.url);
+  const answerUnknown = await unknown.form('/forgot-password', { pre: await unknown.preToken('/forgot-password'), email: 'stranger@mail.example' });
+  expect(answerKnown.status).toBe(200);
+  expect(answerUnknown.status).toBe(200);
+  const strip = (html: string) => html.replace(/value="[^"]*"/g, '');
+  expect(strip(await answerKnown.text())).toBe(strip(await answerUnknown.text()));
+  await expect.poll(() => received.filter((m) => m.to.includes('owner@mail.example')).length).toBe(1);
+  expect(received.some((m) => m.to.includes('stranger@mail.example'))).toBe(false);
+  const link = linkIn(received.find((m) => m.to.includes('owner@mail.example'))!.text);
+  const reset = new WebClient(t.url);
+  const path = new URL(link).pathname + new URL(link).search;
+  expect((await reset.page(path)).html).toContain('Choose a new password');
+  expect((await reset.form('/link', { pre: await reset.preToken(path), token: linkToken(link), password: 'a brand new password' })).status).toBe(303);
+  expect((await new WebClient(t.url).signIn('owner@mail.example', 'a brand new password')).status).toBe(303);
+});

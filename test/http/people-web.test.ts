@@ -1,0 +1,313 @@
+/**
+ * The people's side over HTTP, as a browser uses it: set-up links, sign-in
+ * with one answer for every failure and a brake on guessing, sessions in the
+ * database (they survive a restart), proof of origin on every state-changing
+ * route, roles, and the dashboard's marking and checking counted exactly
+ * like API calls, batches of 25 and repeats that count once.
+ */
+import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { fixFingerprintKey, texturedPhoto } from '../fingerprint/support.js';
+import { generatedImages } from '../support/generated.js';
+import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
+import { linkToken, WebClient } from '../support/web-client.js';
+
+const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
+/** A picture the fingerprint takes (texture to vote on, big enough). */
+const PHOTO = await texturedPhoto(640, 480);
+const PASSWORD = 'correct horse battery staple';
+
+let t: TestServer;
+const dataDir = freshDataDir();
+fixFingerprintKey(dataDir, 'optmark test: people on the web');
+
+async function user(account: string, email: string, role: 'owner' | 'member' = 'owner', plan: 'pro' | 'free' = 'pro') {
+  await t.server.admin.createAccount(account, plan).catch(() => undefined);
+  await t.server.people.createUser({ account, email, role, password: PASSWORD, actor: 'cli' });
+  const browser = new WebClient(t.url);
+  expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+  return browser;
+}
+
+function imageForm(bytes: Uint8Array, fields: Record<string, string> = {}, name = 'photo.jpg'): FormData {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append('image', new Blob([bytes], { type: 'image/jpeg' }), name);
+  return form;
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ dataDir });
+});
+afterAll(async () => {
+  await t?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('set-up links and sign-in', () => {
+  it('a set-up link shows a form, sets the password once, signs the person in; the link then says it is spent', async () => {
+    await t.server.admin.createAccount('studio', 'pro');
+    const { link } = await t.server.people.createUser({ account: 'studio', email: 'ada@example.com', role: 'owner', actor: 'cli' });
+    const browser = new WebClient(t.url);
+    const path = new URL(link!.url).pathname + new URL(link!.url).search;
+    const page = await browser.page(path);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('<h1>Set your password</h1>');
+    expect(page.html).toContain('ada@example.com');
+    const pre = /name="pre" value="([^"]+)"/.exec(page.html)![1]!;
+
+    // A password that breaks the rule: the form comes back with the reason, the link still works.
+    const refused = await browser.form('/link', { pre, token: linkToken(link!.url), password: 'short', displayName: 'Ada L.' });
+    expect(refused.status).toBe(422);
+    const again = await refused.text();
+    expect(again).toContain('role="alert"');
+    expect(again).toContain('it has 5 characters; use at least 10');
+    expect(again).toContain('value="Ada L."');
+
+    const set = await browser.form('/link', { pre, token: linkToken(link!.url), password: PASSWORD, displayName: 'Ada' });
+    expect(set.status).toBe(303);
+    expect(set.headers.get('location')).toBe('/overview?welcome=1');
+    expect(browser.cookie('optmark_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const overview = await browser.page(set.headers.get('location')!);
+    expect(overview.html).toContain('Your password is set: you are signed in.');
+    expect((await browser.page(path)).status).toBe(404);
+  });
+
+  it('an unknown email, a wrong password and a disabled user all get the same 401 page, keeping the email typed', async () => {
+    await t.server.people.createUser({ account: 'studio', email: 'bo@example.com', password: PASSWORD, actor: 'cli' });
+    await t.server.people.createUser({ account: 'studio', email: 'cy@example.com', password: PASSWORD, actor: 'cli' });
+    await t.server.people.disableUser('cy@example.com', 'cli');
+    const answers = [];
+    for (const [email, password] of [['nobody@example.com', PASSWORD], ['bo@example.com', 'not the password at all'], ['cy@example.com', PASSWORD]]) {
+      const browser = new WebClient(t.url);
+      const response = await browser.signIn(email!, password!);
+      const html = await response.text();
+      expect(response.status, email).toBe(401);
+      expect(html, email).toContain(`value="${email}"`);
+      answers.push(html.replace(/value="[^"]*"/g, ''));
+    }
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toContain('The email or the password is not right.');
+  });
+
+  it('after 5 wrong passwords for one email from one address, the next waits (429 with Retry-After); another email is not held up', async () => {
+    await t.server.people.createUser({ account: 'studio', email: 'dee@example.com', password: PASSWORD, actor: 'cli' });
+    const browser = new WebClient(t.url);
+    for (let i = 0; i < 5; i++) expect((await browser.signIn('dee@example.com', `wrong password ${i}`)).status).toBe(401);
+    const held = await browser.signIn('dee@example.com', PASSWORD);
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await held.text()).toMatch(/wait \d+ seconds? before trying again/);
+    expect((await browser.signIn('bo@example.com', PASSWORD)).status).toBe(303);
+  });
+
+  it('sign-in needs its pre-session token and a form of this site', async () => {
+    await t.server.people.createUser({ account: 'studio', email: 'eve@example.com', password: PASSWORD, actor: 'cli' });
+    const browser = new WebClient(t.url);
+    const pre = await browser.preToken();
+    expect((await browser.form('/sign-in', { email: 'eve@example.com', password: PASSWORD })).status).toBe(403);
+    expect((await browser.form('/sign-in', { pre: 'x'.repeat(32), email: 'eve@example.com', password: PASSWORD })).status).toBe(403);
+    expect((await browser.form('/sign-in', { pre, email: 'eve@example.com', password: PASSWORD }, 'cross-site')).status).toBe(403);
+    // Without Sec-Fetch-Site or Origin (not a browser), the token alone decides.
+    const plain = await browser.request('/sign-in', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ email: 'eve@example.com', password: PASSWORD }).toString() });
+    expect(plain.status).toBe(403);
+    expect((await browser.form('/sign-in', { pre, email: 'eve@example.com', password: PASSWORD })).status).toBe(303);
+  });
+});
+
+describe('sessions', () => {
+  it('survive a restart of the server; sign-out from another site is refused, from the page it ends the session', async () => {
+    const browser = await user('solo', 'fay@example.com');
+    const csrf = await browser.csrf();
+    await t.close();
+    t = await startTestServer({ dataDir });
+    browser.base === t.url || Object.assign(browser, { base: t.url });
+    expect((await browser.page('/overview')).status).toBe(200);
+
+    const forged = await browser.form('/sign-out', { csrf }, 'cross-site');
+    expect(forged.status).toBe(403);
+    expect((await browser.form('/sign-out', {})).status).toBe(403);
+    expect((await browser.page('/overview')).status).toBe(200);
+    const out = await browser.form('/sign-out', { csrf });
+    expect(out.status).toBe(303);
+    expect((await browser.page('/overview')).location).toBe('/sign-in?next=%2Foverview');
+  });
+
+  it("a new password ends the person's other sessions; this one goes on", async () => {
+    await t.server.admin.createAccount('pair', 'pro');
+    await t.server.people.createUser({ account: 'pair', email: 'gus@example.com', password: PASSWORD, actor: 'cli' });
+    const laptop = new WebClient(t.url);
+    const phone = new WebClient(t.url);
+    await laptop.signIn('gus@example.com', PASSWORD);
+    await phone.signIn('gus@example.com', PASSWORD);
+    const changed = await laptop.form('/account/password', { csrf: await laptop.csrf(), current: PASSWORD, password: 'an entirely new password' });
+    expect(changed.status).toBe(200);
+    expect(await changed.text()).toContain('Your password is changed. Your other sessions have ended.');
+    expect((await laptop.page('/overview')).status).toBe(200);
+    expect((await phone.page('/overview')).status).toBe(303);
+  });
+});
+
+describe('roles', () => {
+  it('owners invite (the link shown when no mail is configured), change roles and remove; members may not', async () => {
+    const owner = await user('team', 'hal@example.com', 'owner');
+    const csrf = await owner.csrf();
+    const invited = await owner.form('/account/members', { csrf, email: 'ivy@example.com', role: 'member' });
+    expect(invited.status).toBe(200);
+    const html = await invited.text();
+    const link = /id="invitation-link" type="text" readonly value="([^"]+)"/.exec(html)![1]!;
+    expect(link).toContain('/link?token=');
+
+    const ivy = new WebClient(t.url);
+    const path = new URL(link).pathname + new URL(link).search;
+    expect((await ivy.page(path)).html).toContain('<h1>Join team</h1>');
+    const pre = await ivy.preToken(path);
+    expect((await ivy.form('/link', { pre, token: linkToken(link), password: PASSWORD, displayName: 'Ivy' })).status).toBe(303);
+
+    const member = await ivy.csrf();
+    const refused = await ivy.form('/account/members', { csrf: member, email: 'joe@example.com', role: 'member' });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('Only the account&#39;s owners may do this');
+
+    const ivyId = (await t.server.people.listUsers('team')).find((u) => u.email === 'ivy@example.com')!.id;
+    expect((await owner.form('/account/members/role', { csrf, user: ivyId, role: 'owner' })).status).toBe(200);
+    const halId = (await t.server.people.listUsers('team')).find((u) => u.email === 'hal@example.com')!.id;
+    // The last owner cannot step down: here there are two, so Ivy may demote Hal.
+    expect((await ivy.form('/account/members/role', { csrf: member, user: halId, role: 'member' })).status).toBe(200);
+    expect((await ivy.form('/account/members/role', { csrf: member, user: halId, role: 'owner' })).status).toBe(200);
+    const removed = await owner.form('/account/members/remove', { csrf, user: ivyId });
+    expect(await removed.text()).toContain('ivy@example.com is removed from the account');
+    expect((await ivy.page('/overview')).status).toBe(303);
+  });
+
+  it('a Free account signs in and is told why it cannot mark or check; its calls are refused', async () => {
+    const free = await user('gratis', 'kim@example.com', 'owner', 'free');
+    expect((await free.page('/mark')).html).toContain('does not include marking or checking images');
+    const answer = await free.app('/app/mark', { body: imageForm(JPEG) });
+    expect(answer.status).toBe(403);
+    expect(answer.json.code).toBe('plan_not_allowed');
+  });
+});
+
+describe('malformed forms', () => {
+  it('a form over 16 KiB is 413 body_too_large; a multipart body cut short is 400; a file name of HTML is shown as text; none of it counts', async () => {
+    const browser = await user('rough', 'quin@example.com');
+    const csrf = await browser.csrf();
+    const big = await browser.request('/account/profile', {
+      method: 'POST',
+      site: 'same-origin',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: new URLSearchParams({ csrf, displayName: 'x'.repeat(20_000) }).toString(),
+    });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toMatchObject({ code: 'body_too_large' });
+
+    const boundary = 'optmark-cut';
+    const cut = `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n${Buffer.from(JPEG.subarray(0, 500)).toString('latin1')}`;
+    const truncated = await browser.request(`/check?csrf=${csrf}`, {
+      method: 'POST',
+      site: 'same-origin',
+      headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Accept: 'application/json' },
+      body: Buffer.from(cut, 'latin1'),
+    });
+    expect(truncated.status).toBe(400);
+    expect(await truncated.json()).toMatchObject({ code: 'malformed_request' });
+
+    const named = await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG, {}, '<img src=x onerror=alert(1)>.jpg') });
+    const html = await named.text();
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;.jpg');
+    expect(html).not.toContain('<img src=x');
+    const usage = await t.server.admin.usage('rough');
+    expect([usage.protect.used, usage.verify.used]).toEqual([0, 1]);
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('marking and checking', () => {
+  it('one file without JavaScript: the marked file downloads and counts one; the check page says the verdict in words', async () => {
+    const browser = await user('nojs', 'lea@example.com');
+    const csrf = await browser.csrf();
+    const marked = await browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG) });
+    expect(marked.status).toBe(200);
+    expect(marked.headers.get('content-disposition')).toContain('photo-optout.jpg');
+    const bytes = new Uint8Array(await marked.arrayBuffer());
+    const checked = await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(bytes, {}, 'photo-optout.jpg') });
+    const html = await checked.text();
+    expect(html).toContain('<p class="headline">Opted out</p>');
+    expect(html).toContain('Signed by this service, and unchanged since');
+    expect((await t.server.admin.usage('nojs')).protect.used).toBe(1);
+    expect((await t.server.admin.usage('nojs')).verify.used).toBe(1);
+  });
+
+  it('a batch takes 25 distinct files; a 26th is 409 batch_full; a file resent with its key counts once and gets the same bytes', async () => {
+    const browser = await user('batcher', 'max@example.com');
+    const csrf = await browser.csrf();
+    const batch = await browser.app('/app/batches', { csrf });
+    expect(batch.status).toBe(200);
+    expect(batch.json).toMatchObject({ id: expect.stringMatching(/^bat_/), limit: 25 });
+    const send = (key: string) => browser.app('/app/mark', { csrf, body: imageForm(JPEG), headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': key } });
+    const first = await send('file-1');
+    expect(first.status).toBe(200);
+    const again = await send('file-1');
+    expect(again.status).toBe(200);
+    expect(again.json.sha256).toBe(first.json.sha256);
+    expect(again.json.imageBase64).toBe(first.json.imageBase64);
+    for (let i = 2; i <= 25; i++) expect((await send(`file-${i}`)).status, `file ${i}`).toBe(200);
+    const full = await send('file-26');
+    expect(full.status).toBe(409);
+    expect(full.json).toMatchObject({ code: 'batch_full', error: expect.stringContaining('25 images already') });
+    // A retry of a file already in the batch is still taken.
+    expect((await send('file-7')).status).toBe(200);
+    expect((await t.server.admin.usage('batcher')).protect.used).toBe(25);
+    // The same key with another file: refused, not counted.
+    const other = await browser.app('/app/mark', { csrf, body: imageForm(PHOTO), headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': 'file-3' } });
+    expect(other.status).toBe(422);
+    expect(other.json.code).toBe('idempotency_key_reused');
+    expect((await t.server.admin.usage('batcher')).protect.used).toBe(25);
+  });
+
+  it('two requests with one key at the same moment (a double click): one is marked and counted, both get the same answer', async () => {
+    const browser = await user('clicker', 'ned@example.com');
+    const csrf = await browser.csrf();
+    const send = () => browser.app('/app/mark', { csrf, body: imageForm(PHOTO, { fingerprint: 'on' }), headers: { 'Idempotency-Key': 'double' } });
+    const [a, b] = await Promise.all([send(), send()]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.json.sha256).toBe(b.json.sha256);
+    expect(createHash('sha256').update(Buffer.from(String(a.json.imageBase64), 'base64')).digest('hex')).toBe(a.json.sha256);
+    expect((await t.server.admin.usage('clicker')).protect.used).toBe(1);
+  });
+
+  it("the page scripts' calls need the session's form token and a request of this site", async () => {
+    const browser = await user('guarded', 'ola@example.com');
+    expect((await browser.app('/app/mark', { csrf: 'wrong', body: imageForm(JPEG) })).status).toBe(403);
+    const cross = await browser.request('/app/batches', { method: 'POST', site: 'cross-site', headers: { 'X-CSRF-Token': await browser.csrf() } });
+    expect(cross.status).toBe(403);
+    const signedOut = new WebClient(t.url);
+    const none = await signedOut.app('/app/mark', { csrf: 'x', body: imageForm(JPEG) });
+    expect(none.status).toBe(401);
+    expect(none.json.code).toBe('not_signed_in');
+    expect((await t.server.admin.usage('guarded')).protect.used).toBe(0);
+  });
+
+  it('the check answer puts the verdict in words: opted out; stripped of its metadata but fingerprinted; not opted out, never a percentage', async () => {
+    const browser = await user('checker', 'pat@example.com');
+    const csrf = await browser.csrf();
+    const verdictOf = async (bytes: Uint8Array) => (await browser.app('/app/check', { csrf, body: imageForm(bytes) })).json.verdict as Record<string, string>;
+    const marked = await browser.app('/app/mark', { csrf, body: imageForm(PHOTO, { fingerprint: 'on' }) });
+    expect(marked.status).toBe(200);
+    expect(marked.json.fingerprint).toBe('added');
+    const bytes = Buffer.from(String(marked.json.imageBase64), 'base64');
+    expect(await verdictOf(bytes)).toMatchObject({ kind: 'opted-out', headline: 'Opted out', fingerprint: "Found: this service's fingerprint is in the pixels." });
+    // Its metadata stripped (the same pixels written again without any): the fingerprint says what happened.
+    const stripped = await sharp(bytes).png().toBuffer();
+    expect(await verdictOf(stripped)).toMatchObject({
+      kind: 'stripped',
+      headline: "Not opted out in the metadata, but this service's fingerprint is in the pixels",
+      explanation: expect.stringContaining('Mark it again'),
+    });
+    const plain = await verdictOf(PHOTO);
+    expect(plain).toMatchObject({ kind: 'not-opted-out', headline: 'Not opted out', fingerprint: 'Not found.' });
+  });
+});

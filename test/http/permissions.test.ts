@@ -1,0 +1,161 @@
+/**
+ * docs/permissions.md against the running server: every route registered has
+ * a row, every row is a route, and every cell of the people's side is tried
+ * with a real request for its role. Every state-changing route of a session
+ * carries the form-token check, every public form the pre-session check.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatedImages } from '../support/generated.js';
+import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
+import { WebClient } from '../support/web-client.js';
+
+const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
+const PASSWORD = 'correct horse battery staple';
+const doc = readFileSync(new URL('../../docs/permissions.md', import.meta.url), 'utf8');
+
+const ROLES = ['Signed out', 'Free', 'Member', 'Owner', 'Other owner', 'Operator'] as const;
+type Role = (typeof ROLES)[number];
+
+function tableAfter(heading: string): string[][] {
+  const section = doc.slice(doc.indexOf(heading));
+  const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+  const end = section.indexOf('\n## ', 1);
+  return rows.filter((line) => end === -1 || section.indexOf(line) < end).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+}
+
+const peopleRows = tableAfter("## The people's side").map(([route, ...cells]) => {
+  const [method, url] = route!.replace(/`/g, '').split(' ') as [string, string];
+  return { method, url, cells: Object.fromEntries(ROLES.map((role, i) => [role, cells[i]!])) as Record<Role, string> };
+});
+const apiRows = tableAfter('## The API and the service').map(([route]) => route!.replace(/`/g, '').split(' ') as [string, string]);
+
+let t: TestServer;
+const dataDir = freshDataDir();
+const browsers = {} as Record<Exclude<Role, 'Signed out'>, WebClient>;
+const emails = {} as Record<Exclude<Role, 'Signed out'>, string>;
+let target = 0;
+
+async function signedIn(account: string, plan: 'free' | 'pro', email: string, role: 'owner' | 'member', operator = false): Promise<WebClient> {
+  await t.server.admin.createAccount(account, plan).catch(() => undefined);
+  await t.server.people.createUser({ account, email, role, operator, password: PASSWORD, actor: 'cli' });
+  const browser = new WebClient(t.url);
+  expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+  return browser;
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ dataDir });
+  const people: Array<[Exclude<Role, 'Signed out'>, string, 'free' | 'pro', string, 'owner' | 'member', boolean]> = [
+    ['Owner', 'perm-pro', 'pro', 'owner@perm.example', 'owner', false],
+    ['Member', 'perm-pro', 'pro', 'member@perm.example', 'member', false],
+    ['Free', 'perm-free', 'free', 'free@perm.example', 'owner', false],
+    ['Other owner', 'perm-other', 'pro', 'other@perm.example', 'owner', false],
+    ['Operator', 'perm-ops', 'pro', 'operator@perm.example', 'member', true],
+  ];
+  for (const [role, account, plan, email, accountRole, operator] of people) {
+    browsers[role] = await signedIn(account, plan, email, accountRole, operator);
+    emails[role] = email;
+  }
+});
+afterAll(async () => {
+  await t?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function anotherSession(email: string): Promise<WebClient> {
+  const browser = new WebClient(t.url);
+  expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+  return browser;
+}
+
+/** A member of the Pro account for the member routes to act on (a new one each time: removing spends it). */
+async function targetId(): Promise<string> {
+  const { user } = await t.server.people.createUser({ account: 'perm-pro', email: `target-${++target}@perm.example`, role: 'member', password: PASSWORD, actor: 'cli' });
+  return user.id;
+}
+
+function image(): FormData {
+  const form = new FormData();
+  form.append('image', new Blob([JPEG], { type: 'image/jpeg' }), 'photo.jpg');
+  return form;
+}
+
+/** One request of `role` to the route, with a body it would plausibly send. */
+async function attempt(method: string, url: string, role: Role): Promise<{ status: number; location: string | null; code: string | undefined }> {
+  // Signing out ends the session: it gets a session of its own.
+  const browser = role === 'Signed out' ? new WebClient(t.url) : url === '/sign-out' ? await anotherSession(emails[role]) : browsers[role];
+  const csrf = role === 'Signed out' ? 'not-a-token' : await browser.csrf();
+  const path = url.replace(':name', 'style.css');
+  let response: Response;
+  if (method === 'GET') {
+    response = await browser.request(path === '/link' ? '/link?token=x' : path, { site: 'none', headers: { Accept: 'application/json' } });
+  } else if (path === '/sign-in' || path === '/link' || path === '/forgot-password') {
+    const pre = await browser.preTokenAnyway();
+    response = await browser.form(path, { pre, email: 'nobody@perm.example', password: 'not the password', token: 'x' });
+  } else if (path.startsWith('/app/') || path === '/mark' || path === '/check') {
+    const body = path === '/app/batches' ? undefined : image();
+    response = await browser.request(path.startsWith('/app/') ? path : `${path}?csrf=${csrf}`, { method: 'POST', site: 'same-origin', headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' }, ...(body ? { body } : {}) });
+  } else {
+    const fields: Record<string, string> = { csrf, displayName: 'Someone', current: 'wrong', password: 'a new password here', email: `invited-${++target}@perm.example`, role: 'member' };
+    if (path === '/account/members/role' || path === '/account/members/remove') fields.user = await targetId();
+    response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams(fields).toString() });
+  }
+  const text = await response.text();
+  let code: string | undefined;
+  try {
+    code = (JSON.parse(text) as { code?: string }).code;
+  } catch {
+    code = undefined;
+  }
+  return { status: response.status, location: response.headers.get('location'), code };
+}
+
+const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found']);
+
+describe('docs/permissions.md', () => {
+  it('has a row for every route the server registers, and a route for every row', () => {
+    const registered = t.server.app.routeTable.filter((r) => r.method !== 'HEAD');
+    const documented = new Set([...peopleRows.map((r) => `${r.method} ${r.url}`), ...apiRows.map(([m, u]) => `${m} ${u}`)]);
+    const apiUrls = new Set(apiRows.map(([, u]) => u));
+    const missing = registered.filter((r) => !documented.has(`${r.method} ${r.url}`) && !(r.access === 'api-key' && apiUrls.has(r.url)));
+    expect(missing.map((r) => `${r.method} ${r.url}`)).toEqual([]);
+    const gone = [...documented].filter((route) => !registered.some((r) => `${r.method} ${r.url}` === route));
+    expect(gone).toEqual([]);
+    // Every route says who may call it.
+    expect(registered.filter((r) => r.access === undefined).map((r) => `${r.method} ${r.url}`)).toEqual([]);
+  });
+
+  it('every state-changing route of a session checks the form token; every public form, its pre-session token', () => {
+    const changing = t.server.app.routeTable.filter((r) => !['GET', 'HEAD'].includes(r.method) && r.access !== 'api-key');
+    expect(changing.length).toBeGreaterThan(10);
+    for (const route of changing) {
+      expect(route.csrf, `${route.method} ${route.url}`).toBe(route.access === 'public' ? 'pre-session' : 'session');
+    }
+  });
+
+  it.each(peopleRows.map((r) => [`${r.method} ${r.url}`, r] as const))('%s: every role gets what the table says', async (_name, row) => {
+    for (const role of ROLES) {
+      const cell = row.cells[role];
+      const { status, location, code } = await attempt(row.method, row.url, role);
+      const toSignIn = status === 303 && (location ?? '').startsWith('/sign-in?');
+      const what = `${role}: ${status}${code ? ` ${code}` : ''}${location ? ` -> ${location}` : ''}`;
+      if (cell === 'yes') {
+        expect(toSignIn || (code !== undefined && REFUSALS.has(code)), what).toBe(false);
+      } else {
+        const expected = Number(/^no \((\d{3})\)$/.exec(cell)?.[1]);
+        expect(Number.isInteger(expected), `${role}: cell "${cell}"`).toBe(true);
+        expect(status === expected || (expected === 401 && toSignIn), what).toBe(true);
+        if (status !== 303) expect(REFUSALS.has(code ?? ''), what).toBe(true);
+      }
+    }
+  });
+
+  it('a session cookie does not authenticate the API', async () => {
+    for (const [method, url] of apiRows.filter(([, u]) => u.startsWith('/api/v1/') && u !== '/api/v1/openapi.json')) {
+      const response = await browsers.Owner.request(url, { method, site: 'same-origin', headers: { 'X-CSRF-Token': await browsers.Owner.csrf() }, ...(method === 'POST' ? { body: image() } : {}) });
+      expect(response.status, `${method} ${url}`).toBe(401);
+      expect(((await response.json()) as { code: string }).code).toBe('missing_api_key');
+    }
+  });
+});
