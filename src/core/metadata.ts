@@ -3,7 +3,7 @@
  * Data Mining value into it. Pure functions over bytes; the container handlers
  * move bytes, the XMP modules edit text, and this module joins them.
  */
-import { AmbiguousXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
+import { AmbiguousXmpError, ConflictingXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
 import { decodeXmpText, utf8 } from './bytes/assemble.js';
 import { md5HexUpper } from './bytes/digest.js';
 import { assembleExtendedXmp } from './formats/extended-xmp.js';
@@ -15,7 +15,9 @@ import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
 import { holdsExactly, setSimpleProperties, type PropertyValue } from './xmp/set-property.js';
 import { parseXmp, type XmpDocument } from './xmp/document.js';
 import { extendedXmpGuid, firstValue, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
+import { removal, type TextEdit } from './xmp/edit.js';
 import { serialise } from './xmp/packet.js';
+import { describeRepeats, repeatedProperties, type RepeatedProperty } from './xmp/repeats.js';
 import { fitStandardPacket, setExtendedGuid } from './xmp/split.js';
 
 export interface ImageMetadata {
@@ -63,6 +65,16 @@ export function readMetadata(bytes: Uint8Array): ImageMetadata {
   if (count > 1) warnings.push(`the file carries ${count} standard XMP packets; only the first was read`);
   const facts = parsed.standard ? readFacts(parsed.standard, parsed.extended) : NO_FACTS;
   if (facts.dataMining.length > 1) warnings.push(`plus:DataMining appears ${facts.dataMining.length} times`);
+  for (const [doc, where] of [[parsed.standard, 'XMP packet'], [parsed.extended, 'Extended XMP']] as const) {
+    // plus:DataMining has its warning above.
+    const repeats = doc ? repeatedProperties(doc).filter((r) => !(r.topLevel && r.uri === DATA_MINING.uri && r.local === DATA_MINING.local)) : [];
+    if (repeats.length > 0) {
+      warnings.push(
+        `the ${where} repeats ${describeRepeats(repeats)}: Adobe's XMP Toolkit, and the readers built on it (exiv2, exempi, Adobe's applications), ` +
+          'throw such a packet away whole and see none of its properties; protect writes each once',
+      );
+    }
+  }
   for (const fact of facts.dataMining) {
     if (fact.nonCanonical) warnings.push(`plus:DataMining holds ${JSON.stringify(fact.value)}, not a vocabulary URI; it does not count as an opt-out`);
   }
@@ -107,7 +119,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
   const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
   if (signer) properties.push(...freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri));
-  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties);
+  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties, parsed.standard ? dropRepeats(parsed.standard) : []);
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
@@ -146,6 +158,20 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
 }
 
 /**
+ * Edits that remove every repeat of a property or struct field but its first
+ * occurrence, so that Adobe's XMP Toolkit accepts the packet. The value and
+ * the tag are left out (the edit leaves one of each anyway). Repeats
+ * that disagree are refused: which value is meant cannot be told.
+ */
+function dropRepeats(standard: XmpDocument): TextEdit[] {
+  const ours = (r: RepeatedProperty) => r.topLevel && [DATA_MINING, SERVICE_TAG].some((name) => name.uri === r.uri && name.local === r.local);
+  const repeats = repeatedProperties(standard).filter((r) => !ours(r));
+  const conflicts = repeats.filter((r) => !r.agree);
+  if (conflicts.length > 0) throw new ConflictingXmpError(conflicts);
+  return repeats.flatMap((r) => r.occurrences.slice(1).map((node) => removal(standard.source, node)));
+}
+
+/**
  * A freshly signed tag to write, unless the value is already exactly `uri`
  * and the file carries a valid tag of ours: then nothing is written. The
  * non-XMP content is the same before and after the XMP edit, so the digest
@@ -153,6 +179,10 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
  */
 function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PropertyValue[] {
   const existing = firstValue([parsed.standard, parsed.extended], [SERVICE_TAG.uri], SERVICE_TAG.local);
-  const kept = existing !== undefined && holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) && signer.accepts(existing, digest, uri);
+  const kept =
+    existing !== undefined &&
+    holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) &&
+    holdsExactly(parsed.standard, parsed.extended, { name: SERVICE_TAG, value: existing }) &&
+    signer.accepts(existing, digest, uri);
   return kept ? [] : [{ name: SERVICE_TAG, value: signer.sign(digest, uri) }];
 }

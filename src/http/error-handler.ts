@@ -55,6 +55,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   fingerprint_not_possible: 422,
   invalid_xmp: 422,
   ambiguous_xmp: 422,
+  conflicting_xmp: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
   header_too_large: 431,

@@ -87,7 +87,7 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
     security: [{ bearer: [] }],
     paths: {
       '/api/v1/protect': {
-        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp'], limit),
+        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp', 'conflicting_xmp'], limit),
       },
       '/api/v1/verify': {
         post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', IMAGE_ERRORS, limit),

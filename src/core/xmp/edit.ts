@@ -1,8 +1,8 @@
 /**
  * Edit XMP packets as text, guided by the parsed tree: remove a property,
- * append an rdf:Description, rewrite a value. Every character outside the
- * spans we change stays as it was, so other properties, namespaces, comments
- * and formatting survive an edit exactly.
+ * add an rdf:Description (at the end or the front), rewrite a value. Every
+ * character outside the spans we change stays as it was, so other
+ * properties, namespaces, comments and formatting survive an edit exactly.
  */
 import type { XAttr, XElement, XmpDocument } from './document.js';
 import { NS } from './namespaces.js';
@@ -95,24 +95,12 @@ export function choosePrefixes(entries: ReadonlyArray<{ uri: string; preferredPr
 export function appendDescription(doc: XmpDocument, properties: NewProperty | readonly NewProperty[]): TextEdit {
   const list = Array.isArray(properties) ? (properties as readonly NewProperty[]) : [properties as NewProperty];
   const container = doc.rdf ?? doc.root;
-  // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
-  // on the element we create (the new rdf:RDF, or the description itself).
-  const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
-  const rdfPrefix = boundRdf ?? 'rdf';
-  const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
-  const prefixes = choosePrefixes(list, [rdfPrefix]);
-  const about = escapeAttr(aboutOf(doc));
-
   const existing = doc.rdf?.children[0];
   const closeIndent = container.selfClosing ? undefined : lineIndent(doc.source, container.closeStart);
   const indent = (existing && lineIndent(doc.source, existing.start)) ?? `${closeIndent ?? ''} `;
-  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''}${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}`;
-  let markup =
-    `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
-    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
-    `${indent}</${rdfPrefix}:Description>`;
+  let markup = descriptionMarkup(doc, list, indent);
   if (!doc.rdf) {
-    markup = `${indent}<${rdfPrefix}:RDF xmlns:${rdfPrefix}="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</${rdfPrefix}:RDF>`;
+    markup = `${indent}<rdf:RDF xmlns:rdf="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</rdf:RDF>`;
   }
 
   if (container.selfClosing) {
@@ -124,6 +112,45 @@ export function appendDescription(doc: XmpDocument, properties: NewProperty | re
     return { start: lineStart, end: lineStart, text: `${markup}\n` };
   }
   return { start: container.closeStart, end: container.closeStart, text: `\n${markup}\n` };
+}
+
+/**
+ * An edit that puts one rdf:Description holding `properties` before every
+ * other description of the packet, so that it is the packet's first: some
+ * readers stop inside constructs other writers leave in later descriptions
+ * (ImageMagick's XML parser never gets past Photoshop's
+ * `stEvt:changed="/"`), and every reader starts at the top. A packet
+ * without descriptions gets it as for appendDescription.
+ */
+export function prependDescription(doc: XmpDocument, properties: readonly NewProperty[]): TextEdit {
+  const first = doc.rdf?.children[0];
+  if (!first) return appendDescription(doc, properties);
+  const indent = lineIndent(doc.source, first.start);
+  if (indent === undefined) return { start: first.start, end: first.start, text: descriptionMarkup(doc, properties, '') };
+  const lineStart = first.start - indent.length;
+  return { start: lineStart, end: lineStart, text: `${descriptionMarkup(doc, properties, indent)}\n` };
+}
+
+/**
+ * One rdf:Description with `list`, each line indented by `indent`. It declares
+ * the namespaces it uses itself (and rdf where the packet binds it nowhere
+ * above), so it is valid whatever the rest of the packet binds, and it takes
+ * the subject the packet's descriptions share.
+ */
+function descriptionMarkup(doc: XmpDocument, list: readonly NewProperty[], indent: string): string {
+  // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
+  // on the element we create (the new rdf:RDF, or the description itself).
+  const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
+  const rdfPrefix = boundRdf ?? 'rdf';
+  const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
+  const prefixes = choosePrefixes(list, [rdfPrefix]);
+  const about = escapeAttr(aboutOf(doc));
+  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''}${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}`;
+  return (
+    `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
+    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
+    `${indent}</${rdfPrefix}:Description>`
+  );
 }
 
 /**
