@@ -64,9 +64,11 @@ export interface DashboardView {
 
 export function dashboardPage(view: DashboardView): string {
   const { principal, usage, formToken } = view;
-  const options = PROHIBITED_CODES.map(
-    (code) => html`<option value="${code}"${code === DEFAULT_CODE ? html` selected` : ''}>${DATA_MINING_LABELS[code]} (${code})</option>`,
-  );
+  // The first choice asks for no value: a file that already opts out keeps its own (app/protect-image.ts).
+  const options = [
+    html`<option value="" selected>The image's own opt-out if it has one, otherwise ${DATA_MINING_LABELS[DEFAULT_CODE]} (${DEFAULT_CODE})</option>`,
+    ...PROHIBITED_CODES.map((code) => html`<option value="${code}">${DATA_MINING_LABELS[code]} (${code})</option>`),
+  ];
   return page(
     'Dashboard',
     html`<h1>Dashboard</h1>
@@ -82,6 +84,7 @@ export function dashboardPage(view: DashboardView): string {
 <section aria-labelledby="protect">
 <h2 id="protect">Mark an image</h2>
 <p>Writes the opt-out into the image's metadata and signs it. Every pixel and every other byte of the file stay as they are. Your browser downloads the marked copy; its name and type may differ from the file you chose.</p>
+<p class="note">An image that already opts out keeps the value it carries unless you choose another one below; the download's <code>Optmark-Opt-Out</code> header says <code>kept</code> and the value when it did, <code>written</code> otherwise.</p>
 <p class="note">An image with Content Credentials (a C2PA manifest) loses their validity when marked: the manifest's signature covers bytes that marking changes. Check such an image first; the check says whether it carries a manifest.</p>
 <form method="post" action="/dashboard/protect?form=${formToken}" enctype="multipart/form-data">
 <label for="value">Opt-out</label>
@@ -113,6 +116,14 @@ function fingerprintText(f: VerifyResult['fingerprint']): string {
   return `${f.present ? 'found' : 'not found'}: ${Math.round(f.confidence * 1000) / 10} % of ${f.blocks} blocks match`;
 }
 
+/** Every signal found; those the API's `signals` leaves out (no plus:DataMining field) say so. */
+function signalsText(result: VerifyResult, details: VerifyDetails): string {
+  if (details.signals.length === 0) return 'none';
+  const outside = details.signals.filter((s) => !result.signals.includes(s));
+  if (outside.length === 0) return details.signals.join(', ');
+  return `${details.signals.join(', ')} (the API's signals lists none of them: the file has no IPTC Data Mining field)`;
+}
+
 export interface VerifyView {
   readonly principal: Principal;
   readonly formToken: string;
@@ -132,11 +143,11 @@ export function verifyPage(view: VerifyView): string {
 <tbody>
 <tr><th scope="row">Opt-out (IPTC Data Mining)</th><td>${result.optedOut ? 'yes: AI training is reserved' : 'no'}</td></tr>
 <tr><th scope="row">Data Mining values</th><td>${values.length ? html`<ul>${values}</ul>` : 'none'}</td></tr>
-<tr><th scope="row">Signals</th><td>${result.signals.length ? result.signals.join(', ') : 'none'}</td></tr>
+<tr><th scope="row">Signals</th><td>${signalsText(result, details)}</td></tr>
 <tr><th scope="row">Our signature</th><td>${provenance.present ? (provenance.verifiable ? (provenance.valid ? 'present and valid' : 'present, not valid (the file or the tag was changed)') : 'present, cannot be checked (a key this service does not know, or an unreadable tag)') : 'absent'}</td></tr>
 <tr><th scope="row">Fingerprint (experimental)</th><td>${fingerprintText(fingerprint)}</td></tr>
 <tr><th scope="row">Format</th><td>${details.mimeType}</td></tr>
-<tr><th scope="row">C2PA manifest</th><td>${details.c2pa ? 'yes: marking this file would invalidate its signature' : 'no'}</td></tr>
+<tr><th scope="row">C2PA manifest</th><td>${details.c2pa.present ? 'yes: marking this file would invalidate its signature' : 'no'}</td></tr>
 <tr><th scope="row">SHA-256</th><td><code>${result.sha256}</code></td></tr>
 </tbody>
 </table>

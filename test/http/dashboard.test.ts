@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_HOURS } from '../../src/app/dashboard-sessions.js';
 import { texturedPhoto } from '../fingerprint/support.js';
 import { withC2pa } from '../support/c2pa.js';
+import { withSegments, xmpPacket, xmpSegment } from '../support/build.js';
 import { signInToDashboard } from '../support/dashboard.js';
 import { postImage, startTestServer, type TestServer } from '../support/server.js';
 
@@ -214,6 +215,32 @@ describe('marking and checking', () => {
     expect(page).toContain('Prohibited for Generative AI/ML training');
     expect(page).toContain('present and valid');
     expect(page).toContain('&quot;optedOut&quot;: true');
+  });
+
+  it("keeps the image's own opt-out when the chooser is left on its first choice, says so in Optmark-Opt-Out, and replaces it when another is chosen", async () => {
+    const session = await newSession();
+    const { body } = await dashboard(session.cookie);
+    expect(body).toMatch(/<select id="value" name="value"><option value="" selected>The image's own opt-out if it has one, otherwise Prohibited for AI\/ML training \(DMI-PROHIBITED-AIMLTRAINING\)<\/option><option value="DMI-PROHIBITED-AIMLTRAINING">/);
+    const gen = withSegments(photo, xmpSegment(xmpPacket(`<rdf:Description rdf:about="" xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/" plus:DataMining="http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING"/>`)));
+    // A browser sends the chooser's empty first choice.
+    const kept = await post(session, 'protect', gen, { fields: { value: '' } });
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get('optmark-opt-out')).toBe('kept DMI-PROHIBITED-GENAIMLTRAINING');
+    const keptPage = await (await post(session, 'verify', new Uint8Array(await kept.arrayBuffer()))).text();
+    expect(keptPage).toContain('http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING');
+    const chosen = await post(session, 'protect', gen, { fields: { value: 'DMI-PROHIBITED' } });
+    expect(chosen.headers.get('optmark-opt-out')).toBe('written DMI-PROHIBITED');
+    expect((await post(session, 'protect', photo, { fields: { value: '' } })).headers.get('optmark-opt-out')).toBe('written DMI-PROHIBITED-AIMLTRAINING');
+    // Each a call that counts.
+    expect(await usage(session.key)).toMatchObject({ protect: { used: 3 } });
+  });
+
+  it('shows the signals of other vocabularies on the check page, though the API answer lists none without the IPTC field', async () => {
+    const session = await newSession();
+    const tdm = withSegments(photo, xmpSegment(xmpPacket(`<rdf:Description rdf:about="" xmlns:tdm="http://www.w3.org/ns/tdmrep/" tdm:reservation="1"/>`)));
+    const page = await (await post(session, 'verify', tdm)).text();
+    expect(page).toContain("<tr><th scope=\"row\">Signals</th><td>tdmrep.reservation (the API&#39;s signals lists none of them: the file has no IPTC Data Mining field)</td></tr>");
+    expect(page).toContain('&quot;signals&quot;: []');
   });
 
   it('counts every dashboard call like an API call with the same key, and nothing for a failure', async () => {

@@ -26,7 +26,7 @@ import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pag
 import { STYLE } from '../../web/style.js';
 import { clientGone } from '../client-gone.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
-import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
+import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader } from '../schemas.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
 
 const COOKIE = 'optmark_session';
@@ -173,12 +173,14 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readImagePart(request, uploadLimits, ['value', 'fingerprint']);
     // The value is checked by protect (invalid_option), before any pixel work.
-    const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer, maxImagePixels };
+    // The chooser's first choice is empty: no value asked for, so an opt-out the file carries is kept.
+    const protectOptions = { value: upload.fields.value || undefined, filename: upload.filename, signer: provenance.signer, maxImagePixels };
     const result =
       upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
     // As the API says it (the page cannot: the answer is the file); the page warns before marking.
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
+    reply.header(OPT_OUT_HEADER, optOutHeader(result));
     return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 

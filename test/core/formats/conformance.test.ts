@@ -92,7 +92,7 @@ describe('conformance over the corpus and generated images', () => {
     const read = inspect(marked);
     expect(read.result.optedOut).toBe(true);
     expect(read.result.signals).toContain('iptc.dataMining');
-    expect(read.details.dataMining).toEqual([{ value: URI, label: 'Prohibited for AI/ML training', form: 'element', extended: false }]);
+    expect(read.details.dataMining).toEqual([{ value: URI, code: 'DMI-PROHIBITED-AIMLTRAINING', label: 'Prohibited for AI/ML training', prohibited: true, form: 'element', extended: false }]);
     expect(read.details.format).toBe(handler.format);
 
     // Writing twice equals writing once.
