@@ -182,7 +182,21 @@ describe('writing plus:DataMining', () => {
 
   it('does not clash with a packet that binds the plus prefix to something else', () => {
     const before = DC_PACKET.replace('xmlns:my="urn:example:my#"', 'xmlns:my="urn:example:my#" xmlns:plus="urn:other"');
-    expect(theValue(write(before)!.standard)).toMatchObject({ value: URI });
+    const { standard } = write(before)!;
+    expect(theValue(standard)).toMatchObject({ value: URI });
+    // Not plus, which the packet gives another namespace (Adobe's toolkit would meet one prefix for two URIs).
+    expect(standard).toContain(`<rdf:Description rdf:about="" xmlns:plus1="${PLUS}">`);
+  });
+
+  it('writes plus:DataMining, and declares last the prefix the packet gives the namespace further down (for exiv2)', () => {
+    // A packet that calls the namespace iptcx; its declaration stays after the attribute goes.
+    const before = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:iptcx="${PLUS}" iptcx:DataMining="${ALLOWED}"`);
+    const { standard } = write(before)!;
+    expect(standard).toContain(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}" xmlns:iptcx="${PLUS}">\n     <plus:DataMining>${URI}</plus:DataMining>`);
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    // Declared only on an ancestor, before the new description: nothing to add.
+    const onRdf = DC_PACKET.replace(`<rdf:RDF xmlns:rdf="${RDF}">`, `<rdf:RDF xmlns:rdf="${RDF}" xmlns:iptcx="${PLUS}">`);
+    expect(write(onRdf)!.standard).toContain(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}">\n`);
   });
 });
 
