@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'fingerprint_not_possible'
   | 'invalid_xmp'
   | 'ambiguous_xmp'
+  | 'conflicting_xmp'
   | 'invalid_option'
   // the request
   | 'malformed_request'
@@ -142,6 +143,23 @@ export class AmbiguousXmpError extends OptmarkError {
     super(
       `The ${FORMAT_NAMES[format]} carries ${count} XMP packets where there must be one; ` +
         'refusing to guess which one to change',
+    );
+  }
+}
+
+/**
+ * The XMP repeats a property (or a struct's field) with different values.
+ * Adobe's XMP Toolkit throws such a packet away whole, so protect removes
+ * exact repeats; where they disagree, it cannot tell which value is meant.
+ */
+export class ConflictingXmpError extends OptmarkError {
+  readonly code = 'conflicting_xmp';
+  constructor(readonly conflicts: ReadonlyArray<{ readonly path: string; readonly values: readonly string[] }>) {
+    const shown = conflicts.slice(0, 5).map((c) => `${c.path} (${c.values.join(', ')})`);
+    super(
+      `The XMP repeats ${shown.join('; ')}${conflicts.length > 5 ? ` and ${conflicts.length - 5} more` : ''} with different values. ` +
+        "Adobe's XMP Toolkit (in exiv2, exempi and Adobe's applications) throws away a packet that repeats a property, " +
+        'and which value is meant cannot be told; remove the one that is wrong, then mark the file',
     );
   }
 }

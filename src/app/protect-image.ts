@@ -2,14 +2,24 @@ import { InvalidOptionError } from '../errors.js';
 import { sha256Hex } from '../core/bytes/digest.js';
 import { writeDataMining, type TagSigner } from '../core/metadata.js';
 import { SIGNAL } from '../core/signals.js';
-import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
+import { DEFAULT_CODE, DMI_VOCAB_PREFIX, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
 import { refuseOversizedImage } from './image-size.js';
 
 export interface ProtectOptions {
-  /** The DMI-PROHIBITED* code to write (anything else is InvalidOptionError); DMI-PROHIBITED-AIMLTRAINING by default. */
+  /**
+   * The DMI-PROHIBITED* code to write (anything else is InvalidOptionError).
+   * Without it, a file that already opts out keeps its value, and any other
+   * gets DMI-PROHIBITED-AIMLTRAINING.
+   */
   readonly value?: string;
+  /**
+   * With a value: keep a prohibiting value the file already carries, and
+   * write `value` only into a file that has none (the dashboard's choice for
+   * a batch). Without one this is always so.
+   */
+  readonly keepExisting?: boolean;
   /** The uploaded file's name, for the suggested output name. */
   readonly filename?: string;
   /** Signs the provenance tag written with the value (the API and the CLI always pass one). */
@@ -30,6 +40,10 @@ export interface ProtectResult {
   /** SHA-256 of `bytes`, 64 lowercase hex characters. */
   readonly sha256: string;
   readonly signals: readonly string[];
+  /** The Data Mining code the marked file carries. */
+  readonly value: ProhibitedCode;
+  /** The file already carried this opt-out value (kept, or asked for again). */
+  readonly alreadyCarried: boolean;
   /** False when the file already carried exactly this opt-out and is returned unchanged. */
   readonly changed: boolean;
   /** The input's C2PA manifest no longer validates: its hard binding covers the bytes changed. */
@@ -52,13 +66,15 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
   // whatever else is wrong with the file, so protect and verify agree on it.
   refuseOversizedImage(bytes, options.maxImagePixels);
   const value = checkedValue(options);
-  const written = writeDataMining(bytes, uriFor(value), options.signer);
+  const written = writeDataMining(bytes, uriFor(value ?? DEFAULT_CODE), { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true });
   return {
     bytes: written.bytes,
     mimeType: written.handler.mimeType,
     filename: outputFilename(options.filename, written.handler.extension),
     sha256: sha256Hex(written.bytes),
     signals: [SIGNAL.iptcDataMining],
+    value: written.value.slice(DMI_VOCAB_PREFIX.length) as ProhibitedCode,
+    alreadyCarried: written.alreadyCarried,
     changed: written.changed,
     c2paInvalidated: written.c2paInvalidated,
   };
@@ -82,8 +98,10 @@ export async function protectWithFingerprint(bytes: Uint8Array, fingerprint: Fin
   return { ...protect(marked.bytes, options), fingerprint: marked.fingerprint };
 }
 
-function checkedValue(options: ProtectOptions): ProhibitedCode {
-  const value = options.value ?? DEFAULT_CODE;
+/** The code asked for, or undefined for the default (keep the file's own opt-out, else DEFAULT_CODE). */
+function checkedValue(options: ProtectOptions): ProhibitedCode | undefined {
+  const value = options.value;
+  if (value === undefined) return undefined;
   if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
   return value;
 }

@@ -27,9 +27,9 @@ const SIGNAL_NAMES: Readonly<Record<string, string>> = {
   'c2pa.trainingMining': 'a Content Credentials (C2PA) training-and-data-mining assertion that does not allow AI training',
 };
 
-export function verdictOf(result: VerifyResult, details: Pick<VerifyDetails, 'tdm' | 'c2pa'> & { readonly signalsFound?: readonly string[] }): Verdict {
-  const found = details.signalsFound ?? result.signals;
-  const otherSignals = found.filter((s) => s !== 'iptc.dataMining').map((s) => SIGNAL_NAMES[s] ?? s);
+/** `details.signals` holds every signal found, also those the API's `signals` leaves out when the file has no IPTC field. */
+export function verdictOf(result: VerifyResult, details: Pick<VerifyDetails, 'signals'>): Verdict {
+  const otherSignals = details.signals.filter((s) => s !== 'iptc.dataMining').map((s) => SIGNAL_NAMES[s] ?? s);
   const { provenance, fingerprint } = result;
   const signature = !provenance.present
     ? 'No signature of this service.'

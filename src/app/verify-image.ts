@@ -4,8 +4,10 @@ import { NO_TAG, type TagCheck } from '../core/provenance/tag.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { refuseOversizedImage } from './image-size.js';
 import type { Provenance } from './provenance.js';
-import { isOptedOut, signalsOf } from '../core/signals.js';
-import { DATA_MINING_LABELS } from '../core/xmp/vocabulary.js';
+import { isOptedOut, signalsOf, specSignals, type Signal } from '../core/signals.js';
+import { trainingMiningSignals, type C2paReading } from '../core/c2pa/training-mining.js';
+import type { PropertyForm } from '../core/xmp/properties.js';
+import { DATA_MINING_LABELS, type DataMiningCode } from '../core/xmp/vocabulary.js';
 import type { ImageFormat } from '../errors.js';
 
 /** The spec's provenance {present, valid, verifiable}: the tag check (core/provenance/tag.ts). */
@@ -27,15 +29,38 @@ export interface VerifyResult {
   readonly sha256: string;
 }
 
-/** What verify found beyond the spec's fields, for people (the CLI) rather than the API. */
+/** One plus:DataMining occurrence as verify read it. */
+export interface DataMiningDetail {
+  /** As stored, surrounding whitespace removed. */
+  readonly value: string;
+  /** The vocabulary code, when the value is exactly a vocabulary URI. */
+  readonly code: DataMiningCode | null;
+  /** The IPTC description of that code. */
+  readonly label: string | null;
+  /** One of the seven DMI-PROHIBITED* URIs: this occurrence opts out. */
+  readonly prohibited: boolean;
+  readonly form: PropertyForm;
+  /** Held in JPEG Extended XMP. */
+  readonly extended: boolean;
+}
+
+/**
+ * What verify found beyond the spec's fields: the dashboard and the CLI show
+ * it, and the API adds it as `details` on request (`?detail=full`). Absent
+ * values are null, so it is the JSON it is sent as.
+ */
 export interface VerifyDetails {
   readonly format: ImageFormat;
   readonly mimeType: string;
-  readonly dataMining: ReadonlyArray<{ value: string; label: string | undefined; form: string; extended: boolean }>;
-  readonly otherConstraints: string | undefined;
-  readonly tdm: { readonly reservation: string | undefined; readonly policy: string | undefined };
-  /** The file carries a C2PA manifest store (its signature is not checked). */
-  readonly c2pa: boolean;
+  /** Every opt-out signal found, whether or not the file has plus:DataMining (the spec's `signals` lists them only when it has). */
+  readonly signals: readonly Signal[];
+  readonly dataMining: readonly DataMiningDetail[];
+  /** plus:OtherConstraints (x-default), the human-readable companion. */
+  readonly otherConstraints: string | null;
+  /** W3C TDMRep, as stored. */
+  readonly tdmrep: { readonly reservation: string | null; readonly policy: string | null };
+  /** The C2PA manifest store and its training-and-data-mining assertions (its signature is not checked). */
+  readonly c2pa: C2paReading;
   readonly warnings: readonly string[];
 }
 
@@ -62,9 +87,10 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
   refuseOversizedImage(bytes, options.maxImagePixels);
   const metadata = readMetadata(bytes);
   const { facts } = metadata;
+  const found = [...signalsOf(facts), ...trainingMiningSignals(metadata.c2pa)];
   const result: VerifyResult = {
     optedOut: isOptedOut(facts),
-    signals: [...signalsOf(facts), ...metadata.c2paSignals],
+    signals: specSignals(facts, found),
     provenance: provenanceOf(metadata, options.provenance),
     fingerprint: NO_FINGERPRINT,
     sha256: sha256Hex(bytes),
@@ -72,15 +98,18 @@ export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { resul
   const details: VerifyDetails = {
     format: metadata.format,
     mimeType: metadata.handler.mimeType,
+    signals: found,
     dataMining: facts.dataMining.map((d) => ({
       value: d.value,
-      label: d.code ? DATA_MINING_LABELS[d.code] : undefined,
+      code: d.code ?? null,
+      label: d.code ? DATA_MINING_LABELS[d.code] : null,
+      prohibited: d.prohibited,
       form: d.form,
       extended: d.extended,
     })),
-    otherConstraints: facts.otherConstraints,
-    tdm: { reservation: facts.tdmReservation, policy: facts.tdmPolicy },
-    c2pa: metadata.hasC2pa,
+    otherConstraints: facts.otherConstraints ?? null,
+    tdmrep: { reservation: facts.tdmReservation ?? null, policy: facts.tdmPolicy ?? null },
+    c2pa: metadata.c2pa,
     warnings: metadata.warnings,
   };
   return { result, details };

@@ -23,7 +23,8 @@ Usage:
   optmark protect <file...> [--out DIR] [--value CODE] [--fingerprint] [--json]
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
       The marked copy is saved as <name>-optout.<ext> in DIR (created if needed; default: next to the input).
-      CODE is one of the seven DMI-PROHIBITED codes (default DMI-PROHIBITED-AIMLTRAINING).
+      CODE is one of the seven DMI-PROHIBITED codes. Without --value, a file that already
+      opts out keeps its value, and any other gets DMI-PROHIBITED-AIMLTRAINING.
       A provenance tag is signed with the deployment's key ring (created if missing, and said so).
       --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
       the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);

@@ -1,6 +1,6 @@
 import { basename, dirname, join, resolve } from 'node:path';
 import { protect, protectWithFingerprint } from '../app/protect-image.js';
-import { DEFAULT_CODE, isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
+import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { loadConfig } from '../config.js';
 import { describeFailure, parse, printJson, readInput, reportFailure, writeOutput, CliError } from './files.js';
 import { markingFingerprint } from './fingerprint-for-cli.js';
@@ -17,8 +17,9 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     fingerprint: { type: 'boolean' },
   });
   if (positionals.length === 0) throw new UsageError('protect needs at least one file');
-  const value = values.value ?? DEFAULT_CODE;
-  if (!isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
+  // Without --value, a file that already opts out keeps its value (protect-image.ts).
+  const value = values.value;
+  if (value !== undefined && !isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
   const config = loadConfig();
   let signer;
   let fingerprint;
@@ -42,9 +43,10 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       }
       if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
       if (values.json) {
-        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, changed: result.changed, c2paInvalidated: result.c2paInvalidated, ...(result.fingerprint ? { fingerprint: result.fingerprint } : {}) });
+        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, value: result.value, alreadyCarried: result.alreadyCarried, changed: result.changed, c2paInvalidated: result.c2paInvalidated, ...(result.fingerprint ? { fingerprint: result.fingerprint } : {}) });
       } else {
-        const note = `${result.changed ? `marked ${value}` : `already marked ${value}, copied unchanged`}${FINGERPRINT_NOTE[result.fingerprint ?? 'none']}`;
+        const marking = !result.changed ? `already marked ${result.value}, copied unchanged` : result.alreadyCarried ? `already carried ${result.value}, kept` : `marked ${result.value}`;
+        const note = `${marking}${FINGERPRINT_NOTE[result.fingerprint ?? 'none']}`;
         process.stdout.write(`${file} -> ${output} (${note})\n`);
         if (result.c2paInvalidated) process.stderr.write(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)\n`);
       }

@@ -25,7 +25,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     try {
       const { result, details } = await inspectWithFingerprint(await readInput(file), { provenance, fingerprint, maxImagePixels });
       if (values.json) {
-        printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings });
+        printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details });
         continue;
       }
       const lines = [`${file}: ${result.optedOut ? 'OPTED OUT' : 'not opted out'} (${details.format.toUpperCase()})`];
@@ -33,11 +33,17 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       for (const d of details.dataMining) {
         lines.push(`  plus:DataMining: ${d.value}${d.label ? ` (${d.label})` : ''}${d.extended ? ' [Extended XMP]' : ''}`);
       }
-      if (details.otherConstraints !== undefined) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
-      if (details.tdm.reservation !== undefined) lines.push(`  tdm:reservation: ${details.tdm.reservation}`);
-      if (details.tdm.policy !== undefined) lines.push(`  tdm:policy: ${details.tdm.policy}`);
-      if (details.c2pa) lines.push('  C2PA manifest: present (signature not checked)');
+      if (details.otherConstraints !== null) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
+      if (details.tdmrep.reservation !== null) lines.push(`  tdm:reservation: ${details.tdmrep.reservation}`);
+      if (details.tdmrep.policy !== null) lines.push(`  tdm:policy: ${details.tdmrep.policy}`);
+      if (details.c2pa.present) lines.push(`  C2PA manifest: present (signature not checked)${details.c2pa.readable ? '' : ', unreadable: ignored'}`);
+      for (const a of details.c2pa.trainingMining) {
+        lines.push(`  C2PA ${a.assertion}: ${Object.entries(a.entries).map(([use, choice]) => `${use} ${choice}`).join(', ') || 'no entries'}`);
+      }
       lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
+      // The spec's signals is [] without a plus:DataMining field; what the other vocabularies say is still shown.
+      const alsoFound = details.signals.filter((s) => !result.signals.includes(s));
+      if (alsoFound.length > 0) lines.push(`  also found: ${alsoFound.join(', ')} (not in signals: the file has no plus:DataMining field)`);
       const p = result.provenance;
       lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
       const f = result.fingerprint;

@@ -3,19 +3,21 @@
  * Data Mining value into it. Pure functions over bytes; the container handlers
  * move bytes, the XMP modules edit text, and this module joins them.
  */
-import { AmbiguousXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
+import { AmbiguousXmpError, ConflictingXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
 import { decodeXmpText, utf8 } from './bytes/assemble.js';
 import { md5HexUpper } from './bytes/digest.js';
 import { assembleExtendedXmp } from './formats/extended-xmp.js';
 import type { ContainerHandler, RawXmp } from './formats/handler.js';
 import { sniff } from './formats/sniff.js';
-import { hasManifestStore, manifestStore, trainingMiningSignals, type C2paSignal } from './c2pa/training-mining.js';
+import { hasManifestStore, manifestStore, NO_C2PA, readTrainingMining, type C2paReading } from './c2pa/training-mining.js';
 import { contentDigest } from './provenance/digest.js';
 import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
 import { holdsExactly, setSimpleProperties, type PropertyValue } from './xmp/set-property.js';
 import { parseXmp, type XmpDocument } from './xmp/document.js';
 import { extendedXmpGuid, firstValue, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
+import { removal, type TextEdit } from './xmp/edit.js';
 import { serialise } from './xmp/packet.js';
+import { describeRepeats, repeatedProperties, type RepeatedProperty } from './xmp/repeats.js';
 import { fitStandardPacket, setExtendedGuid } from './xmp/split.js';
 
 export interface ImageMetadata {
@@ -24,10 +26,8 @@ export interface ImageMetadata {
   readonly facts: XmpFacts;
   /** SHA-256 of the content without its XMP (what a provenance tag signs); computed when asked. */
   digest(): Buffer;
-  /** The file carries a C2PA manifest store. */
-  readonly hasC2pa: boolean;
-  /** Its training-and-data-mining signals (none when there is no store). */
-  readonly c2paSignals: readonly C2paSignal[];
+  /** The file's C2PA manifest store, if any, and its training-and-data-mining assertions. */
+  readonly c2pa: C2paReading;
   /** Number of standard XMP packets found; only the first is read. */
   readonly packetCount: number;
   /** The GUID of the Extended XMP that was read, if any. */
@@ -63,19 +63,32 @@ export function readMetadata(bytes: Uint8Array): ImageMetadata {
   if (count > 1) warnings.push(`the file carries ${count} standard XMP packets; only the first was read`);
   const facts = parsed.standard ? readFacts(parsed.standard, parsed.extended) : NO_FACTS;
   if (facts.dataMining.length > 1) warnings.push(`plus:DataMining appears ${facts.dataMining.length} times`);
+  for (const [doc, where] of [[parsed.standard, 'XMP packet'], [parsed.extended, 'Extended XMP']] as const) {
+    // plus:DataMining has its warning above.
+    const repeats = doc ? repeatedProperties(doc).filter((r) => !(r.topLevel && r.uri === DATA_MINING.uri && r.local === DATA_MINING.local)) : [];
+    if (repeats.length > 0) {
+      warnings.push(
+        `the ${where} repeats ${describeRepeats(repeats)}: Adobe's XMP Toolkit, and the readers built on it (exiv2, exempi, Adobe's applications), ` +
+          'throw such a packet away whole and see none of its properties; protect writes each once',
+      );
+    }
+  }
   for (const fact of facts.dataMining) {
     if (fact.nonCanonical) warnings.push(`plus:DataMining holds ${JSON.stringify(fact.value)}, not a vocabulary URI; it does not count as an opt-out`);
   }
   const digest = () => contentDigest(bytes, container.blocks);
-  const hasC2pa = hasManifestStore(bytes, container.blocks);
-  const c2paSignals = hasC2pa ? trainingMiningSignals(manifestStore(handler.format, bytes, container.blocks)) : [];
-  return { format: handler.format, handler, facts, digest, hasC2pa, c2paSignals, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
+  const c2pa = hasManifestStore(bytes, container.blocks) ? readTrainingMining(manifestStore(handler.format, bytes, container.blocks)) : NO_C2PA;
+  return { format: handler.format, handler, facts, digest, c2pa, packetCount: count, extendedGuid: parsed.extendedGuid, warnings };
 }
 
 export interface WriteResult {
   readonly bytes: Uint8Array;
   readonly format: ImageFormat;
   readonly handler: ContainerHandler;
+  /** The plus:DataMining value written (or already there). */
+  readonly value: string;
+  /** The file already carried this value, as an opt-out (one of the DMI-PROHIBITED* URIs). */
+  readonly alreadyCarried: boolean;
   /** False when the file already said exactly this and was returned unchanged. */
   readonly changed: boolean;
   /**
@@ -93,28 +106,47 @@ export interface TagSigner {
   accepts(tag: string, digest: Uint8Array, dataMining: string): boolean;
 }
 
+export interface WriteOptions {
+  /** Signs the provenance tag written with the value. */
+  readonly signer?: TagSigner;
+  /**
+   * When the file already opts out (a DMI-PROHIBITED* value, the first one
+   * when there are several), write that value rather than the one
+   * requested: a choice the file's owner made is kept unless another is
+   * asked for.
+   */
+  readonly keepExisting?: boolean;
+}
+
 /**
- * Make `uri` the file's one plus:DataMining value, losslessly, and with a
+ * Make `requested` (or, with keepExisting, the opt-out the file already
+ * carries) the file's one plus:DataMining value, losslessly, and with a
  * signer, sign the file's content into the same packet. A file that already
- * carries exactly this value once, in its standard packet (and a valid tag
- * of ours, when signing), comes back byte for byte; so writing twice equals
- * writing once.
+ * carries exactly this value once, where every reader finds it (and a valid
+ * tag of ours, when signing), comes back byte for byte; so writing twice
+ * equals writing once.
  */
-export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSigner): WriteResult {
+export function writeDataMining(bytes: Uint8Array, requested: string, options: WriteOptions = {}): WriteResult {
+  const { signer } = options;
   const handler = sniff(bytes);
   const container = handler.open(bytes);
   const parsed = parseRaw(container.xmp);
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
+  const facts = parsed.standard ? readFacts(parsed.standard, parsed.extended) : NO_FACTS;
+  const existing = facts.dataMining.find((d) => d.prohibited)?.value;
+  const uri = options.keepExisting && existing !== undefined ? existing : requested;
+  const alreadyCarried = facts.dataMining.some((d) => d.prohibited && d.value === uri);
+  const chosen = { value: uri, alreadyCarried };
   const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
   if (signer) properties.push(...freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri));
-  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties);
+  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties, parsed.standard ? dropRepeats(parsed.standard) : []);
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
-    if (!parsed.raw.misplaced || !first) return { bytes, format: handler.format, handler, changed: false, c2paInvalidated: false };
+    if (!parsed.raw.misplaced || !first) return { bytes, format: handler.format, handler, ...chosen, changed: false, c2paInvalidated: false };
     // The value is right, but held where some readers miss it (PNG XMP after
     // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
-    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, changed: true, c2paInvalidated };
+    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
   }
 
   let standard = plan.standard;
@@ -130,7 +162,7 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
     if (Buffer.byteLength(packet) > handler.maxPacketBytes) {
       throw new InvalidXmpError(`the merged XMP packet is larger than ${handler.maxPacketBytes} bytes`);
     }
-    return { bytes: container.write({ packet }), format: handler.format, handler, changed: true, c2paInvalidated };
+    return { bytes: container.write({ packet }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
   }
   const data = utf8(extended);
   const guid = md5HexUpper(data);
@@ -140,9 +172,24 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
     bytes: container.write({ packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
     format: handler.format,
     handler,
+    ...chosen,
     changed: true,
     c2paInvalidated,
   };
+}
+
+/**
+ * Edits that remove every repeat of a property or struct field but its first
+ * occurrence, so that Adobe's XMP Toolkit accepts the packet. The value and
+ * the tag are left out (the edit leaves one of each anyway). Repeats
+ * that disagree are refused: which value is meant cannot be told.
+ */
+function dropRepeats(standard: XmpDocument): TextEdit[] {
+  const ours = (r: RepeatedProperty) => r.topLevel && [DATA_MINING, SERVICE_TAG].some((name) => name.uri === r.uri && name.local === r.local);
+  const repeats = repeatedProperties(standard).filter((r) => !ours(r));
+  const conflicts = repeats.filter((r) => !r.agree);
+  if (conflicts.length > 0) throw new ConflictingXmpError(conflicts);
+  return repeats.flatMap((r) => r.occurrences.slice(1).map((node) => removal(standard.source, node)));
 }
 
 /**
@@ -153,6 +200,10 @@ export function writeDataMining(bytes: Uint8Array, uri: string, signer?: TagSign
  */
 function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PropertyValue[] {
   const existing = firstValue([parsed.standard, parsed.extended], [SERVICE_TAG.uri], SERVICE_TAG.local);
-  const kept = existing !== undefined && holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) && signer.accepts(existing, digest, uri);
+  const kept =
+    existing !== undefined &&
+    holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) &&
+    holdsExactly(parsed.standard, parsed.extended, { name: SERVICE_TAG, value: existing }) &&
+    signer.accepts(existing, digest, uri);
   return kept ? [] : [{ name: SERVICE_TAG, value: signer.sign(digest, uri) }];
 }

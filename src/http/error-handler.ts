@@ -66,6 +66,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   ambiguous_xmp: 422,
   password_not_accepted: 422,
   idempotency_key_reused: 422,
+  conflicting_xmp: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
   header_too_large: 431,

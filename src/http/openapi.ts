@@ -4,7 +4,7 @@
  * table of the error handler.
  */
 import { STATUS } from './error-handler.js';
-import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from './schemas.js';
+import { C2PA_HEADER, errorResult, OPT_OUT_HEADER, protectResult, usageResult, verifyResult } from './schemas.js';
 
 const { $id: _p, ...ProtectResult } = protectResult;
 const { $id: _v, ...VerifyResult } = verifyResult;
@@ -51,11 +51,26 @@ const imageBody = {
 };
 
 /** POST protect or verify: one image part in, a result or an error out. */
-const C2PA_RESPONSE_HEADER = {
+const PROTECT_RESPONSE_HEADERS = {
+  [OPT_OUT_HEADER]: {
+    description:
+      '`kept CODE` when the upload already carried that DMI-PROHIBITED* value (protect takes no value and keeps an opt-out the file carries); `written CODE` otherwise, CODE being then DMI-PROHIBITED-AIMLTRAINING.',
+    schema: { type: 'string', pattern: '^(kept|written) DMI-PROHIBITED[A-Z-]*$' },
+  },
   [C2PA_HEADER]: {
     description: "`invalidated` when the upload carried a C2PA manifest: writing the XMP changes bytes its hard binding covers, so the marked copy's manifest no longer validates (docs/provenance.md). Absent otherwise.",
     schema: { type: 'string', enum: ['invalidated'] },
   },
+};
+
+/** verify's one query parameter. */
+const DETAIL_PARAMETER = {
+  name: 'detail',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', enum: ['full'] },
+  description:
+    '`full` adds `details` to the answer: every signal found in every vocabulary (also when the file has no plus:DataMining, when `signals` is []), each plus:DataMining value, TDMRep, the C2PA summary and warnings. Without it the answer is exactly the specification\'s. Any other parameter or value is invalid_option (400).',
 };
 
 function imageOperation(operation: 'protect' | 'verify', summary: string, result: string, schema: string, errors: readonly string[], limit: string) {
@@ -63,9 +78,10 @@ function imageOperation(operation: 'protect' | 'verify', summary: string, result
     operationId: operation,
     summary,
     description: `One multipart part, \`image\` (${limit}). Counts toward the monthly ${operation} limit; a call that fails does not count.`,
+    ...(operation === 'verify' ? { parameters: [DETAIL_PARAMETER] } : {}),
     requestBody: imageBody,
     responses: {
-      200: { description: result, headers: operation === 'protect' ? { ...RATE_HEADERS, ...C2PA_RESPONSE_HEADER } : RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
+      200: { description: result, headers: operation === 'protect' ? { ...RATE_HEADERS, ...PROTECT_RESPONSE_HEADERS } : RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
       ...errorResponses(errors),
     },
   };
@@ -87,10 +103,10 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
     security: [{ bearer: [] }],
     paths: {
       '/api/v1/protect': {
-        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp'], limit),
+        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp', 'conflicting_xmp'], limit),
       },
       '/api/v1/verify': {
-        post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', IMAGE_ERRORS, limit),
+        post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', [...IMAGE_ERRORS, 'invalid_option'], limit),
       },
       '/.well-known/jwks.json': {
         get: {

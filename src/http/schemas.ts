@@ -11,12 +11,82 @@ import { STATUS } from './error-handler.js';
 export const C2PA_HEADER = 'Optmark-C2PA-Manifest';
 /** On the dashboard's download of a fingerprinted file: `added`, or `found` when the upload already carried the mark (docs/dashboard.md). */
 export const FINGERPRINT_HEADER = 'Optmark-Fingerprint';
+/**
+ * On every protect answer (API and dashboard): `kept CODE` when the upload
+ * already carried that opt-out value (kept, since no other was asked for,
+ * or asked for again), `written CODE` otherwise.
+ */
+export const OPT_OUT_HEADER = 'Optmark-Opt-Out';
+
+export function optOutHeader(result: { readonly value: string; readonly alreadyCarried: boolean }): string {
+  return `${result.alreadyCarried ? 'kept' : 'written'} ${result.value}`;
+}
 
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256, 64 lowercase hex characters' } as const;
-const signals = {
-  type: 'array',
-  items: { type: 'string', enum: Object.values(SIGNAL) },
-  description: 'Opt-out signals; only iptc.dataMining decides optedOut',
+const signalNames = { type: 'string', enum: Object.values(SIGNAL) } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** verify's `details` (`?detail=full`): what was found beyond the spec's fields (app/verify-image.ts, VerifyDetails). */
+const verifyDetails = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['format', 'mimeType', 'signals', 'dataMining', 'otherConstraints', 'tdmrep', 'c2pa', 'warnings'],
+  description: 'Only with ?detail=full: everything verify found, in every vocabulary, whether or not the file has the IPTC field',
+  properties: {
+    format: { type: 'string', enum: HANDLERS.map((h) => h.format) },
+    mimeType: { type: 'string', enum: HANDLERS.map((h) => h.mimeType) },
+    signals: { type: 'array', items: signalNames, description: 'Every opt-out signal found, also when plus:DataMining is absent (the answer\'s signals is then [])' },
+    dataMining: {
+      type: 'array',
+      description: 'Every plus:DataMining occurrence, standard packet first; more than one is a defect (warned about)',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['value', 'code', 'label', 'prohibited', 'form', 'extended'],
+        properties: {
+          value: { type: 'string', description: 'As stored, surrounding whitespace removed' },
+          code: { ...nullableString, description: 'The PLUS vocabulary code (DMI-...) when the value is exactly its http:// URI' },
+          label: { ...nullableString, description: "The code's IPTC description" },
+          prohibited: { type: 'boolean', description: 'One of the seven DMI-PROHIBITED* URIs: this occurrence opts out' },
+          form: { type: 'string', enum: ['element', 'attribute', 'resource'], description: 'How the RDF writes it' },
+          extended: { type: 'boolean', description: 'Held in JPEG Extended XMP' },
+        },
+      },
+    },
+    otherConstraints: { ...nullableString, description: 'plus:OtherConstraints (x-default), the readable companion of DMI-PROHIBITED-SEECONSTRAINT' },
+    tdmrep: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['reservation', 'policy'],
+      description: 'W3C TDMRep in the XMP, as stored; a reservation of exactly 1 is the tdmrep.reservation signal',
+      properties: { reservation: nullableString, policy: nullableString },
+    },
+    c2pa: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['present', 'readable', 'trainingMining'],
+      description: "The C2PA manifest store. Its signature is not checked against any trust list: a signal says what the file claims (docs/provenance.md)",
+      properties: {
+        present: { type: 'boolean', description: 'The file carries a manifest store' },
+        readable: { type: 'boolean', description: 'The store could be parsed (a broken or hostile one is ignored)' },
+        trainingMining: {
+          type: 'array',
+          description: "The active manifest's training-and-data-mining assertions",
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['assertion', 'entries', 'signal'],
+            properties: {
+              assertion: { type: 'string', enum: ['cawg.training-mining', 'c2pa.training-mining'] },
+              entries: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each use named (cawg.ai_training, ...) and its choice (allowed, notAllowed, constrained)' },
+              signal: { type: ['string', 'null'], enum: [SIGNAL.cawgTrainingMining, SIGNAL.c2paTrainingMining, null], description: 'The signal it makes, or null when no AI-training or data-mining use is notAllowed or constrained' },
+            },
+          },
+        },
+      },
+    },
+    warnings: { type: 'array', items: { type: 'string' }, description: 'Defects found, in words: several values, a value that only looks like a vocabulary term, repeated properties Adobe-based readers reject, misplaced XMP, ...' },
+  },
 } as const;
 
 export const protectResult = {
@@ -29,7 +99,7 @@ export const protectResult = {
     mimeType: { type: 'string', enum: HANDLERS.map((h) => h.mimeType), description: 'Media type of the produced bytes' },
     filename: { type: 'string', description: 'Suggested file name; its extension matches the produced bytes' },
     sha256: { ...sha256, description: 'SHA-256 of the marked bytes' },
-    signals: { ...signals, description: 'Opt-out signals written' },
+    signals: { type: 'array', items: { type: 'string', enum: [SIGNAL.iptcDataMining] }, description: 'Opt-out signals written: the IPTC/PLUS Data Mining field, the one protect writes' },
   },
 } as const;
 
@@ -40,7 +110,12 @@ export const verifyResult = {
   required: ['optedOut', 'signals', 'provenance', 'fingerprint', 'sha256'],
   properties: {
     optedOut: { type: 'boolean', description: 'The image carries the IPTC/PLUS Data Mining opt-out (a DMI-PROHIBITED value)' },
-    signals,
+    signals: {
+      type: 'array',
+      items: signalNames,
+      description:
+        'Opt-out signals found, when the file has a plus:DataMining field (whatever its value); an empty array when the field is absent, whatever other vocabularies say (?detail=full shows them). Only iptc.dataMining decides optedOut',
+    },
     provenance: {
       type: 'object',
       additionalProperties: false,
@@ -56,6 +131,7 @@ export const verifyResult = {
       description: "Experimental in-pixel detector: present at a false-positive probability of at most 1e-6 per check; confidence is the share of the voting blocks that match (about 0.5 without the mark), blocks the number that voted (0 when none could: no fingerprint key, an image under 64 pixels a side, flat, or too large to decode). Evidence for this deployment's key, not proof of authorship (docs/fingerprint.md)",
     },
     sha256: { ...sha256, description: 'SHA-256 of the uploaded bytes' },
+    details: verifyDetails,
   },
 } as const;
 

@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixFingerprintKey } from '../fingerprint/support.js';
 import { corpusFile } from '../support/corpus.js';
+import { withSegments, xmpPacket, xmpSegment } from '../support/build.js';
 
 const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
 let dir: string;
@@ -77,6 +78,27 @@ describe('optmark protect', () => {
     expect((await optmark('protect')).code).toBe(2);
   });
 
+  it('keeps an opt-out value the file already carries unless --value asks for another, and says so', async () => {
+    // A copy marked DMI-PROHIBITED-GENAIMLTRAINING elsewhere (its tag is another deployment's, so ours is signed anew).
+    const other = { OPTMARK_DATA_DIR: join(dir, 'kept-deployment') };
+    expect((await optmarkWith(other, 'protect', '--out', 'chosen', '--value', 'DMI-PROHIBITED-GENAIMLTRAINING', 'photo.jpg')).code).toBe(0);
+
+    const text = await optmark('protect', '--out', 'kept', 'chosen/photo-optout.jpg');
+    expect(text.stdout).toBe('chosen/photo-optout.jpg -> kept/photo-optout.jpg (already carried DMI-PROHIBITED-GENAIMLTRAINING, kept)\n');
+    const json = jsonLines((await optmark('protect', '--out', 'kept-json', '--json', 'chosen/photo-optout.jpg')).stdout)[0]!;
+    expect(json).toMatchObject({ value: 'DMI-PROHIBITED-GENAIMLTRAINING', alreadyCarried: true, changed: true });
+    expect(jsonLines((await optmark('verify', '--json', 'kept/photo-optout.jpg')).stdout)[0]).toMatchObject({
+      dataMining: ['http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING'],
+      provenance: { present: true, valid: true, verifiable: true },
+    });
+    // Marked again here: nothing to change, and it says the value it carries.
+    expect((await optmark('protect', 'kept/photo-optout.jpg')).stdout).toBe('kept/photo-optout.jpg -> kept/photo-optout.jpg (already marked DMI-PROHIBITED-GENAIMLTRAINING, copied unchanged)\n');
+    // Another value asked for explicitly replaces it.
+    const replaced = jsonLines((await optmark('protect', '--out', 'replaced', '--json', '--value', 'DMI-PROHIBITED', 'chosen/photo-optout.jpg')).stdout)[0]!;
+    expect(replaced).toMatchObject({ value: 'DMI-PROHIBITED', alreadyCarried: false, changed: true });
+    expect((await optmark('protect', '--out', 'replaced-text', '--value', 'DMI-PROHIBITED', 'chosen/photo-optout.jpg')).stdout).toContain('(marked DMI-PROHIBITED)');
+  });
+
   it('leaves an already-marked copy byte for byte as it was', async () => {
     await optmark('protect', 'photo.jpg');
     const before = await readFile(join(dir, 'photo-optout.jpg'));
@@ -92,6 +114,15 @@ describe('optmark verify', () => {
     const run = await optmark('verify', 'photo.jpg');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^photo\.jpg: not opted out \(JPEG\)\n {2}plus:DataMining: absent\n {2}signals: none\n {2}provenance tag: none\n {2}fingerprint \(experimental\): no block could vote \([^)]+\)\n {2}sha256: [0-9a-f]{64}\n$/);
+  });
+
+  it('shows what other vocabularies say, though signals lists nothing without a plus:DataMining field', async () => {
+    const tdm = 'xmlns:tdm="http://www.w3.org/ns/tdmrep/" tdm:reservation="1"';
+    await writeFile(join(dir, 'tdm.jpg'), withSegments(corpusFile('exiv2/smiley1.jpg').bytes, xmpSegment(xmpPacket(`<rdf:Description rdf:about="" ${tdm}/>`))));
+    const text = await optmark('verify', 'tdm.jpg');
+    expect(text.stdout).toContain('\n  tdm:reservation: 1\n  signals: none\n  also found: tdmrep.reservation (not in signals: the file has no plus:DataMining field)\n');
+    const json = jsonLines((await optmark('verify', '--json', 'tdm.jpg')).stdout)[0]!;
+    expect(json).toMatchObject({ optedOut: false, signals: [], details: { signals: ['tdmrep.reservation'], tdmrep: { reservation: '1', policy: null }, dataMining: [] } });
   });
 
   it('says why no block of a flat image could vote, with a fingerprint key present', async () => {

@@ -16,7 +16,7 @@ import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
 import { createFingerprinting, type EmbedPort } from '../../src/app/fingerprint.js';
 import { protect, protectWithFingerprint } from '../../src/app/protect-image.js';
-import { verify } from '../../src/index.js';
+import { inspect, verify } from '../../src/index.js';
 import { webp } from '../../src/core/formats/webp.js';
 import { riff, riffChunk } from '../support/build.js';
 import { manifestJumbf, withC2pa } from '../support/c2pa.js';
@@ -74,7 +74,7 @@ describe('a C2PA manifest store', () => {
     const plainWebp = await sharp(await texturedPhoto(512, 384, 'png', 15)).webp({ quality: 90 }).toBuffer();
     const webpFile = riff([Buffer.from(plainWebp.subarray(12)), riffChunk('C2PA', manifestJumbf(jpeg))]);
     for (const [name, file] of [['jpeg', jpeg], ['png', png], ['webp', webpFile]] as const) {
-      expect(verify(file).signals, name).toEqual(['cawg.trainingMining']);
+      expect(inspect(file).details.signals, name).toEqual(['cawg.trainingMining']);
       const result = await protectWithFingerprint(file, fingerprinting);
       expect(result.fingerprint, name).toBe('added');
       expect(result.c2paInvalidated, name).toBe(true);

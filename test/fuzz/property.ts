@@ -27,14 +27,15 @@ const CLIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'corrupt_image',
   'invalid_xmp',
   'ambiguous_xmp',
+  'conflicting_xmp',
   'unsupported_image_format',
   'empty_image',
   'image_dimensions_too_large',
 ]);
-/** verify reads the first of two packets instead of refusing (docs/formats.md). */
-const VERIFY_CODES: ReadonlySet<ErrorCode> = new Set([...CLIENT_CODES].filter((c) => c !== 'ambiguous_xmp'));
-/** What protect may refuse in a file verify reads: it has to pick a packet, or make the merged one fit. */
-const PROTECT_ONLY: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ambiguous_xmp', 'invalid_xmp']);
+/** verify reads the first of two packets, and a packet that repeats a property, instead of refusing (docs/formats.md). */
+const VERIFY_CODES: ReadonlySet<ErrorCode> = new Set([...CLIENT_CODES].filter((c) => c !== 'ambiguous_xmp' && c !== 'conflicting_xmp'));
+/** What protect may refuse in a file verify reads: it has to pick a packet or one of a property's values, or make the merged packet fit. */
+const PROTECT_ONLY: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ambiguous_xmp', 'conflicting_xmp', 'invalid_xmp']);
 const NONE: ReadonlySet<ErrorCode> = new Set();
 
 /** Far above a normal call (milliseconds), far below a hang or a quadratic blow-up. */

@@ -13,6 +13,7 @@ import { ExifTool } from '../support/exiftool.js';
 import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
 import { withC2pa } from '../support/c2pa.js';
+import { withSegments, xmpPacket, xmpSegment } from '../support/build.js';
 
 const images = Object.fromEntries((await generatedImages()).map((g) => [g.name, g.bytes]));
 const JPEG = images['baseline.jpg']!;
@@ -211,8 +212,11 @@ describe.each(BACKENDS)('API on %s', (backend) => {
 
   it('says when protect breaks a C2PA manifest (Optmark-C2PA-Manifest: invalidated), and verify reports its CAWG signal', async () => {
     const signed = await withC2pa(JPEG, { 'cawg.ai_training': 'notAllowed' });
+    // No plus:DataMining field: signals is [] (the spec's rule); ?detail=full shows the CAWG signal.
     const checked = await postImage(t.url, key, signed, { path: '/api/v1/verify' });
-    expect(await checked.json()).toMatchObject({ optedOut: false, signals: ['cawg.trainingMining'] });
+    expect(await checked.json()).toMatchObject({ optedOut: false, signals: [] });
+    const detailed = await postImage(t.url, key, signed, { path: '/api/v1/verify?detail=full' });
+    expect(await detailed.json()).toMatchObject({ optedOut: false, signals: [], details: { signals: ['cawg.trainingMining'], c2pa: { present: true, readable: true } } });
     const response = await postImage(t.url, key, signed, { filename: 'signed.jpg' });
     expect(response.status).toBe(200);
     expect(response.headers.get('optmark-c2pa-manifest')).toBe('invalidated');
@@ -223,6 +227,109 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(await marked.json()).toMatchObject({ optedOut: true, signals: ['iptc.dataMining', 'cawg.trainingMining'], provenance: { valid: true } });
     const plain = await postImage(t.url, key, JPEG);
     expect(plain.headers.get('optmark-c2pa-manifest')).toBeNull();
+  });
+
+  describe('verify: the signals rule and ?detail=full', () => {
+    const TDM = 'xmlns:tdm="http://www.w3.org/ns/tdmrep/" tdm:reservation="1" tdm:policy="https://example.com/tdm-policy.json"';
+    const PLUS = 'xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/"';
+    const tdmOnly = withSegments(JPEG, xmpSegment(xmpPacket(`<rdf:Description rdf:about="" ${TDM}/>`)));
+    const tdmAndAllowed = withSegments(JPEG, xmpSegment(xmpPacket(`<rdf:Description rdf:about="" ${TDM} ${PLUS} plus:DataMining="http://ns.useplus.org/ldf/vocab/DMI-ALLOWED"/>`)));
+    const verifyAt = (bytes: Uint8Array, query = '') => postImage(t.url, key, bytes, { path: `/api/v1/verify${query}` });
+
+    it('signals is [] when the file has no plus:DataMining, whatever else it says; with the field, it lists every signal found', async () => {
+      const absent = (await (await verifyAt(tdmOnly)).json()) as Record<string, unknown>;
+      expect(Object.keys(absent).sort()).toEqual(['fingerprint', 'optedOut', 'provenance', 'sha256', 'signals']);
+      expect(absent).toMatchObject({ optedOut: false, signals: [] });
+      // The field is present (allowing): the signals found are listed, and optedOut is still false.
+      expect(await (await verifyAt(tdmAndAllowed)).json()).toMatchObject({ optedOut: false, signals: ['tdmrep.reservation'] });
+    });
+
+    it('?detail=full adds details, with every signal found, each value, warnings and the C2PA summary, and changes nothing else', async () => {
+      const plain = (await (await verifyAt(tdmOnly)).json()) as Record<string, unknown>;
+      const response = await verifyAt(tdmOnly, '?detail=full');
+      expect(response.status).toBe(200);
+      const full = (await response.json()) as Record<string, unknown>;
+      const { details, ...rest } = full;
+      expect(rest).toEqual(plain);
+      expect(details).toEqual({
+        format: 'jpeg',
+        mimeType: 'image/jpeg',
+        signals: ['tdmrep.reservation'],
+        dataMining: [],
+        otherConstraints: null,
+        tdmrep: { reservation: '1', policy: 'https://example.com/tdm-policy.json' },
+        c2pa: { present: false, readable: false, trainingMining: [] },
+        warnings: [],
+      });
+
+      // Each value, and the warning about repeated properties that Adobe-based readers reject.
+      const reagan = (await (await verifyAt(corpusFile('exiv2/ReaganLargeJpg.jpg').bytes, '?detail=full')).json()) as { details: { warnings: string[] } };
+      expect(reagan.details.warnings).toEqual([expect.stringMatching(/^the XMP packet repeats photoshop:ColorMode \(2 times\).*Adobe's XMP Toolkit/)]);
+      const marked = Buffer.from(((await (await postImage(t.url, key, JPEG)).json()) as { imageBase64: string }).imageBase64, 'base64');
+      const detailed = (await (await verifyAt(marked, '?detail=full')).json()) as { signals: string[]; details: Record<string, unknown> };
+      expect(detailed.signals).toEqual(['iptc.dataMining']);
+      expect(detailed.details.dataMining).toEqual([
+        { value: 'http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-AIMLTRAINING', code: 'DMI-PROHIBITED-AIMLTRAINING', label: 'Prohibited for AI/ML training', prohibited: true, form: 'element', extended: false },
+      ]);
+
+      // Both answers fit the OpenAPI document's VerifyResult, details included.
+      const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { components: { schemas: Record<string, Schema> } };
+      expect(schemaErrors(doc.components.schemas.VerifyResult!, plain)).toEqual([]);
+      expect(schemaErrors(doc.components.schemas.VerifyResult!, full)).toEqual([]);
+      expect(schemaErrors(doc.components.schemas.VerifyResult!, detailed)).toEqual([]);
+    });
+
+    it.each([
+      ['another value', '?detail=summary', /Expected "full" for detail but received "summary"/],
+      ['an empty value', '?detail', /for detail/],
+      ['the parameter twice', '?detail=full&detail=full', /for detail/],
+      ['another parameter', '?verbose=1', /only the parameter detail.*"verbose"/],
+      ['another parameter next to detail', '?detail=full&x=1', /only the parameter detail.*"x"/],
+    ])('%s: 400 invalid_option, before the upload is read, counting nothing', async (_, query, message) => {
+      const before = await usage();
+      const response = await verifyAt(tdmOnly, query);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { code: string; error: string };
+      expect(body.code).toBe('invalid_option');
+      expect(body.error).toMatch(message);
+      expect(await usage()).toEqual(before);
+      // The key is checked first.
+      expect((await postImage(t.url, undefined, tdmOnly, { path: `/api/v1/verify${query}` })).status).toBe(401);
+    });
+
+    it('the OpenAPI document describes detail, details, the protect signals and the Optmark-Opt-Out header', async () => {
+      const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as {
+        paths: Record<string, { post: { parameters?: Array<{ name: string; in: string; schema: unknown }>; responses: Record<string, { description: string; headers?: Record<string, unknown> }> } }>;
+        components: { schemas: Record<string, Schema> };
+      };
+      const verifyOp = doc.paths['/api/v1/verify']!.post;
+      expect(verifyOp.parameters).toEqual([expect.objectContaining({ name: 'detail', in: 'query', schema: { type: 'string', enum: ['full'] } })]);
+      expect(verifyOp.responses['400']!.description).toContain('invalid_option');
+      const result = doc.components.schemas.VerifyResult!;
+      expect(result.required).not.toContain('details');
+      expect(Object.keys(result.properties!.details!.properties!).sort()).toEqual(['c2pa', 'dataMining', 'format', 'mimeType', 'otherConstraints', 'signals', 'tdmrep', 'warnings']);
+      expect(result.properties!.signals!.description).toMatch(/empty array when the field is absent/);
+      expect(doc.components.schemas.ProtectResult!.properties!.signals!.items).toEqual({ type: 'string', enum: ['iptc.dataMining'] });
+      expect(doc.paths['/api/v1/protect']!.post.parameters).toBeUndefined();
+      expect(Object.keys(doc.paths['/api/v1/protect']!.post.responses['200']!.headers!)).toContain('Optmark-Opt-Out');
+      expect(doc.paths['/api/v1/protect']!.post.responses['422']!.description).toContain('conflicting_xmp');
+    });
+  });
+
+  it('protect keeps an opt-out value the upload already carries, says so in Optmark-Opt-Out, and counts the call', async () => {
+    const gen = withSegments(JPEG, xmpSegment(xmpPacket('<rdf:Description rdf:about="" xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/"><plus:DataMining>http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING</plus:DataMining></rdf:Description>')));
+    const before = await usage();
+    const response = await postImage(t.url, key, gen);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('optmark-opt-out')).toBe('kept DMI-PROHIBITED-GENAIMLTRAINING');
+    const body = (await response.json()) as { imageBase64: string; signals: string[] };
+    expect(Object.keys(body).sort()).toEqual(['filename', 'imageBase64', 'mimeType', 'sha256', 'signals']);
+    const file = join(dir, `${backend}-kept.jpg`);
+    writeFileSync(file, Buffer.from(body.imageBase64, 'base64'));
+    expect((await exiftool.readJson(file, ['-XMP-plus:DataMining']))['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-GENAIMLTRAINING');
+    expect((await usage()).protect!.used).toBe(before.protect!.used + 1);
+    // A file without one gets the default, and the header says it was written.
+    expect((await postImage(t.url, key, JPEG)).headers.get('optmark-opt-out')).toBe('written DMI-PROHIBITED-AIMLTRAINING');
   });
 
   it('publishes its signing keys as a JWKS that verifies its tags offline', async () => {
@@ -252,4 +359,34 @@ async function retarget(send: () => Promise<Response>, path: string): Promise<Re
   } finally {
     globalThis.fetch = original;
   }
+}
+
+interface Schema {
+  readonly type?: string | readonly string[];
+  readonly required?: readonly string[];
+  readonly properties?: Record<string, Schema>;
+  readonly additionalProperties?: boolean | Schema;
+  readonly items?: Schema;
+  readonly enum?: readonly unknown[];
+  readonly description?: string;
+}
+
+/** What in `value` does not fit `schema`: types, required and unknown properties, enums (the subset the OpenAPI document uses). */
+function schemaErrors(schema: Schema, value: unknown, path = '$'): string[] {
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
+  const types = schema.type === undefined ? undefined : [schema.type].flat();
+  if (types && !types.includes(kind) && !(kind === 'integer' && types.includes('number'))) return [`${path}: ${kind}, not ${types.join('|')}`];
+  if (schema.enum && !schema.enum.includes(value)) return [`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`];
+  const errors: string[] = [];
+  if (kind === 'array' && schema.items) (value as unknown[]).forEach((item, i) => errors.push(...schemaErrors(schema.items!, item, `${path}[${i}]`)));
+  if (kind === 'object') {
+    const record = value as Record<string, unknown>;
+    for (const name of schema.required ?? []) if (!(name in record)) errors.push(`${path}.${name}: missing`);
+    for (const [name, item] of Object.entries(record)) {
+      const sub = schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      if (sub) errors.push(...schemaErrors(sub, item, `${path}.${name}`));
+      else if (schema.additionalProperties === false) errors.push(`${path}.${name}: not in the schema`);
+    }
+  }
+  return errors;
 }

@@ -512,6 +512,15 @@ describe('the image (rows 16-29)', () => {
     expect(verified.json.optedOut).toBe(true);
   });
 
+  it('28: an XMP packet that repeats a property with different values: 422 conflicting_xmp on protect, 200 on verify with a warning', async () => {
+    const [head, tail] = afterIhdr(PNG);
+    const bytes = Buffer.concat([head, xmpItxt('<rdf:Description xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" photoshop:City="Lima"><photoshop:City>Cusco</photoshop:City></rdf:Description>'), tail]);
+    const refused = await row(() => post(bytes, '/api/v1/protect'), 422, 'conflicting_xmp');
+    expect(refused.json.error).toMatch(/^The XMP repeats photoshop:City \("Lima", "Cusco"\) with different values\./);
+    const verified = await row(() => post(bytes, '/api/v1/verify?detail=full'), 200, undefined, { verify: 1 });
+    expect((verified.json.details as { warnings: string[] }).warnings).toEqual([expect.stringMatching(/^the XMP packet repeats photoshop:City \(2 times\)/)]);
+  });
+
   it.each([
     ['JPEG', JPEG],
     ['PNG', PNG],

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
+import { protect } from '../../src/app/protect-image.js';
 import { fixFingerprintKey, texturedPhoto } from '../fingerprint/support.js';
 import { generatedImages } from '../support/generated.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
@@ -266,6 +267,21 @@ describe('marking and checking', () => {
     expect(other.status).toBe(422);
     expect(other.json.code).toBe('idempotency_key_reused');
     expect((await t.server.admin.usage('batcher')).protect.used).toBe(25);
+  });
+
+  it("a file's own opt-out is kept unless the person asks for theirs to be written everywhere", async () => {
+    const browser = await user('keeper', 'ray@example.com');
+    const csrf = await browser.csrf();
+    const genai = protect(JPEG, { value: 'DMI-PROHIBITED-GENAIMLTRAINING' }).bytes;
+    const kept = await browser.app('/app/mark', { csrf, body: imageForm(genai, { value: 'DMI-PROHIBITED' }) });
+    expect(kept.json).toMatchObject({ value: 'DMI-PROHIBITED-GENAIMLTRAINING', alreadyCarried: true, valueLabel: 'Prohibited for Generative AI/ML training' });
+    const plain = await browser.app('/app/mark', { csrf, body: imageForm(JPEG, { value: 'DMI-PROHIBITED' }) });
+    expect(plain.json).toMatchObject({ value: 'DMI-PROHIBITED', alreadyCarried: false });
+    const overwritten = await browser.app('/app/mark', { csrf, body: imageForm(genai, { value: 'DMI-PROHIBITED', overwrite: 'on' }) });
+    expect(overwritten.json).toMatchObject({ value: 'DMI-PROHIBITED', alreadyCarried: false });
+    // Without JavaScript, the download says which it was.
+    const download = await browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(genai) });
+    expect(download.headers.get('optmark-opt-out')).toBe('kept DMI-PROHIBITED-GENAIMLTRAINING');
   });
 
   it('two requests with one key at the same moment (a double click): one is marked and counted, both get the same answer', async () => {

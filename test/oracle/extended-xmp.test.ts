@@ -138,10 +138,11 @@ describe('a value that only Extended XMP holds', () => {
     expect(result.optedOut).toBe(true);
     expect(details.dataMining).toMatchObject([{ value: `${VOCAB}DMI-PROHIBITED-GENAIMLTRAINING`, extended: true }]);
 
-    // protect() writes the value where exiv2 sees it too.
+    // protect() keeps the value (no other was asked for) and writes it where exiv2 sees it too.
     const marked = await dir.write('extended-only-marked.jpg', protect(await readFile(rebuilt)).bytes);
-    expect(await exiv2DataMining(marked)).toBe(DEFAULT_URI);
-    expect((await exiftool.readJson(marked, ['-XMP-plus:DataMining']))['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-AIMLTRAINING');
+    expect(await exiv2DataMining(marked)).toBe(`${VOCAB}DMI-PROHIBITED-GENAIMLTRAINING`);
+    expect((await exiftool.readJson(marked, ['-XMP-plus:DataMining']))['XMP-plus:DataMining']).toBe('DMI-PROHIBITED-GENAIMLTRAINING');
+    expect(inspect(await readFile(marked)).details.dataMining).toMatchObject([{ extended: false }]);
   });
 });
 

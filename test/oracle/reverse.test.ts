@@ -119,7 +119,7 @@ describe('reverse oracle: protect() over a tool-marked file leaves one value, ou
     expect(out.changed).toBe(true);
     const read = inspect(out.bytes);
     expect(read.result.optedOut).toBe(true);
-    expect(read.details.dataMining).toEqual([{ value: `${VOCAB}${REQUESTED}`, label: expect.any(String), form: 'element', extended: false }]);
+    expect(read.details.dataMining).toEqual([{ value: `${VOCAB}${REQUESTED}`, code: REQUESTED, label: expect.any(String), prohibited: true, form: 'element', extended: false }]);
     expect(read.details.warnings).toEqual([]);
 
     const written = await dir.write(`pro${MARKINGS.indexOf(marking)}-out-${name}.${EXTENSION[formatOf(out.bytes)]}`, out.bytes);

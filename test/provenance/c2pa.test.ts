@@ -21,31 +21,39 @@ describe('training-and-data-mining assertions', () => {
     const png = await withC2pa(PNG, { 'cawg.ai_generative_training': 'notAllowed' });
     const webp = webpWith(manifestJumbf(jpeg));
     for (const file of [jpeg, png, webp]) {
-      const result = verify(file);
-      expect(result.signals).toEqual(['cawg.trainingMining']);
+      const { result, details } = inspect(file);
+      // Without a plus:DataMining field the spec's signals is []; the details list what was found.
+      expect(result.signals).toEqual([]);
+      expect(details.signals).toEqual(['cawg.trainingMining']);
       expect(result.optedOut).toBe(false);
-      expect(inspect(file).details.c2pa).toBe(true);
+      expect(details.c2pa).toMatchObject({ present: true, readable: true, trainingMining: [{ assertion: 'cawg.training-mining', signal: 'cawg.trainingMining' }] });
     }
-    // Marking adds the IPTC opt-out next to it.
+    expect(inspect(jpeg).details.c2pa.trainingMining[0]!.entries).toEqual({ 'cawg.ai_training': 'notAllowed', 'cawg.ai_inference': 'allowed' });
+    // Marking adds the IPTC opt-out next to it, and then signals lists both.
     expect(verify(protect(jpeg).bytes).signals).toEqual(['iptc.dataMining', 'cawg.trainingMining']);
   });
 
   it('the C2PA 1.x form is the c2pa.trainingMining signal; constrained counts as notAllowed', async () => {
     const jpeg = await withC2pa(JPEG, { 'c2pa.data_mining': 'constrained' }, false);
-    expect(verify(jpeg).signals).toEqual(['c2pa.trainingMining']);
+    expect(inspect(jpeg).details.signals).toEqual(['c2pa.trainingMining']);
+    expect(inspect(jpeg).details.c2pa.trainingMining).toEqual([{ assertion: 'c2pa.training-mining', entries: { 'c2pa.data_mining': 'constrained' }, signal: 'c2pa.trainingMining' }]);
+    expect(verify(protect(jpeg).bytes).signals).toEqual(['iptc.dataMining', 'c2pa.trainingMining']);
   });
 
   it('allowed uses, and inference alone, are no signal', async () => {
-    expect(verify(await withC2pa(JPEG, { 'cawg.ai_training': 'allowed', 'cawg.data_mining': 'allowed' })).signals).toEqual([]);
-    expect(verify(await withC2pa(PNG, { 'cawg.ai_inference': 'notAllowed' })).signals).toEqual([]);
+    const allowed = inspect(await withC2pa(JPEG, { 'cawg.ai_training': 'allowed', 'cawg.data_mining': 'allowed' })).details;
+    expect(allowed.signals).toEqual([]);
+    expect(allowed.c2pa.trainingMining).toMatchObject([{ signal: null }]);
+    expect(inspect(await withC2pa(PNG, { 'cawg.ai_inference': 'notAllowed' })).details.signals).toEqual([]);
   });
 
   it('a corrupt manifest store is ignored, with no error', async () => {
     const store = Buffer.from(manifestJumbf(await withC2pa(JPEG, { 'cawg.ai_training': 'notAllowed' })));
     for (const broken of [store.subarray(0, 100), Buffer.concat([store.subarray(0, 8), Buffer.alloc(200, 0xff)]), Buffer.from('not jumbf at all')]) {
-      const result = verify(webpWith(broken));
+      const { result, details } = inspect(webpWith(broken));
       expect(result.signals).toEqual([]);
-      expect(inspect(webpWith(broken)).details.c2pa).toBe(true);
+      expect(details.signals).toEqual([]);
+      expect(details.c2pa).toEqual({ present: true, readable: false, trainingMining: [] });
     }
   });
 });

@@ -136,3 +136,24 @@ export function progressiveHeaders(width: number, height: number, scans: number,
   parts.push(Buffer.from([0xff, 0xd9]));
   return Buffer.concat(parts);
 }
+
+/**
+ * An AFCP trailer (header, directory, data, end record) that starts at
+ * absolute offset `start` of its file, as the AFCP layout in
+ * src/core/formats/afcp.ts describes it; `recordedStart` lets a test store
+ * offsets that are off, as an editor unaware of AFCP leaves them.
+ */
+export function afcpTrailer(start: number, items: ReadonlyArray<{ tag: string; data: Uint8Array }>, options: { littleEndian?: boolean; recordedStart?: number } = {}): Buffer {
+  const le = options.littleEndian ?? false;
+  const recorded = options.recordedStart ?? start;
+  const u16 = (n: number) => (le ? Buffer.from([n & 0xff, n >> 8]) : u16be(n));
+  const u32 = (n: number) => (le ? u32le(n) : u32be(n));
+  const signature = latin1(le ? 'AXS*' : 'AXS!');
+  let dataAt = recorded + 12 + 12 * items.length;
+  const directory = items.map(({ tag, data }) => {
+    const entry = Buffer.concat([latin1(tag), u32(data.length), u32(dataAt)]);
+    dataAt += data.length;
+    return entry;
+  });
+  return Buffer.concat([signature, u16(1), u16(items.length), u32(0), ...directory, ...items.map((i) => i.data), signature, u32(recorded), u32(0)]);
+}

@@ -70,12 +70,17 @@ export class ExifTool {
     return parsed[0]!;
   }
 
-  /** All warnings ExifTool reports for a file, with " [xN]" repeat counts removed. */
+  /**
+   * Every warning and error ExifTool reports for a file when it reads it
+   * with -validate (which adds the checks of its validation, such as
+   * repeated XMP properties), with " [xN]" repeat counts removed, each once,
+   * sorted. Read as text: in JSON, the repeated Warning tags of -a collapse
+   * into one and all but the first are lost.
+   */
   async warnings(file: string): Promise<string[]> {
-    const tags = await this.readJson(file, ['-Warning', '-Error']);
-    const values = Object.entries(tags)
-      .filter(([key]) => /^ExifTool:(Warning|Error)(\b|$)/.test(key) || key.startsWith('ExifTool:Warning'))
-      .map(([, value]) => String(value).replace(/ \[x\d+\]$/, ''));
+    const { stdout, stderr } = await this.run(['-validate', '-Warning', '-Error', '-a', '-G1', '-s', file]);
+    const values = [...stdout.matchAll(/^\[ExifTool\]\s+(?:Warning|Error)\s*: (.*)$/gm)].map((m) => m[1]!.trim().replace(/ \[x\d+\]$/, ''));
+    if (stderr.trim()) values.push(...stderr.trim().split('\n').map((line) => line.split(file).join('FILE')));
     return [...new Set(values)].sort();
   }
 

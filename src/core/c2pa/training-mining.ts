@@ -47,19 +47,48 @@ export function manifestStore(format: ImageFormat, bytes: Uint8Array, blocks: re
   }
 }
 
-/** The training-and-data-mining signals of the active manifest; none when the store cannot be read. */
-export function trainingMiningSignals(jumbf: Uint8Array | undefined): C2paSignal[] {
-  if (!jumbf || jumbf.length > MAX_STORE_BYTES || !jumbfWithinBounds(jumbf)) return [];
+/** One training-and-data-mining assertion of the active manifest, as it reads. */
+export interface TrainingMiningAssertion {
+  /** `cawg.training-mining` (the current form) or `c2pa.training-mining` (C2PA 1.x). */
+  readonly assertion: 'cawg.training-mining' | 'c2pa.training-mining';
+  /** Each use the assertion names (`cawg.ai_training`, ...) and its choice (`allowed`, `notAllowed`, `constrained`). */
+  readonly entries: Readonly<Record<string, string>>;
+  /** The signal it makes, or null when no AI-training or data-mining entry prohibits. */
+  readonly signal: C2paSignal | null;
+}
+
+/** What a file's C2PA manifest store says about training and data mining. Its signature is not checked. */
+export interface C2paReading {
+  /** The file carries a manifest store. */
+  readonly present: boolean;
+  /** The store could be parsed (false when there is none, or it is hostile or broken: then it is ignored). */
+  readonly readable: boolean;
+  readonly trainingMining: readonly TrainingMiningAssertion[];
+}
+
+export const NO_C2PA: C2paReading = { present: false, readable: false, trainingMining: [] };
+
+/** The training-and-data-mining assertions of the active manifest; none, unreadable, when the store cannot be read. */
+export function readTrainingMining(jumbf: Uint8Array | undefined): C2paReading {
+  const unreadable: C2paReading = { present: true, readable: false, trainingMining: [] };
+  if (!jumbf || jumbf.length > MAX_STORE_BYTES || !jumbfWithinBounds(jumbf)) return unreadable;
   try {
     const active = ManifestStore.read(SuperBox.fromBuffer(jumbf as Uint8Array<ArrayBuffer>)).getActiveManifest();
-    const found = new Set<C2paSignal>();
+    const trainingMining: TrainingMiningAssertion[] = [];
     for (const assertion of active?.assertions?.assertions ?? []) {
       if (!(assertion instanceof TrainingAndDataMiningAssertion)) continue;
-      const prohibits = Object.entries(assertion.entries ?? {}).some(([use, entry]) => USES.test(use) && PROHIBITING.has(String(entry?.choice)));
-      if (prohibits) found.add(assertion.isCAWG ? SIGNAL.cawgTrainingMining : SIGNAL.c2paTrainingMining);
+      const entries = Object.fromEntries(Object.entries(assertion.entries ?? {}).map(([use, entry]) => [use, String(entry?.choice)]));
+      const prohibits = Object.entries(entries).some(([use, choice]) => USES.test(use) && PROHIBITING.has(choice));
+      const signal = prohibits ? (assertion.isCAWG ? SIGNAL.cawgTrainingMining : SIGNAL.c2paTrainingMining) : null;
+      trainingMining.push({ assertion: assertion.isCAWG ? 'cawg.training-mining' : 'c2pa.training-mining', entries, signal });
     }
-    return [...found];
+    return { present: true, readable: true, trainingMining };
   } catch {
-    return [];
+    return unreadable;
   }
+}
+
+/** The training-and-data-mining signals a reading makes, each once. */
+export function trainingMiningSignals(reading: C2paReading): C2paSignal[] {
+  return [...new Set(reading.trainingMining.flatMap((a) => (a.signal ? [a.signal] : [])))];
 }

@@ -10,8 +10,9 @@ import type { ImageFormat } from '../../errors.js';
  * - `xmp`: a block that carries XMP (JPEG standard and extension APP1, PNG
  *   XMP text chunk, WebP `XMP ` chunk). Writers replace, insert or drop these.
  * - `header`: container bookkeeping an XMP edit must update, and only in
- *   documented fields: the WebP RIFF header (file size) and the WebP VP8X chunk
- *   (the XMP flag bit). No other block ever changes.
+ *   documented fields: the WebP RIFF header (file size), the WebP VP8X chunk
+ *   (the XMP flag bit), and each 4-byte absolute offset of a JPEG's AFCP
+ *   trailer (formats/afcp.ts). No other block ever changes.
  * - `other`: everything else, copied byte for byte.
  */
 export type BlockKind = 'xmp' | 'header' | 'other';

@@ -15,6 +15,7 @@
 import { InvalidXmpError } from '../../errors.js';
 import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
 import { ByteView, latin1, startsWithAt } from '../bytes/view.js';
+import { afcpOffsetFields, shiftAfcpOffsets, type AfcpOffsetField } from './afcp.js';
 import {
   MAX_XMP_BYTES,
   type Block,
@@ -61,6 +62,8 @@ interface Segment extends Block {
 interface JpegLayout {
   readonly blocks: Block[];
   readonly segments: Segment[];
+  /** The absolute offsets an AFCP trailer after EOI holds (afcp.ts): they move with the trailer. */
+  readonly afcp: readonly AfcpOffsetField[];
 }
 
 const MARKER_NAMES: Record<number, string> = {
@@ -179,7 +182,7 @@ function scan(bytes: Uint8Array, headersOnly = false): JpegLayout {
       scans++;
       if (headersOnly && scans === 1 && endsWithEoi(bytes, pos)) {
         blocks.push({ kind: 'other', type: 'image data', offset: pos, length: bytes.length - pos });
-        return { blocks, segments };
+        return { blocks, segments, afcp: [] };
       }
       // Entropy-coded data runs to the next marker that is not FF00 or RSTn.
       let cursor = pos;
@@ -197,8 +200,18 @@ function scan(bytes: Uint8Array, headersOnly = false): JpegLayout {
       }
     }
   }
+  // Bytes after EOI: a `trailer`, in which the offset fields of an AFCP trailer
+  // are `header` blocks of their own (an XMP edit moves what they point at).
+  // A file that ends with the EOI marker is not searched for one (the
+  // metadata walk does not reach its end; an AFCP trailer ends with its own record).
+  const afcp = pos < bytes.length && !endsWithEoi(bytes, pos) ? afcpOffsetFields(bytes, pos, bytes.length) : [];
+  for (const field of afcp) {
+    if (field.at > pos) blocks.push({ kind: 'other', type: 'trailer', offset: pos, length: field.at - pos });
+    blocks.push({ kind: 'header', type: 'AFCP offset', offset: field.at, length: 4 });
+    pos = field.at + 4;
+  }
   if (pos < bytes.length) blocks.push({ kind: 'other', type: 'trailer', offset: pos, length: bytes.length - pos });
-  return { blocks, segments };
+  return { blocks, segments, afcp };
 }
 
 /** The file ends with the EOI marker (after the first SOS header at `from`). */
@@ -316,14 +329,17 @@ export const jpeg: ContainerHandler = defineHandler({
     // the place of the existing one, or goes to the canonical insertion point.
     const anchor = existing[0]?.offset ?? insertionOffset(bytes, layout);
     const drop = new Set<number>(existing.map((s) => s.offset));
+    const extensions = layout.segments.filter((s) => s.kind === 'xmp' && isExtendedXmp(bytes, s));
     if (replaced !== undefined) {
-      for (const segment of layout.segments) {
-        if (segment.kind === 'xmp' && isExtendedXmp(bytes, segment) && readExtendedChunk(bytes, segment).guid === replaced) {
-          drop.add(segment.offset);
-        }
-      }
+      for (const segment of extensions) if (readExtendedChunk(bytes, segment).guid === replaced) drop.add(segment.offset);
     }
-    return splice(bytes, layout, drop, anchor, [standard, ...extension]);
+    // Extension segments kept as they are but lying before the standard one
+    // move behind it, byte for byte: readers that take the first XMP segment
+    // they meet (libvips) must meet the standard packet.
+    const earlier = extensions.filter((s) => s.offset < anchor && !drop.has(s.offset));
+    for (const segment of earlier) drop.add(segment.offset);
+    const moved = earlier.map((s) => bytes.subarray(s.offset, s.offset + s.length));
+    return splice(bytes, layout, drop, anchor, [standard, ...extension, ...moved]);
   },
 
   remove(bytes, layout) {
@@ -354,5 +370,8 @@ function splice(bytes: Uint8Array, layout: JpegLayout, drop: Set<number>, anchor
   }
   flush(bytes.length);
   if (!inserted) throw new Error(`internal: JPEG insertion point ${anchor} is not a block boundary`);
-  return assemble(bytes, pieces);
+  const out = assemble(bytes, pieces);
+  // Everything after the scan moved by the change in length: so do the offsets an AFCP trailer holds.
+  if (layout.afcp.length > 0) shiftAfcpOffsets(bytes, out, layout.afcp, out.length - bytes.length);
+  return out;
 }

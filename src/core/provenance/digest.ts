@@ -7,7 +7,8 @@
  * container handler lists them, minus every `xmp` block (JPEG standard and
  * extension XMP segments before the first SOS; PNG XMP text chunks; WebP
  * `XMP ` chunks) and minus the `header` blocks an XMP edit rewrites (the WebP
- * RIFF header and VP8X chunk); the remaining bytes are hashed as one stream.
+ * RIFF header and VP8X chunk, the offsets of a JPEG's AFCP trailer); the
+ * remaining bytes are hashed as one stream.
  */
 import { createHash } from 'node:crypto';
 import type { Block } from '../formats/handler.js';

@@ -75,18 +75,22 @@ export interface XmpDocument {
 
 const DTD = /<!(DOCTYPE|ENTITY)/i;
 const HEADER = /<\?xpacket\s+begin\s*=[^>]*\?>/;
-const TRAILER = /<\?xpacket\s+end\s*=\s*(['"])[rw]\1\s*\?>/g;
+const TRAILER = /<\?xpacket\s+end\s*=\s*(['"])[rw]\1\s*\?>/;
 const ATTRIBUTE = /\s+([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/gy;
 
 export function isXName(el: XName, uri: string, local: string): boolean {
   return el.uri === uri && el.local === local;
 }
 
-/** Where the packet's XML ends: after the xpacket trailer, else after the last `>`. */
+/**
+ * Where the packet's XML ends: after the first xpacket trailer (XMP Part 1,
+ * 7.3: the trailer ends the packet; a tool that rewrites a packet in place
+ * with a shorter one can leave the old packet's tail behind it, as exempi
+ * does in PNG), else after the last `>`.
+ */
 function xmlEnd(text: string): { end: number; trailer: { start: number; end: number } | undefined } {
-  let trailer: { start: number; end: number } | undefined;
-  for (const match of text.matchAll(TRAILER)) trailer = { start: match.index, end: match.index + match[0].length };
-  if (trailer) return { end: trailer.end, trailer };
+  const match = TRAILER.exec(text);
+  if (match) return { end: match.index + match[0].length, trailer: { start: match.index, end: match.index + match[0].length } };
   return { end: text.lastIndexOf('>') + 1, trailer: undefined };
 }
 

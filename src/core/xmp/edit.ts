@@ -1,8 +1,8 @@
 /**
  * Edit XMP packets as text, guided by the parsed tree: remove a property,
- * append an rdf:Description, rewrite a value. Every character outside the
- * spans we change stays as it was, so other properties, namespaces, comments
- * and formatting survive an edit exactly.
+ * add an rdf:Description (at the end or the front), rewrite a value. Every
+ * character outside the spans we change stays as it was, so other
+ * properties, namespaces, comments and formatting survive an edit exactly.
  */
 import type { XAttr, XElement, XmpDocument } from './document.js';
 import { NS } from './namespaces.js';
@@ -90,29 +90,18 @@ export function choosePrefixes(entries: ReadonlyArray<{ uri: string; preferredPr
  * An edit that appends one rdf:Description holding `properties` to the
  * packet, creating rdf:RDF when the packet has none. The new description
  * declares the namespaces it uses itself, so it is valid whatever the rest of
- * the packet binds.
+ * the packet binds. `asFirst`: the packet has no description, and this one
+ * is to be the first.
  */
-export function appendDescription(doc: XmpDocument, properties: NewProperty | readonly NewProperty[]): TextEdit {
+export function appendDescription(doc: XmpDocument, properties: NewProperty | readonly NewProperty[], asFirst = false): TextEdit {
   const list = Array.isArray(properties) ? (properties as readonly NewProperty[]) : [properties as NewProperty];
   const container = doc.rdf ?? doc.root;
-  // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
-  // on the element we create (the new rdf:RDF, or the description itself).
-  const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
-  const rdfPrefix = boundRdf ?? 'rdf';
-  const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
-  const prefixes = choosePrefixes(list, [rdfPrefix]);
-  const about = escapeAttr(aboutOf(doc));
-
   const existing = doc.rdf?.children[0];
   const closeIndent = container.selfClosing ? undefined : lineIndent(doc.source, container.closeStart);
   const indent = (existing && lineIndent(doc.source, existing.start)) ?? `${closeIndent ?? ''} `;
-  const nsDecls = `${declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : ''}${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}`;
-  let markup =
-    `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
-    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
-    `${indent}</${rdfPrefix}:Description>`;
+  let markup = descriptionMarkup(doc, list, indent, asFirst);
   if (!doc.rdf) {
-    markup = `${indent}<${rdfPrefix}:RDF xmlns:${rdfPrefix}="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</${rdfPrefix}:RDF>`;
+    markup = `${indent}<rdf:RDF xmlns:rdf="${NS.rdf}">\n${markup.replace(/^/gm, ' ')}\n${indent}</rdf:RDF>`;
   }
 
   if (container.selfClosing) {
@@ -124,6 +113,94 @@ export function appendDescription(doc: XmpDocument, properties: NewProperty | re
     return { start: lineStart, end: lineStart, text: `${markup}\n` };
   }
   return { start: container.closeStart, end: container.closeStart, text: `\n${markup}\n` };
+}
+
+/**
+ * An edit that puts one rdf:Description holding `properties` before every
+ * other description of the packet, so that it is the packet's first: some
+ * readers stop inside constructs other writers leave in later descriptions
+ * (ImageMagick's XML parser never gets past Photoshop's
+ * `stEvt:changed="/"`), and every reader starts at the top. A packet
+ * without descriptions gets it as for appendDescription.
+ */
+export function prependDescription(doc: XmpDocument, properties: readonly NewProperty[]): TextEdit {
+  const first = doc.rdf?.children[0];
+  if (!first) return appendDescription(doc, properties, true);
+  const indent = lineIndent(doc.source, first.start);
+  if (indent === undefined) return { start: first.start, end: first.start, text: descriptionMarkup(doc, properties, '', true) };
+  const lineStart = first.start - indent.length;
+  return { start: lineStart, end: lineStart, text: `${descriptionMarkup(doc, properties, indent, true)}\n` };
+}
+
+/**
+ * One rdf:Description with `list`, each line indented by `indent`, to go
+ * before the packet's descriptions (`front`) or after them. It declares the
+ * namespaces it uses itself (and rdf where the packet binds it nowhere
+ * above), so it is valid whatever the rest of the packet binds, and it takes
+ * the subject the packet's descriptions share.
+ *
+ * Prefixes. ImageMagick matches properties by their name as written, so a
+ * property goes under its usual prefix (plus), never one the packet gives
+ * another namespace. Adobe's XMP Toolkit as exiv2 0.27 carries it keeps one
+ * prefix per namespace, the one declared last so far, names each property
+ * with the prefix current when it is parsed, and exiv2 then refuses the whole
+ * packet ("Schema namespace URI and prefix mismatch") when a property's
+ * prefix is not the namespace's final one. So a description at the front that
+ * uses a namespace the packet declares further down under another prefix
+ * declares that prefix too, last: its property is then named as the packet's
+ * are. One at the end takes the prefix the packet declares last, which stays
+ * the final one.
+ */
+function descriptionMarkup(doc: XmpDocument, list: readonly NewProperty[], indent: string, front = false): string {
+  // Use the packet's own rdf prefix where one is bound; otherwise bind 'rdf'
+  // on the element we create (the new rdf:RDF, or the description itself).
+  const boundRdf = doc.rdf ? prefixFor(doc.rdf, NS.rdf) : undefined;
+  const rdfPrefix = boundRdf ?? 'rdf';
+  const declaresRdf = doc.rdf !== undefined && boundRdf === undefined;
+  const declarations = namespaceDeclarations(doc.root);
+  // Declarations the parser meets after the new description: inside the existing ones, for one at the front; none for one at the end.
+  const after = front ? namespaceDeclarations(...(doc.rdf?.children ?? [])) : [];
+  const takenElsewhere = (prefix: string, uri: string) => declarations.some((d) => d.prefix === prefix && d.uri !== uri);
+  const used = new Set([rdfPrefix]);
+  const prefixes = new Map<string, string>();
+  const trailing = new Map<string, string>();
+  for (const { uri, preferredPrefix } of list) {
+    if (prefixes.has(uri)) continue;
+    const lastInPacket = declarations.findLast((d) => d.uri === uri && d.prefix !== '')?.prefix;
+    const base = !front && lastInPacket !== undefined ? lastInPacket : preferredPrefix;
+    let prefix = base;
+    for (let n = 1; used.has(prefix) || takenElsewhere(prefix, uri); n++) prefix = `${base}${n}`;
+    used.add(prefix);
+    prefixes.set(uri, prefix);
+    const lastAfter = after.findLast((d) => d.uri === uri)?.prefix;
+    if (lastAfter !== undefined && lastAfter !== '' && lastAfter !== prefix && !used.has(lastAfter)) {
+      used.add(lastAfter);
+      trailing.set(uri, lastAfter);
+    }
+  }
+  const about = escapeAttr(aboutOf(doc));
+  const nsDecls =
+    (declaresRdf ? ` xmlns:${rdfPrefix}="${NS.rdf}"` : '') +
+    [...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('') +
+    [...trailing].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('');
+  return (
+    `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
+    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
+    `${indent}</${rdfPrefix}:Description>`
+  );
+}
+
+/** Every namespace declaration in the given elements' subtrees, in document order ('' is a default namespace). */
+function namespaceDeclarations(...elements: readonly XElement[]): Array<{ readonly prefix: string; readonly uri: string }> {
+  const found: Array<{ prefix: string; uri: string }> = [];
+  const visit = (element: XElement): void => {
+    for (const attr of element.attrs) {
+      if (attr.uri === NS.xmlns) found.push({ prefix: attr.prefix === 'xmlns' ? attr.local : '', uri: attr.value });
+    }
+    element.children.forEach(visit);
+  };
+  elements.forEach(visit);
+  return found;
 }
 
 /**

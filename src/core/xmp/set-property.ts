@@ -3,12 +3,13 @@
  * and namespace is kept, an existing value is replaced (never a second one
  * added, in the standard packet or in Extended XMP), and the value is written
  * in element form, `<plus:DataMining>URI</plus:DataMining>`, the form
- * ExifTool and IPTC's reference files use.
+ * ExifTool and IPTC's reference files use, in the packet's first
+ * rdf:Description, where every reader finds it.
  */
 import type { XElement, XmpDocument } from './document.js';
-import { applyEdits, appendDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type NewProperty, type TextEdit } from './edit.js';
+import { applyEdits, prependDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
 import { newPacket, repack, simpleDescription, type PacketParts } from './packet.js';
-import { findProperty } from './properties.js';
+import { findProperty, type PropertyOccurrence } from './properties.js';
 
 export interface SimplePropertyName {
   readonly uri: string;
@@ -35,11 +36,24 @@ export interface PropertyValue {
   readonly value: string;
 }
 
-/** Whether the packets already carry `value` as the one value of `name`, in the standard packet. */
+/**
+ * Where a value we write belongs: in the standard packet's first
+ * description, in element form. ImageMagick reads element-form properties
+ * only, and stops inside constructs other writers leave in later
+ * descriptions; every other reader finds it there too.
+ */
+function inCanonicalPlace(doc: XmpDocument, occurrence: PropertyOccurrence): boolean {
+  return occurrence.description === doc.rdf?.children[0] && occurrence.form === 'element' && occurrence.value !== undefined && !(occurrence.node as XElement).selfClosing;
+}
+
+/**
+ * Whether the packets already carry `value` as the one value of `name`, in
+ * the standard packet's first description, in element form.
+ */
 export function holdsExactly(standard: XmpDocument | undefined, extended: XmpDocument | undefined, { name, value }: PropertyValue): boolean {
   const inStandard = standard ? findProperty(standard, name.uri, name.local) : [];
   const inExtended = extended ? findProperty(extended, name.uri, name.local) : [];
-  return inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === value;
+  return inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === value && inCanonicalPlace(standard!, inStandard[0]!);
 }
 
 /**
@@ -58,39 +72,51 @@ export function setSimpleProperty(
 
 /**
  * The same for several properties (of different names) in one edit, so that
- * the packet is parsed and written once. Properties already exact are left
- * alone; undefined when all are.
+ * the packet is parsed and written once, together with `cleanup`, edits of
+ * the standard packet that fall outside these properties (duplicates
+ * dropped). Properties already exact are left alone; undefined when all are
+ * and there is nothing to clean up.
+ *
+ * Placement: the properties end up together in the packet's first
+ * description, in element form. When each already sits there (in element
+ * form, or as an rdf:resource, empty or struct element), its value is set in
+ * place; otherwise every occurrence is removed and one new description
+ * holding them all goes before the packet's other descriptions.
  */
 export function setSimpleProperties(
   standard: XmpDocument | undefined,
   extended: XmpDocument | undefined,
   properties: readonly PropertyValue[],
+  cleanup: readonly TextEdit[] = [],
 ): PacketPlan | undefined {
   const changing = properties.filter((p) => !holdsExactly(standard, extended, p));
-  if (changing.length === 0) return undefined;
+  if (changing.length === 0 && cleanup.length === 0) return undefined;
 
   if (!standard) {
     return { standard: newPacket(simpleDescription(changing.map(({ name, value }) => ({ ...name, value })))), extended: undefined };
   }
 
-  const edits: TextEdit[] = [];
-  const appended: NewProperty[] = [];
+  const edits: TextEdit[] = [...cleanup];
   const extendedRemovals: TextEdit[] = [];
-  for (const { name, value } of changing) {
-    const [first, ...rest] = findProperty(standard, name.uri, name.local);
-    if (first && first.form === 'element' && first.value !== undefined && !('valueStart' in first.node) && !first.node.selfClosing) {
-      edits.push(valueReplacement(first.node, value));
-    } else if (first && first.form !== 'attribute') {
+  const first = standard.rdf?.children[0];
+  const occurrences = properties.map(({ name }) => findProperty(standard, name.uri, name.local));
+  const inPlace = occurrences.every(([o]) => o !== undefined && o.description === first && o.form !== 'attribute');
+  if (inPlace) {
+    for (const { name, value } of changing) {
+      const [occurrence, ...rest] = occurrences[properties.findIndex((p) => p.name === name)]!;
+      const node = occurrence!.node as XElement;
+      if (occurrence!.form === 'element' && occurrence!.value !== undefined && !node.selfClosing) edits.push(valueReplacement(node, value));
       // rdf:resource form, an empty element or a struct: rewrite in element form, same place, same prefix.
-      edits.push(rewriteAsElement(standard.source, first.node as XElement, value));
-    } else {
-      if (first) edits.push(removal(standard.source, first.node));
-      appended.push(simpleProperty(name.uri, name.prefix, name.local, value));
+      else edits.push(rewriteAsElement(standard.source, node, value));
+      for (const other of rest) edits.push(removal(standard.source, other.node));
     }
-    for (const other of rest) edits.push(removal(standard.source, other.node));
+  } else {
+    for (const occurrence of occurrences.flat()) edits.push(removal(standard.source, occurrence.node));
+    edits.push(prependDescription(standard, properties.map(({ name, value }) => simpleProperty(name.uri, name.prefix, name.local, value))));
+  }
+  for (const { name } of changing) {
     if (extended) for (const other of findProperty(extended, name.uri, name.local)) extendedRemovals.push(removal(extended.source, other.node));
   }
-  if (appended.length > 0) edits.push(appendDescription(standard, appended));
 
   const extendedText = extended && extendedRemovals.length > 0 ? applyEdits(extended.source, extendedRemovals) : undefined;
   return { standard: repack(standard, editBody(standard, edits)), extended: extendedText };

@@ -2,7 +2,8 @@
  * Keep a JPEG's standard XMP packet within one segment. When a merged packet
  * no longer fits, padding goes first; then the largest top-level properties
  * move to Extended XMP (never plus:DataMining, which stays where exiv2 and
- * other readers that ignore Extended XMP still see it), and the standard packet
+ * other readers that ignore Extended XMP still see it, nor the provenance tag
+ * that signs it), and the standard packet
  * names the extension in xmpNote:HasExtendedXMP.
  */
 import { InvalidXmpError } from '../../errors.js';
@@ -41,6 +42,7 @@ export function fitStandardPacket(parts: PacketParts, extended: string | undefin
   }
   const movable = [...properties(doc)]
     .filter((p) => !(p.name.uri === NS.plus && p.name.local === 'DataMining'))
+    .filter((p) => !(p.name.uri === NS.optmark && p.name.local === 'ServiceTag'))
     .filter((p) => !(p.name.uri === NS.xmpNote && p.name.local === 'HasExtendedXMP'))
     .map((p) => ({ node: p.node, removal: removal(doc.source, p.node) }))
     .map((p) => ({ ...p, bytes: byteLength(doc.source.slice(p.removal.start, p.removal.end)) }))

@@ -14,10 +14,10 @@ import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
-import { MethodNotAllowedError, type Operation } from '../../errors.js';
+import { InvalidOptionError, MethodNotAllowedError, type Operation } from '../../errors.js';
 import { clientGone } from '../client-gone.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
-import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
+import { C2PA_HEADER, errorResult, OPT_OUT_HEADER, optOutHeader, protectResult, usageResult, verifyResult } from '../schemas.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
 
@@ -59,6 +59,8 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
       const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer, maxImagePixels });
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
+      // The API takes no value: an opt-out the upload carries is kept; the header says which was.
+      reply.header(OPT_OUT_HEADER, optOutHeader(result));
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
     },
   });
@@ -67,10 +69,13 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     config: { access: 'api-key' },
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
-    preHandler: reserve('verify'),
+    // The key first, then the query: a refused query counts nothing, and the body is not read.
+    preHandler: [reserve('verify'), async (request) => void verifyDetailOption(request.query)],
     handler: async (request, reply) => {
+      const full = verifyDetailOption(request.query);
       const upload = await readImagePart(request, uploadLimits);
-      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) })).result;
+      const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
+      return full ? { ...result, details } : result;
     },
   });
 
@@ -109,6 +114,21 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
       },
     });
   }
+}
+
+/**
+ * verify's one query parameter: `detail=full` adds `details` to the answer.
+ * Anything else (another parameter, another value, the parameter twice) is
+ * invalid_option (400): a client that asks for something it would not get
+ * hears so, rather than reading an answer it did not ask for.
+ */
+function verifyDetailOption(query: unknown): boolean {
+  const entries = Object.entries((query ?? {}) as Record<string, unknown>);
+  for (const [name, value] of entries) {
+    if (name !== 'detail') throw new InvalidOptionError('the query', 'only the parameter detail (detail=full)', name);
+    if (value !== 'full') throw new InvalidOptionError('detail', '"full"', Array.isArray(value) ? value.join(',') : value);
+  }
+  return entries.length > 0;
 }
 
 /** Bytes encoded per step: a multiple of 3, so the pieces concatenate to one base64 text. */

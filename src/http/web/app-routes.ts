@@ -22,7 +22,8 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
-function markAnswer(result: ProtectResult, sizeBefore: number, value: string) {
+function markAnswer(result: ProtectResult, sizeBefore: number) {
+  const value = result.value;
   return {
     imageBase64: Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength).toString('base64'),
     mimeType: result.mimeType,
@@ -31,6 +32,8 @@ function markAnswer(result: ProtectResult, sizeBefore: number, value: string) {
     signals: result.signals,
     value,
     valueLabel: DATA_MINING_LABELS[value as DataMiningCode] ?? value,
+    /** The file carried this value already (kept, or asked for again). */
+    alreadyCarried: result.alreadyCarried,
     sizeBefore,
     sizeAfter: result.bytes.byteLength,
     changed: result.changed,
@@ -60,10 +63,11 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
 
   app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
     const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
-    const value = upload.fields.value;
+    const value = upload.fields.value || undefined;
+    const keepExisting = upload.fields.overwrite !== 'on';
     const layers = upload.fields.fingerprint === 'on' ? ['fingerprint'] : [];
     const run = (signer = deps.provenance.signer) => {
-      const options = { value, filename: upload.filename, signer, maxImagePixels: deps.maxImagePixels };
+      const options = { value, keepExisting, filename: upload.filename, signer, maxImagePixels: deps.maxImagePixels };
       return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options) : Promise.resolve(protect(upload.bytes, options));
     };
     return idempotent(request, reply, {
@@ -71,17 +75,17 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       accountId: request.signedIn!.account.id,
       route: 'mark',
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
-      requestHash: repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, layers }),
+      requestHash: repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, keepExisting, layers }),
       waitMs: deps.requestTimeoutMs,
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
         const result = await run(deps.provenance.signerAt(iat));
-        const answer = markAnswer(result, upload.bytes.byteLength, value ?? 'DMI-PROHIBITED-AIMLTRAINING');
+        const answer = markAnswer(result, upload.bytes.byteLength);
         return { answer, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
       },
       async replay(kept) {
         const result = await run(deps.provenance.signerAt(Number(kept.iat)));
-        return markAnswer(result, upload.bytes.byteLength, value ?? 'DMI-PROHIBITED-AIMLTRAINING');
+        return markAnswer(result, upload.bytes.byteLength);
       },
     });
   });

@@ -14,7 +14,7 @@ import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
 import { clientGone } from '../client-gone.js';
 import { holdTicket } from '../reservation.js';
-import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
+import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader } from '../schemas.js';
 import { readImagePart } from '../upload.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
@@ -53,10 +53,11 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   // One image, without JavaScript: the marked file comes back as a download.
   app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
-    const options = { value: upload.fields.value, filename: upload.filename, signer: deps.provenance.signer, maxImagePixels: deps.maxImagePixels };
+    const options = { value: upload.fields.value || undefined, keepExisting: upload.fields.overwrite !== 'on', filename: upload.filename, signer: deps.provenance.signer, maxImagePixels: deps.maxImagePixels };
     const result = upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, deps.fingerprint, options) : protect(upload.bytes, options);
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
+    reply.header(OPT_OUT_HEADER, optOutHeader(result));
     return reply.type(result.mimeType).header('Content-Disposition', attachment(result.filename)).send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 

@@ -134,7 +134,7 @@ function showResult(row: Row, answer: Record<string, unknown>): void {
   const before = Number(answer.sizeBefore);
   const after = Number(answer.sizeAfter);
   const facts = [
-    `Opt-out written: ${String(answer.valueLabel)}.`,
+    answer.alreadyCarried ? `It already carried this opt-out, kept: ${String(answer.valueLabel)}.` : `Opt-out written: ${String(answer.valueLabel)}.`,
     answer.changed === false ? 'The file already said exactly this: it is unchanged.' : `Size: ${formatBytes(before)} → ${formatBytes(after)}.`,
     answer.fingerprint === 'added' ? 'Fingerprint added (the image was re-encoded).' : answer.fingerprint === 'found' ? 'Fingerprint already there: not added again.' : '',
     'Signed by this service.',

@@ -119,7 +119,7 @@ ${verdictBlock(verdict)}
 <dt>Fingerprint (experimental)</dt><dd>${verdict.fingerprint}</dd>
 ${verdict.otherSignals.length ? html`<dt>Other signals</dt><dd><ul>${verdict.otherSignals.map((s) => html`<li>${s}</li>`)}</ul></dd>` : ''}
 ${details.dataMining.length ? html`<dt>Data Mining values</dt><dd><ul>${details.dataMining.map((d) => html`<li>${d.label ?? d.value}</li>`)}</ul></dd>` : ''}
-<dt>Content Credentials (C2PA)</dt><dd>${details.c2pa ? 'Present: marking this file would invalidate their signature.' : 'None.'}</dd>
+<dt>Content Credentials (C2PA)</dt><dd>${details.c2pa.present ? 'Present: marking this file would invalidate their signature.' : 'None.'}</dd>
 <dt>SHA-256</dt><dd class="copy-row"><code id="sha256">${result.sha256}</code> <button type="button" class="secondary" data-copy="sha256">Copy</button></dd>
 </dl>
 ${details.warnings.length ? html`<h2>Warnings</h2><ul>${details.warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}

@@ -6,9 +6,10 @@ import { extendedXmpGuid } from '../../../src/core/xmp/facts.js';
 import { findProperty } from '../../../src/core/xmp/properties.js';
 import { assembleExtendedXmp } from '../../../src/core/formats/extended-xmp.js';
 import { AmbiguousXmpError, InvalidXmpError } from '../../../src/errors.js';
+import type { Block } from '../../../src/core/formats/handler.js';
 import { corpusFile } from '../../support/corpus.js';
 import { generatedImages } from '../../support/generated.js';
-import { bareXmp, enc, extensionSegment, extensionSegments, md5Guid, segment, withSegments, xmpPacket, xmpSegment } from '../../support/build.js';
+import { afcpTrailer, bareXmp, enc, extensionSegment, extensionSegments, latin1, md5Guid, segment, withSegments, xmpPacket, xmpSegment } from '../../support/build.js';
 
 const PLUS = 'http://ns.useplus.org/ldf/xmp/1.0/';
 const NOTE = 'http://ns.adobe.com/xmp/note/';
@@ -106,6 +107,27 @@ describe('JPEG: Extended XMP', () => {
     }
   });
 
+  it('puts the standard packet before every Extended XMP segment, moving earlier ones behind it byte for byte', () => {
+    const isStandard = (bytes: Uint8Array, b: Block) => Buffer.from(bytes.subarray(b.offset + 4, b.offset + 33)).toString('latin1') === 'http://ns.adobe.com/xap/1.0/\0';
+    const xmpOrder = (bytes: Uint8Array) => jpeg.blocks(bytes).filter((b) => b.kind === 'xmp').map((b) => (isStandard(bytes, b) ? 'standard' : 'extension'));
+    const segments = (bytes: Uint8Array) => jpeg.blocks(bytes).filter((b) => b.kind === 'xmp' && !isStandard(bytes, b)).map((b) => Buffer.from(bytes.subarray(b.offset, b.offset + b.length)));
+
+    // ExifTool's ExtendedXMP.jpg: the extension first; libvips takes that one for the file's XMP.
+    const input = corpusFile('exiftool/ExtendedXMP.jpg').bytes;
+    expect(xmpOrder(input)).toEqual(['extension', 'standard', 'extension']);
+    const out = protect(input).bytes;
+    expect(xmpOrder(out)).toEqual(['standard', 'extension', 'extension']);
+    expect(segments(out)).toEqual(segments(input));
+    expect(inspect(out).details.warnings).toEqual([]);
+
+    // A stray extension of another GUID before an existing packet moves too; one after it stays where it is.
+    const stray = extensionSegments(extendedBody('x'))[0]!;
+    const other = extensionSegments(extendedBody('y'))[0]!;
+    const mixed = protect(withSegments(plain, stray, xmpSegment(xmpPacket('')), other)).bytes;
+    expect(xmpOrder(mixed)).toEqual(['standard', 'extension', 'extension']);
+    expect(segments(mixed)).toEqual([stray, other]);
+  });
+
   it('ignores extension segments of another GUID and keeps them byte for byte', () => {
     const stray = extensionSegments(extendedBody('x'))[0]!;
     const input = withSegments(plain, stray);
@@ -161,5 +183,69 @@ describe('JPEG: Extended XMP', () => {
     // Writing again changes nothing.
     expect(Buffer.from(protect(out).bytes).equals(Buffer.from(out))).toBe(true);
     expect(inspect(out).result.optedOut).toBe(true);
+  });
+});
+
+describe('JPEG: an AFCP trailer after EOI', () => {
+  const ITEMS = [
+    { tag: 'IPTC', data: Buffer.from([0x1c, 0x02, 0x00, 0x00, 0x02, 0x00, 0x04, 0x1c, 0x02, 0x78, 0x00, 0x04, 0x74, 0x65, 0x73, 0x74]) },
+    { tag: 'TEXT', data: latin1('a note in the trailer') },
+  ];
+
+  /** The AFCP at the end of `bytes`, read by its recorded offsets alone: what a reader that trusts them finds. */
+  function readAfcp(bytes: Uint8Array, littleEndian = false) {
+    const b = Buffer.from(bytes);
+    const u32 = (at: number) => (littleEndian ? b.readUInt32LE(at) : b.readUInt32BE(at));
+    const end = b.length - 12;
+    const start = u32(end + 4);
+    if (b.toString('latin1', start, start + 3) !== 'AXS') return { start, headerFound: false, items: [] };
+    const count = littleEndian ? b.readUInt16LE(start + 6) : b.readUInt16BE(start + 6);
+    const items = Array.from({ length: count }, (_, i) => {
+      const entry = start + 12 + 12 * i;
+      return { tag: b.toString('latin1', entry, entry + 4), data: b.subarray(u32(entry + 8), u32(entry + 8) + u32(entry + 4)) };
+    });
+    return { start, headerFound: true, items };
+  }
+
+  const withAfcp = (jpegBytes: Uint8Array, options?: { littleEndian?: boolean; off?: number }) =>
+    Buffer.concat([jpegBytes, afcpTrailer(jpegBytes.length, ITEMS, { littleEndian: options?.littleEndian, recordedStart: jpegBytes.length + (options?.off ?? 0) })]);
+
+  it.each([false, true])('moves its offsets with the trailer (little-endian: %s), and no other byte after EOI', (littleEndian) => {
+    const input = withAfcp(plain, { littleEndian });
+    expect(readAfcp(input, littleEndian)).toMatchObject({ start: plain.length, headerFound: true, items: ITEMS });
+    const out = protect(input).bytes;
+    const shift = out.length - input.length;
+    expect(shift).toBeGreaterThan(0);
+    expect(readAfcp(out, littleEndian)).toMatchObject({ start: plain.length + shift, headerFound: true, items: ITEMS });
+
+    // Exactly three fields changed (the end record's start and the two data offsets), each by the shift.
+    const before = input.subarray(plain.length);
+    const after = Buffer.from(out).subarray(out.length - before.length);
+    const fields = [20, 32, before.length - 8];
+    const changed = [...before.keys()].filter((i) => before[i] !== after[i]);
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.filter((i) => !fields.some((at) => i >= at && i < at + 4))).toEqual([]);
+    for (const at of fields) {
+      const read = (buf: Buffer) => (littleEndian ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
+      expect(read(after) - read(before)).toBe(shift);
+    }
+    // The fields are the blocks that may change; writing again changes nothing.
+    expect(jpeg.blocks(out).filter((b) => b.kind === 'header').map((b) => b.offset - (out.length - before.length))).toEqual(fields);
+    expect(Buffer.from(protect(out).bytes).equals(Buffer.from(out))).toBe(true);
+  });
+
+  it('corrects offsets that were already off, as ExifTool does', () => {
+    const input = withAfcp(plain, { off: -9 });
+    expect(readAfcp(input).headerFound).toBe(false);
+    const out = protect(input).bytes;
+    expect(readAfcp(out)).toMatchObject({ start: plain.length + out.length - input.length, headerFound: true, items: ITEMS });
+  });
+
+  it('leaves an "AXS!" that is not an AFCP trailer alone', () => {
+    const fake = Buffer.concat([latin1('AXS!'), Buffer.from([0, 0, 0, 4]), Buffer.alloc(4), latin1('AXS!'), Buffer.from([0, 1, 0, 1]), Buffer.alloc(4)]);
+    const input = Buffer.concat([plain, fake]);
+    const out = protect(input).bytes;
+    expect(Buffer.from(out.subarray(out.length - fake.length)).equals(fake)).toBe(true);
+    expect(jpeg.blocks(input).filter((b) => b.kind === 'header')).toEqual([]);
   });
 });

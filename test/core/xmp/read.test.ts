@@ -137,6 +137,17 @@ describe('what the parser refuses', () => {
     expect(isOptedOut(facts(text))).toBe(true);
   });
 
+  it('ends the packet at its first xpacket trailer: the tail of an older, longer packet behind it is not read', () => {
+    // exempi rewrites a PNG's packet in place with a shorter one and leaves the old packet's end behind it.
+    const current = packet(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}"><plus:DataMining>${VOCAB}DMI-PROHIBITED</plus:DataMining></rdf:Description>`).replace('end="w"', 'end="r"');
+    const leftover = `${' '.repeat(300)}zTlU</optmark:ServiceTag>\n <plus:DataMining>${VOCAB}DMI-ALLOWED</plus:DataMining></rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n${' '.repeat(2000)}\n<?xpacket end="w"?>`;
+    const doc = parseXmp(current + leftover);
+    expect(doc.trailer?.end).toBe(current.length);
+    expect(readFacts(doc).dataMining).toMatchObject([{ code: 'DMI-PROHIBITED' }]);
+    // Only whitespace left behind reads the same.
+    expect(parseXmp(`${current}\n   \n<?xpacket end="w"?>`).trailer?.end).toBe(current.length);
+  });
+
   it('accepts a bare rdf:RDF packet and an x:xmpmeta without rdf:RDF', () => {
     expect(isOptedOut(facts(`<rdf:RDF xmlns:rdf="${RDF}"><rdf:Description xmlns:plus="${PLUS}" plus:DataMining="${VOCAB}DMI-PROHIBITED"/></rdf:RDF>`))).toBe(true);
     expect(facts(`<x:xmpmeta xmlns:x="adobe:ns:meta/" key="value"/>`).dataMining).toEqual([]);

@@ -49,10 +49,11 @@ describe('writing plus:DataMining', () => {
 
   it('merges: every other property, namespace, comment and byte of formatting is kept', () => {
     const { standard } = write(DC_PACKET)!;
-    const insertedAt = standard.indexOf('<rdf:Description rdf:about="" xmlns:plus=');
-    expect(insertedAt).toBeGreaterThan(0);
-    // Up to the inserted description, the packet is the original text, unchanged.
-    expect(DC_PACKET.startsWith(standard.slice(0, insertedAt).trimEnd())).toBe(true);
+    const inserted = /\n *<rdf:Description rdf:about="" xmlns:plus=[^]*?<\/rdf:Description>/.exec(standard)!;
+    expect(inserted).not.toBeNull();
+    // Take the inserted description out, and the packet is the original text, padding aside.
+    const without = standard.slice(0, inserted.index) + standard.slice(inserted.index + inserted[0].length);
+    expect(without.replace(/\s+<\?xpacket end/, '<?xpacket end')).toBe(DC_PACKET.replace(/\s+<\?xpacket end/, '<?xpacket end'));
     expect(standard).toContain('<!-- a comment that must survive -->');
     expect(standard).toContain('my:rating="5"');
     expect(standard).toContain('Sunset &amp; sea');
@@ -71,6 +72,38 @@ describe('writing plus:DataMining', () => {
     expect(standard).toContain(`<plus:DataMining xmlns:plus="${PLUS}">${URI}</plus:DataMining><dc:subject>`);
   });
 
+  it("puts the value in a new description before the packet's others, so that it is the first", () => {
+    const twoDescriptions = DC_PACKET.replace('    </rdf:Description>\n', `    </rdf:Description>\n    <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/"><xmp:Rating>3</xmp:Rating></rdf:Description>\n`);
+    const { standard } = write(twoDescriptions)!;
+    const first = parseXmp(standard).rdf!.children[0]!;
+    expect(standard.slice(first.start, first.end)).toBe(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}">\n     <plus:DataMining>${URI}</plus:DataMining>\n    </rdf:Description>`);
+    // Indented as the description it precedes.
+    expect(standard).toContain(`\n    <rdf:Description rdf:about="" xmlns:plus="${PLUS}">\n`);
+    expect(parseXmp(standard).rdf!.children).toHaveLength(3);
+  });
+
+  it('moves a value held in a later description into a new first one', () => {
+    const later = DC_PACKET.replace('    </rdf:Description>\n', `    </rdf:Description>\n    <rdf:Description rdf:about="" xmlns:plus="${PLUS}"><plus:DataMining>${ALLOWED}</plus:DataMining></rdf:Description>\n`);
+    const { standard } = write(later)!;
+    const doc = parseXmp(standard);
+    const [occurrence] = findProperty(doc, PLUS, 'DataMining');
+    expect(occurrence!.description).toBe(doc.rdf!.children[0]);
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    // The value already right but in a later description is moved as well.
+    const right = later.replace(ALLOWED, URI);
+    const moved = write(right)!.standard;
+    const movedDoc = parseXmp(moved);
+    expect(findProperty(movedDoc, PLUS, 'DataMining')[0]!.description).toBe(movedDoc.rdf!.children[0]);
+    expect(write(moved)).toBeUndefined();
+  });
+
+  it('works on a packet whose descriptions share one line', () => {
+    const oneLine = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="${RDF}"><rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:format>x</dc:format></rdf:Description></rdf:RDF></x:xmpmeta>`;
+    const { standard } = write(oneLine)!;
+    expect(standard).toContain(`<rdf:RDF xmlns:rdf="${RDF}"><rdf:Description rdf:about="" xmlns:plus="${PLUS}">\n <plus:DataMining>${URI}</plus:DataMining>\n</rdf:Description><rdf:Description rdf:about="" xmlns:dc=`);
+    expect(theValue(standard).value).toBe(URI);
+  });
+
   it('rewrites an attribute-form value in element form', () => {
     const before = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:plus="${PLUS}" plus:DataMining="${ALLOWED}"`);
     const { standard } = write(before)!;
@@ -84,6 +117,15 @@ describe('writing plus:DataMining', () => {
     const { standard } = write(before)!;
     expect(standard).toContain(`<p:DataMining xmlns:p="${PLUS}">${URI}</p:DataMining><dc:subject>`);
     expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+  });
+
+  it('rewrites the requested value held as an attribute or an rdf:resource in element form too (ImageMagick reads only that)', () => {
+    const asResource = DC_PACKET.replace('<dc:subject>', `<p:DataMining xmlns:p="${PLUS}" rdf:resource="${URI}"/><dc:subject>`);
+    expect(write(asResource)!.standard).toContain(`<p:DataMining xmlns:p="${PLUS}">${URI}</p:DataMining><dc:subject>`);
+    const asAttribute = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:plus="${PLUS}" plus:DataMining="${URI}"`);
+    const written = write(asAttribute)!.standard;
+    expect(theValue(written)).toMatchObject({ value: URI, form: 'element' });
+    expect(write(written)).toBeUndefined();
   });
 
   it('leaves one value where there were several', () => {
@@ -140,7 +182,21 @@ describe('writing plus:DataMining', () => {
 
   it('does not clash with a packet that binds the plus prefix to something else', () => {
     const before = DC_PACKET.replace('xmlns:my="urn:example:my#"', 'xmlns:my="urn:example:my#" xmlns:plus="urn:other"');
-    expect(theValue(write(before)!.standard)).toMatchObject({ value: URI });
+    const { standard } = write(before)!;
+    expect(theValue(standard)).toMatchObject({ value: URI });
+    // Not plus, which the packet gives another namespace (Adobe's toolkit would meet one prefix for two URIs).
+    expect(standard).toContain(`<rdf:Description rdf:about="" xmlns:plus1="${PLUS}">`);
+  });
+
+  it('writes plus:DataMining, and declares last the prefix the packet gives the namespace further down (for exiv2)', () => {
+    // A packet that calls the namespace iptcx; its declaration stays after the attribute goes.
+    const before = DC_PACKET.replace('my:rating="5"', `my:rating="5" xmlns:iptcx="${PLUS}" iptcx:DataMining="${ALLOWED}"`);
+    const { standard } = write(before)!;
+    expect(standard).toContain(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}" xmlns:iptcx="${PLUS}">\n     <plus:DataMining>${URI}</plus:DataMining>`);
+    expect(theValue(standard)).toMatchObject({ value: URI, form: 'element' });
+    // Declared only on an ancestor, before the new description: nothing to add.
+    const onRdf = DC_PACKET.replace(`<rdf:RDF xmlns:rdf="${RDF}">`, `<rdf:RDF xmlns:rdf="${RDF}" xmlns:iptcx="${PLUS}">`);
+    expect(write(onRdf)!.standard).toContain(`<rdf:Description rdf:about="" xmlns:plus="${PLUS}">\n`);
   });
 });
 
@@ -161,9 +217,13 @@ describe('writing several properties in one edit (the value and the provenance t
     expect(tagOf(text)).toEqual(['eyJ.a.b']);
   });
 
-  it('merged into a packet: one appended description declaring both namespaces, everything else kept', () => {
+  it('merged into a packet: one new first description declaring both namespaces, everything else kept', () => {
     const text = both(DC_PACKET)!;
     expect(text.match(/<rdf:Description/g)).toHaveLength(2);
+    const doc = parseXmp(text);
+    const first = doc.rdf!.children[0]!;
+    expect(findProperty(doc, SERVICE_TAG.uri, SERVICE_TAG.local)[0]!.description).toBe(first);
+    expect(findProperty(doc, PLUS, 'DataMining')[0]!.description).toBe(first);
     expect(text).toContain(`xmlns:plus="${PLUS}" xmlns:optmark="${SERVICE_TAG.uri}"`);
     expect(text).toContain('<!-- a comment that must survive -->');
     expect(theValue(text).value).toBe(URI);
@@ -175,6 +235,17 @@ describe('writing several properties in one edit (the value and the provenance t
     const again = both(once, 'eyJ.new.tag')!;
     expect(again.replace('eyJ.new.tag', 'eyJ.old.tag')).toBe(once);
     expect(both(again, 'eyJ.new.tag')).toBeUndefined();
+  });
+
+  it('keeps the two together in the first description: a tag added to a value in place takes the value along', () => {
+    // The value already right in the packet's first description, no tag yet.
+    const valueOnly = DC_PACKET.replace('<dc:subject>', `<plus:DataMining xmlns:plus="${PLUS}">${URI}</plus:DataMining><dc:subject>`);
+    const text = both(valueOnly)!;
+    const doc = parseXmp(text);
+    expect(findProperty(doc, PLUS, 'DataMining').map((p) => p.description)).toEqual([doc.rdf!.children[0]]);
+    expect(findProperty(doc, SERVICE_TAG.uri, SERVICE_TAG.local).map((p) => p.description)).toEqual([doc.rdf!.children[0]]);
+    expect(text).toContain('<dc:subject>');
+    expect(both(text)).toBeUndefined();
   });
 
   it('gives each namespace its own prefix even when they ask for the same one', () => {
