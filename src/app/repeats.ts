@@ -66,6 +66,8 @@ export interface Repeats {
    * answered as a server busy with it would be.
    */
   begin(accountId: string, route: string, key: string | undefined, requestHash: string, waitMs: number): Promise<Repeat>;
+  /** Whether the call under this key returned 200 (its repeat is answered even when the month's allowance is used up: it counts nothing). */
+  succeeded(accountId: string, route: string, key: string): Promise<boolean>;
   createBatch(accountId: string, userId: string): Promise<{ id: string; expiresAt: Date; limit: number }>;
   admitToBatch(batchId: string, accountId: string, token: string | undefined): Promise<void>;
 }
@@ -108,6 +110,11 @@ export function createRepeats(deps: { store: RepeatStore; clock: Clock; requestT
         if (Date.now() >= deadline) throw new IdempotencyKeyReusedError('A call with this Idempotency-Key is still running; try again when it has finished');
         await sleep(POLL_MS);
       }
+    },
+
+    async succeeded(accountId, route, key) {
+      const row = await store.find(accountId, route, key, clock.now());
+      return row?.state === 'done' && row.outcome?.status === 200;
     },
 
     async createBatch(accountId, userId) {

@@ -184,7 +184,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const { access, provenance, fingerprint } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
-  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock });
+  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock, repeats: deps.web.repeats, requestTimeoutMs: config.requestTimeoutSeconds * 1000 });
   // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
   const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
   await app.register(webPlugin, {

@@ -14,7 +14,8 @@ export interface IdempotentCall<T> {
   readonly accountId: string;
   readonly route: string;
   readonly key: string | undefined;
-  readonly requestHash: string;
+  /** The request's fingerprint: computed only when the call has a key (it hashes the whole image). */
+  readonly requestHash: () => string;
   /** How long a repeat waits for a first call still running. */
   readonly waitMs: number;
   /** The work of a first call: the answer, and what to keep of it (no image). */
@@ -25,7 +26,8 @@ export interface IdempotentCall<T> {
 
 /** Run or replay; a replayed refusal is sent here and `undefined` returned. */
 export async function idempotent<T>(request: FastifyRequest, reply: FastifyReply, call: IdempotentCall<T>): Promise<T | undefined> {
-  const repeat = await call.repeats.begin(call.accountId, call.route, call.key, call.requestHash, call.waitMs);
+  if (call.key === undefined) return (await call.run()).answer;
+  const repeat = await call.repeats.begin(call.accountId, call.route, call.key, call.requestHash(), call.waitMs);
   if (repeat.kind === 'none') return (await call.run()).answer;
   if (repeat.kind === 'repeat') {
     // Counted by the first call: this one gives its unit back.

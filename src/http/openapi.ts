@@ -33,7 +33,7 @@ const RATE_HEADERS = {
 const IMAGE_ERRORS = [
   'malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'missing_api_key', 'invalid_api_key', 'plan_not_allowed',
   'request_timeout', 'image_too_large', 'unsupported_content_type', 'unsupported_image_format', 'corrupt_image', 'invalid_xmp', 'quota_exceeded',
-  'too_many_requests', 'service_unavailable', 'server_busy', 'internal_error',
+  'too_many_requests', 'service_unavailable', 'server_busy', 'internal_error', 'idempotency_key_reused',
 ] as const;
 
 const imageBody = {
@@ -63,6 +63,20 @@ const PROTECT_RESPONSE_HEADERS = {
   },
 };
 
+/** Both image calls may be repeated safely under one key. */
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  description:
+    'Makes a retry safe. Within 24 hours, a call with the same key, the same image bytes and the same options as an earlier call of the account gets that call\'s answer again (a 200 computed again from the image sent, the same bytes for protect; a refusal as it was) and counts nothing; one sent while the first runs waits for it. The same key with another image or options is 422 idempotency_key_reused. A malformed key is 400 invalid_option.',
+};
+
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': { description: '`true` when the answer repeats an earlier call with the same Idempotency-Key (nothing was counted)', schema: { type: 'string', enum: ['true'] } },
+};
+
 /** verify's one query parameter. */
 const DETAIL_PARAMETER = {
   name: 'detail',
@@ -78,10 +92,14 @@ function imageOperation(operation: 'protect' | 'verify', summary: string, result
     operationId: operation,
     summary,
     description: `One multipart part, \`image\` (${limit}). Counts toward the monthly ${operation} limit; a call that fails does not count.`,
-    ...(operation === 'verify' ? { parameters: [DETAIL_PARAMETER] } : {}),
+    parameters: operation === 'verify' ? [DETAIL_PARAMETER, IDEMPOTENCY_PARAMETER] : [IDEMPOTENCY_PARAMETER],
     requestBody: imageBody,
     responses: {
-      200: { description: result, headers: operation === 'protect' ? { ...RATE_HEADERS, ...PROTECT_RESPONSE_HEADERS } : RATE_HEADERS, content: { 'application/json': { schema: ref(schema) } } },
+      200: {
+        description: result,
+        headers: operation === 'protect' ? { ...RATE_HEADERS, ...PROTECT_RESPONSE_HEADERS, ...REPLAYED_HEADER } : { ...RATE_HEADERS, ...REPLAYED_HEADER },
+        content: { 'application/json': { schema: ref(schema) } },
+      },
       ...errorResponses(errors),
     },
   };
@@ -103,7 +121,7 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
     security: [{ bearer: [] }],
     paths: {
       '/api/v1/protect': {
-        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp', 'conflicting_xmp'], limit),
+        post: imageOperation('protect', 'Write the opt-out into the image metadata, losslessly', 'The marked image', 'ProtectResult', [...IMAGE_ERRORS, 'ambiguous_xmp', 'conflicting_xmp', 'invalid_option'], limit),
       },
       '/api/v1/verify': {
         post: imageOperation('verify', 'Check an image for the opt-out and other signals', 'What the image carries', 'VerifyResult', [...IMAGE_ERRORS, 'invalid_option'], limit),

@@ -303,14 +303,21 @@ describe.each(BACKENDS)('API on %s', (backend) => {
         components: { schemas: Record<string, Schema> };
       };
       const verifyOp = doc.paths['/api/v1/verify']!.post;
-      expect(verifyOp.parameters).toEqual([expect.objectContaining({ name: 'detail', in: 'query', schema: { type: 'string', enum: ['full'] } })]);
+      expect(verifyOp.parameters).toEqual([
+        expect.objectContaining({ name: 'detail', in: 'query', schema: { type: 'string', enum: ['full'] } }),
+        expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }),
+      ]);
       expect(verifyOp.responses['400']!.description).toContain('invalid_option');
       const result = doc.components.schemas.VerifyResult!;
       expect(result.required).not.toContain('details');
       expect(Object.keys(result.properties!.details!.properties!).sort()).toEqual(['c2pa', 'dataMining', 'format', 'mimeType', 'otherConstraints', 'signals', 'tdmrep', 'warnings']);
       expect(result.properties!.signals!.description).toMatch(/empty array when the field is absent/);
       expect(doc.components.schemas.ProtectResult!.properties!.signals!.items).toEqual({ type: 'string', enum: ['iptc.dataMining'] });
-      expect(doc.paths['/api/v1/protect']!.post.parameters).toBeUndefined();
+      expect(doc.paths['/api/v1/protect']!.post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
+      for (const path of ['/api/v1/protect', '/api/v1/verify']) {
+        expect(doc.paths[path]!.post.responses['422']!.description).toContain('idempotency_key_reused');
+        expect(doc.paths[path]!.post.responses['200']!.headers).toHaveProperty('Idempotent-Replayed');
+      }
       expect(Object.keys(doc.paths['/api/v1/protect']!.post.responses['200']!.headers!)).toContain('Optmark-Opt-Out');
       expect(doc.paths['/api/v1/protect']!.post.responses['422']!.description).toContain('conflicting_xmp');
     });

@@ -570,9 +570,11 @@ describe('the account and the server (rows 30-33)', () => {
 
   // Our contract: no idempotency keys in v1 (docs/errors.md). The header is
   // ignored: a retry is a new call and counts, it is never refused for it.
-  it('31: an Idempotency-Key header is ignored: each call is processed and counted', async () => {
+  it('31: an Idempotency-Key header makes a repeat count nothing; the same key with another image is 422 idempotency_key_reused', async () => {
     await row(() => post(JPEG, '/api/v1/protect', 'image/jpeg', { 'Idempotency-Key': 'same' }), 200, undefined, { protect: 1 });
-    await row(() => post(PNG, '/api/v1/protect', 'image/png', { 'Idempotency-Key': 'same' }), 200, undefined, { protect: 1 });
+    await row(() => post(JPEG, '/api/v1/protect', 'image/jpeg', { 'Idempotency-Key': 'same' }), 200, undefined, { protect: 0 });
+    await row(() => post(PNG, '/api/v1/protect', 'image/png', { 'Idempotency-Key': 'same' }), 422, 'idempotency_key_reused');
+    await row(() => post(PNG, '/api/v1/protect', 'image/png'), 200, undefined, { protect: 1 });
   });
 
   // Row 32 (the database unreachable or full: 503) needs a database to take

@@ -200,16 +200,14 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
   const config = loadConfig({ PORT: '0', OPTMARK_DATA_DIR: s.dataDir, OPTMARK_LOG_LEVEL: 'silent' });
   const keys = SigningKeys.open(join(s.dataDir, 'signing-keys.json'));
   const real = createProvenance({ keys, issuer: () => 'http://127.0.0.1', clock: systemClock });
-  const provenance: Provenance = {
-    ...real,
-    signer: {
-      sign(digest, dataMining) {
-        if (faults.signer) throw faults.signer;
-        return real.signer.sign(digest, dataMining);
-      },
-      accepts: real.signer.accepts,
+  const faulty = (signer: Provenance['signer']): Provenance['signer'] => ({
+    sign(digest, dataMining) {
+      if (faults.signer) throw faults.signer;
+      return signer.sign(digest, dataMining);
     },
-  };
+    accepts: signer.accepts,
+  });
+  const provenance: Provenance = { ...real, signer: faulty(real.signer), signerAt: (iat) => faulty(real.signerAt(iat)) };
   const fingerprint: Fingerprinting = {
     async check() {
       if (faults.fingerprint) throw faults.fingerprint;

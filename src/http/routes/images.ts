@@ -14,7 +14,11 @@ import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
-import { InvalidOptionError, MethodNotAllowedError, type Operation } from '../../errors.js';
+import { InvalidOptionError, MethodNotAllowedError, QuotaExceededError, type Operation } from '../../errors.js';
+import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
+import type { Principal } from '../../app/ports.js';
+import { sha256Hex } from '../../core/bytes/digest.js';
+import { idempotent } from '../idempotent.js';
 import { clientGone } from '../client-gone.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, OPT_OUT_HEADER, optOutHeader, protectResult, usageResult, verifyResult } from '../schemas.js';
@@ -30,12 +34,23 @@ export interface ImageRouteOptions {
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS). */
   readonly maxImagePixels: number;
   readonly clock: () => Date;
+  /** Repeated calls under one Idempotency-Key (app/repeats.ts). */
+  readonly repeats: Repeats;
+  /** How long a repeat waits for a first call still running. */
+  readonly requestTimeoutMs: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A repeat of a call that returned 200, let through although the month's allowance is used up (it counts nothing). */
+    repeatOf?: Principal;
+  }
 }
 
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
+  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock, repeats } = options;
 
   /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
   const refuseKeyGuessers = async (request: FastifyRequest) => {
@@ -45,8 +60,24 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   const checkingKey = <T>(request: FastifyRequest, check: (credential: Credential) => Promise<T>) =>
     authFailures.counting(request.ip, async () => check(bearerCredential(request.headers.authorization)));
 
-  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) =>
-    holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation)));
+  const idempotencyKey = (request: FastifyRequest) => {
+    const value = request.headers['idempotency-key'];
+    return checkIdempotencyKey(typeof value === 'string' ? value : undefined);
+  };
+
+  const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = idempotencyKey(request);
+    try {
+      await holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation)));
+    } catch (error) {
+      // The repeat of a call that returned 200 is answered again at the month's limit too: it counts nothing.
+      if (!(error instanceof QuotaExceededError) || key === undefined) throw error;
+      const principal = await checkingKey(request, (credential) => access.authenticate(credential));
+      if (!(await repeats.succeeded(principal.accountId, operation, key))) throw error;
+      request.repeatOf = principal;
+    }
+  };
+  const accountOf = (request: FastifyRequest) => (request.ticket?.principal ?? request.repeatOf)!.accountId;
   settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {
@@ -56,7 +87,22 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readImagePart(request, uploadLimits);
-      const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer, maxImagePixels });
+      const mark = (iat: number) => protect(upload.bytes, { filename: upload.filename, signer: provenance.signerAt(iat), maxImagePixels });
+      const result = await idempotent(request, reply, {
+        repeats,
+        accountId: accountOf(request),
+        route: 'protect',
+        key: idempotencyKey(request),
+        requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), {}),
+        waitMs: options.requestTimeoutMs,
+        async run() {
+          const iat = Math.floor(clock().getTime() / 1000);
+          const marked = mark(iat);
+          return { answer: marked, kept: { iat, kid: provenance.activeKid(), sha256: marked.sha256, filename: marked.filename, mimeType: marked.mimeType } };
+        },
+        replay: async (kept) => mark(Number(kept.iat)),
+      });
+      if (result === undefined) return reply;
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
       // The API takes no value: an opt-out the upload carries is kept; the header says which was.
@@ -74,8 +120,24 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     handler: async (request, reply) => {
       const full = verifyDetailOption(request.query);
       const upload = await readImagePart(request, uploadLimits);
-      const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
-      return full ? { ...result, details } : result;
+      const check = async () => {
+        const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
+        return full ? { ...result, details } : result;
+      };
+      const answer = await idempotent(request, reply, {
+        repeats,
+        accountId: accountOf(request),
+        route: 'verify',
+        key: idempotencyKey(request),
+        requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), { detail: full ? 'full' : null }),
+        waitMs: options.requestTimeoutMs,
+        async run() {
+          const result = await check();
+          return { answer: result, kept: { sha256: result.sha256 } };
+        },
+        replay: () => check(),
+      });
+      return answer === undefined ? reply : answer;
     },
   });
 

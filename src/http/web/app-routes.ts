@@ -75,7 +75,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       accountId: request.signedIn!.account.id,
       route: 'mark',
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
-      requestHash: repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, keepExisting, layers }),
+      requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, keepExisting, layers }),
       waitMs: deps.requestTimeoutMs,
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
@@ -101,7 +101,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       accountId: request.signedIn!.account.id,
       route: 'check',
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
-      requestHash: repeats.requestHash(sha256Hex(upload.bytes), {}),
+      requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), {}),
       waitMs: deps.requestTimeoutMs,
       async run() {
         const answer = await check();

@@ -1,0 +1,85 @@
+/**
+ * Idempotency-Key on the API's two image calls, on both back ends: a repeat
+ * gets the first answer again (protect: the same bytes) and counts nothing,
+ * even at the month's limit; a repeat of a refusal is the same refusal; the
+ * same key with another image is 422; keys are per account and per route;
+ * two at once count once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatedImages } from '../support/generated.js';
+import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
+
+const generated = await generatedImages();
+const JPEG = generated.find((g) => g.name === 'baseline.jpg')!.bytes;
+const OTHER = generated.find((g) => g.name.endsWith('.png'))!.bytes;
+
+async function call(t: TestServer, key: string, bytes: Uint8Array, path: string, idempotencyKey?: string) {
+  const form = new FormData();
+  form.append('image', new Blob([bytes], { type: 'application/octet-stream' }), 'photo.jpg');
+  const response = await fetch(`${t.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) }, body: form });
+  return { status: response.status, replayed: response.headers.get('idempotent-replayed'), json: (await response.json()) as Record<string, unknown> };
+}
+
+describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ backend, paidPlanLimits: { protectPerMonth: 2 } });
+  });
+  afterAll(() => t?.close());
+
+  it('a repeated protect gets the same bytes and counts once, also after the month\'s allowance is used up', async () => {
+    const key = await t.key('pro', `repeat-${backend}`);
+    const first = await call(t, key, JPEG, '/api/v1/protect', 'order-1');
+    expect(first.status).toBe(200);
+    expect(first.replayed).toBeNull();
+    // A second, slower in coming, whose tag would say a later second: the same bytes all the same.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const again = await call(t, key, JPEG, '/api/v1/protect', 'order-1');
+    expect(again.status).toBe(200);
+    expect(again.replayed).toBe('true');
+    expect(again.json).toEqual(first.json);
+    expect((await t.server.admin.usage(`repeat-${backend}`)).protect.used).toBe(1);
+    // The allowance used up by another call: the repeat is still answered, and counts nothing.
+    expect((await call(t, key, OTHER, '/api/v1/protect', 'order-2')).status).toBe(200);
+    expect((await call(t, key, OTHER, '/api/v1/protect')).status).toBe(429);
+    const late = await call(t, key, JPEG, '/api/v1/protect', 'order-1');
+    expect(late.status).toBe(200);
+    expect(late.json.sha256).toBe(first.json.sha256);
+    expect((await t.server.admin.usage(`repeat-${backend}`)).protect.used).toBe(2);
+    // A new key at the limit is refused as usual.
+    expect((await call(t, key, JPEG, '/api/v1/protect', 'order-3')).status).toBe(429);
+  });
+
+  it('the same key with another image is 422 idempotency_key_reused; keys are per route and per account; a malformed key is 400', async () => {
+    const key = await t.key('pro', `reuse-${backend}`);
+    expect((await call(t, key, JPEG, '/api/v1/verify', 'k')).status).toBe(200);
+    const reused = await call(t, key, OTHER, '/api/v1/verify', 'k');
+    expect(reused.status).toBe(422);
+    expect(reused.json.code).toBe('idempotency_key_reused');
+    // The same key on protect, and on another account: first calls of their own.
+    expect((await call(t, key, OTHER, '/api/v1/protect', 'k')).replayed).toBeNull();
+    const other = await t.key('pro', `reuse-other-${backend}`);
+    expect((await call(t, other, OTHER, '/api/v1/verify', 'k')).status).toBe(200);
+    const bad = await call(t, key, JPEG, '/api/v1/verify', 'x'.repeat(256));
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe('invalid_option');
+    expect((await t.server.admin.usage(`reuse-${backend}`)).verify.used).toBe(1);
+  });
+
+  it('a refusal repeated is the same refusal; two calls with one key at once count once', async () => {
+    const key = await t.key('pro', `once-${backend}`);
+    const broken = JPEG.subarray(0, 300);
+    const refused = await call(t, key, broken, '/api/v1/verify', 'broken');
+    expect(refused.status).toBe(422);
+    const again = await call(t, key, broken, '/api/v1/verify', 'broken');
+    expect(again.status).toBe(422);
+    expect(again.replayed).toBe('true');
+    expect(again.json.code).toBe(refused.json.code);
+    expect(again.json.error).toBe(refused.json.error);
+
+    const both = await Promise.all([call(t, key, JPEG, '/api/v1/verify', 'twice'), call(t, key, JPEG, '/api/v1/verify', 'twice')]);
+    expect(both.map((b) => b.status)).toEqual([200, 200]);
+    expect(both[0]!.json).toEqual(both[1]!.json);
+    expect((await t.server.admin.usage(`once-${backend}`)).verify.used).toBe(1);
+  });
+});
