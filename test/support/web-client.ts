@@ -74,8 +74,12 @@ export class WebClient {
     return match[1]!;
   }
 
-  /** A page script's call: JSON, with the form token in X-CSRF-Token. */
-  async app(path: string, init: { method?: string; body?: FormData; headers?: Record<string, string>; csrf?: string } = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+  /**
+   * A page script's call, with the form token in X-CSRF-Token: its JSON; or,
+   * for a marking (whose body is the marked file), what the Optmark-Result
+   * header says and the file's bytes.
+   */
+  async app(path: string, init: { method?: string; body?: FormData; headers?: Record<string, string>; csrf?: string } = {}): Promise<{ status: number; json: Record<string, unknown>; bytes?: Buffer }> {
     const csrf = init.csrf ?? (await this.csrf());
     const response = await this.request(path, {
       method: init.method ?? 'POST',
@@ -83,6 +87,10 @@ export class WebClient {
       headers: { 'X-CSRF-Token': csrf, Accept: 'application/json', ...init.headers },
       ...(init.body ? { body: init.body } : {}),
     });
+    const result = response.headers.get('optmark-result');
+    if (response.status === 200 && result !== null) {
+      return { status: response.status, json: JSON.parse(decodeURIComponent(result)) as Record<string, unknown>, bytes: Buffer.from(await response.arrayBuffer()) };
+    }
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   }
 }

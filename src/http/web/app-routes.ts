@@ -22,10 +22,13 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
-function markAnswer(result: ProtectResult, sizeBefore: number) {
+/** The header holding what a marking did (the body is the marked file itself): percent-encoded JSON. */
+export const RESULT_HEADER = 'Optmark-Result';
+
+/** What the page shows of a marking, beside the file. */
+function markFacts(result: ProtectResult, sizeBefore: number) {
   const value = result.value;
   return {
-    imageBase64: Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength).toString('base64'),
     mimeType: result.mimeType,
     filename: result.filename,
     sha256: result.sha256,
@@ -70,7 +73,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       const options = { value, keepExisting, filename: upload.filename, signer, maxImagePixels: deps.maxImagePixels };
       return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options) : Promise.resolve(protect(upload.bytes, options));
     };
-    return idempotent(request, reply, {
+    const marked = await idempotent(request, reply, {
       repeats,
       accountId: request.signedIn!.account.id,
       route: 'mark',
@@ -80,14 +83,16 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
         const result = await run(deps.provenance.signerAt(iat));
-        const answer = markAnswer(result, upload.bytes.byteLength);
-        return { answer, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
+        return { answer: result, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
       },
-      async replay(kept) {
-        const result = await run(deps.provenance.signerAt(Number(kept.iat)));
-        return markAnswer(result, upload.bytes.byteLength);
-      },
+      replay: (kept) => run(deps.provenance.signerAt(Number(kept.iat))),
     });
+    if (marked === undefined) return reply;
+    // The file itself, not base64 in JSON: the page keeps it as a Blob for the download and the zip.
+    return reply
+      .type(marked.mimeType)
+      .header(RESULT_HEADER, encodeURIComponent(JSON.stringify(markFacts(marked, upload.bytes.byteLength))))
+      .send(Buffer.from(marked.bytes.buffer, marked.bytes.byteOffset, marked.bytes.byteLength));
   });
 
   app.post('/app/check', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('verify') }, async (request, reply) => {

@@ -8,12 +8,13 @@
  */
 import {
   announce,
-  base64ToBytes,
   download,
   element,
   enhance,
   formatBytes,
   inParallel,
+  json,
+  markFacts,
   postJson,
   refreshUsage,
   refusal,
@@ -116,9 +117,9 @@ function remarkButton(row: Row): HTMLElement {
       const body = new FormData();
       body.append('image', row.file, row.file.name);
       const answer = await upload('/app/mark', body, { 'X-Batch-Id': batch, 'Idempotency-Key': `${row.key}-remark` }, () => {});
-      const blob = new Blob([base64ToBytes(String(answer.imageBase64))], { type: String(answer.mimeType) });
-      const save = element('button', { type: 'button', class: 'secondary' }, `Download ${String(answer.filename)}`);
-      save.addEventListener('click', () => download(blob, String(answer.filename)));
+      const facts = markFacts(answer);
+      const save = element('button', { type: 'button', class: 'secondary' }, `Download ${String(facts.filename)}`);
+      save.addEventListener('click', () => download(answer.body, String(facts.filename)));
       box.replaceChildren('Marked again: the opt-out is back in its metadata. ', save);
       void refreshUsage();
     } catch (error) {
@@ -140,7 +141,7 @@ async function checkOne(row: Row, batch: string): Promise<void> {
     });
     row.progress.value = 1;
     setState(row, 'done', 'Checked');
-    showVerdict(row, answer);
+    showVerdict(row, await json(answer));
   } catch (error) {
     setState(row, 'failed', `Not checked: ${(error as ApiError).error}`);
     row.progress.value = 0;

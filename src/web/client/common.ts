@@ -39,24 +39,51 @@ export interface ApiError {
   readonly code: string;
 }
 
-/** POST a form with progress; resolves with the JSON answer, rejects with an ApiError in words. */
-export function upload(url: string, form: FormData, headers: Record<string, string>, onProgress: (fraction: number) => void): Promise<Record<string, unknown>> {
+/** The answer of a form posted with `upload`: the body (a Blob), and the headers asked for. */
+export interface Answer {
+  readonly body: Blob;
+  header(name: string): string | null;
+}
+
+/**
+ * POST a form with upload progress; resolves with the answer's body as a
+ * Blob (a marked file stays binary: no base64, no copy), rejects with an
+ * ApiError in words (the body of a refusal is JSON).
+ */
+export function upload(url: string, form: FormData, headers: Record<string, string>, onProgress: (fraction: number) => void): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', url);
-    for (const [name, value] of Object.entries({ 'X-CSRF-Token': csrfToken, Accept: 'application/json', ...headers })) xhr.setRequestHeader(name, value);
-    xhr.responseType = 'json';
+    for (const [name, value] of Object.entries({ 'X-CSRF-Token': csrfToken, ...headers })) xhr.setRequestHeader(name, value);
+    xhr.responseType = 'blob';
     xhr.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };
     xhr.onload = () => {
-      const body = (xhr.response ?? {}) as Record<string, unknown>;
-      if (xhr.status === 200) resolve(body);
-      else reject({ status: xhr.status, error: typeof body.error === 'string' ? body.error : `The server answered ${xhr.status}`, code: typeof body.code === 'string' ? body.code : 'unknown' } satisfies ApiError);
+      const body = xhr.response as Blob;
+      if (xhr.status === 200) return resolve({ body, header: (name) => xhr.getResponseHeader(name) });
+      void body.text().then((text) => {
+        let parsed: Record<string, unknown> = {};
+        try {
+          parsed = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          // not JSON: a proxy's page, say
+        }
+        reject({ status: xhr.status, error: typeof parsed.error === 'string' ? parsed.error : `The server answered ${xhr.status}`, code: typeof parsed.code === 'string' ? parsed.code : 'unknown' } satisfies ApiError);
+      });
     };
     xhr.onerror = () => reject({ status: 0, error: 'The connection failed: check your network and try again', code: 'network' } satisfies ApiError);
     xhr.send(form);
   });
+}
+
+export async function json(answer: Answer): Promise<Record<string, unknown>> {
+  return JSON.parse(await answer.body.text()) as Record<string, unknown>;
+}
+
+/** What a marking did, from its answer's Optmark-Result header (the body is the file). */
+export function markFacts(answer: Answer): Record<string, unknown> {
+  return JSON.parse(decodeURIComponent(answer.header('Optmark-Result') ?? '%7B%7D')) as Record<string, unknown>;
 }
 
 export async function postJson(url: string): Promise<Record<string, unknown>> {
@@ -135,13 +162,6 @@ export function download(blob: Blob, name: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-export function base64ToBytes(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }
 
 /** `name (2).ext` for the second file of the same name, and so on. */

@@ -13,12 +13,12 @@ import { readOptOut } from '../../core/opt-out-reader.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
 import {
   announce,
-  base64ToBytes,
   download,
   element,
   enhance,
   formatBytes,
   inParallel,
+  markFacts,
   postJson,
   refreshUsage,
   refusal,
@@ -127,10 +127,9 @@ function skip(row: Row): void {
   row.actions.replaceChildren(again);
 }
 
-function showResult(row: Row, answer: Record<string, unknown>): void {
-  const bytes = base64ToBytes(String(answer.imageBase64));
+function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void {
   const filename = String(answer.filename);
-  row.marked = { blob: new Blob([bytes], { type: String(answer.mimeType) }), filename };
+  row.marked = { blob, filename };
   const before = Number(answer.sizeBefore);
   const after = Number(answer.sizeAfter);
   const facts = [
@@ -167,7 +166,7 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
     });
     row.progress.value = 1;
     setState(row, 'done', 'Marked');
-    showResult(row, answer);
+    showResult(row, answer.body, markFacts(answer));
   } catch (error) {
     showFailure(row, error as ApiError);
   }
@@ -182,7 +181,9 @@ async function run(selected: Row[]): Promise<void> {
   const fields = new FormData(form);
   try {
     const batch = String((await postJson('/app/batches')).id);
-    await inParallel(selected, PARALLEL, (row) => markOne(row, batch, fields).then(() => refreshUsage()));
+    // The meters follow each file without holding up the next upload.
+    await inParallel(selected, PARALLEL, (row) => markOne(row, batch, fields).then(() => void refreshUsage().catch(() => {})));
+    await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
     announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
