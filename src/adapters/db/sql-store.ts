@@ -45,6 +45,10 @@ export interface ActiveKey extends KeyMatch {
   readonly expiresAt: Date | null;
 }
 
+/** The account's monthly allowance of an operation (accounts `a` joined to plan_limits `p`): its own, else its plan's. */
+const monthlyLimitOf = (operation: Operation) =>
+  sql`case when ${operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month) else coalesce(a.verify_limit, p.verify_per_month) end`;
+
 /** Keys used in the last minute are not touched again: last_used_at is a hint, not a log. */
 const TOUCH_INTERVAL = sql`interval '60 seconds'`;
 
@@ -76,8 +80,7 @@ export class SqlStore implements Store {
       const { rows } = await sql<PrincipalRow & { used: number | null; monthly_limit: number }>`
         with k as (
           select k.id as key_id, a.id as account_id, a.name as account_name, a.plan, k.user_id, k.scopes,
-            case when ${r.operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month)
-                 else coalesce(a.verify_limit, p.verify_per_month) end as monthly_limit
+            ${monthlyLimitOf(r.operation)} as monthly_limit
           from api_keys k join accounts a on a.id = k.account_id join plan_limits p on p.plan = a.plan
           where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
         ),
@@ -113,8 +116,7 @@ export class SqlStore implements Store {
       const { rows } = await sql<{ plan: string; monthly_limit: number; used: number | null }>`
         with a as (
           select a.id as account_id, a.plan,
-            case when ${r.operation} = 'protect' then coalesce(a.protect_limit, p.protect_per_month)
-                 else coalesce(a.verify_limit, p.verify_per_month) end as monthly_limit
+            ${monthlyLimitOf(r.operation)} as monthly_limit
           from accounts a join plan_limits p on p.plan = a.plan
           where a.id = ${r.accountId}
         ),

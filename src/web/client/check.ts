@@ -6,22 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import {
-  announce,
-  download,
-  element,
-  enhance,
-  formatBytes,
-  inParallel,
-  json,
-  markFacts,
-  postJson,
-  refreshUsage,
-  refusal,
-  thumbnail,
-  upload,
-  type ApiError,
-} from './common.js';
+import { admissible, announce, batchPage, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, thumbnail, upload, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -35,19 +20,9 @@ interface Row {
   status: 'ready' | 'working' | 'done' | 'failed';
 }
 
-enhance();
-const form = document.getElementById('work-form') as HTMLFormElement;
-const input = document.getElementById('files') as HTMLInputElement;
-const rowsList = document.getElementById('rows') as HTMLOListElement;
-const start = document.getElementById('start') as HTMLButtonElement;
-const drop = document.getElementById('drop') as HTMLElement;
-const maxBytes = Number(form.dataset.maxBytes);
-const batchSize = Number(form.dataset.batchSize);
+const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = batchPage(addFiles);
 const rows: Row[] = [];
 let running = false;
-input.required = false;
-const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
-form.before(errorBox);
 
 function setState(row: Row, status: Row['status'], text: string): void {
   row.status = status;
@@ -56,19 +31,9 @@ function setState(row: Row, status: Row['status'], text: string): void {
 }
 
 async function addFiles(files: readonly File[]): Promise<void> {
-  const problems: string[] = [];
-  let room = batchSize - rows.filter((r) => r.status !== 'done').length;
-  for (const file of files) {
-    if (room <= 0) {
-      problems.push(`${file.name}: a batch takes ${batchSize} images at most; check these first, then add more`);
-      continue;
-    }
-    const why = await refusal(file, maxBytes);
-    if (why) {
-      problems.push(why);
-      continue;
-    }
-    room--;
+  const room = batchSize - rows.filter((r) => r.status !== 'done').length;
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check');
+  for (const file of accepted) {
     const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
     const state = element('span', { class: 'state' }, 'Ready');
     const result = element('div', { class: 'result' });
@@ -76,8 +41,7 @@ async function addFiles(files: readonly File[]): Promise<void> {
     rowsList.append(li);
     rows.push({ file, key: crypto.randomUUID(), li, progress, state, result, status: 'ready' });
   }
-  errorBox.replaceChildren(...problems.map((p) => element('p', {}, p)));
-  errorBox.hidden = problems.length === 0;
+  showErrors(problems);
   start.disabled = running || !rows.some((r) => r.status !== 'done' && r.status !== 'working');
 }
 
@@ -163,8 +127,7 @@ form.addEventListener('submit', (event) => {
       const failed = selected.filter((r) => r.status === 'failed').length;
       announce(`${selected.length - failed} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
     } catch (error) {
-      errorBox.replaceChildren(element('p', {}, (error as ApiError).error ?? String(error)));
-      errorBox.hidden = false;
+      showErrors([(error as ApiError).error ?? String(error)]);
     } finally {
       running = false;
       start.textContent = 'Check';
@@ -174,19 +137,3 @@ form.addEventListener('submit', (event) => {
   })();
 });
 
-input.addEventListener('change', () => {
-  void addFiles([...(input.files ?? [])]).then(() => (input.value = ''));
-});
-for (const type of ['dragenter', 'dragover'] as const) {
-  drop.addEventListener(type, (event) => {
-    event.preventDefault();
-    drop.classList.add('over');
-  });
-}
-drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (event) => {
-  event.preventDefault();
-  drop.classList.remove('over');
-  void addFiles([...(event.dataTransfer?.files ?? [])]);
-});
-start.disabled = true;

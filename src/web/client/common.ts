@@ -181,3 +181,79 @@ export function uniqueNames(names: readonly string[]): string[] {
 export function enhance(): void {
   document.documentElement.classList.add('js');
 }
+
+/** The batch page's parts, as the server renders them (src/web/pages/work.ts). */
+export interface BatchPage {
+  readonly form: HTMLFormElement;
+  readonly input: HTMLInputElement;
+  readonly rows: HTMLOListElement;
+  readonly start: HTMLButtonElement;
+  readonly maxBytes: number;
+  readonly batchSize: number;
+  /** Show what was refused (one message, or a list), announced; none hides it. */
+  showErrors(messages: readonly string[]): void;
+}
+
+/**
+ * Take over a batch page: the file input no longer required (files come
+ * from the list), an error notice above the form, and files picked or
+ * dropped handed to `onFiles`.
+ */
+export function batchPage(onFiles: (files: File[]) => Promise<void>): BatchPage {
+  enhance();
+  const form = document.getElementById('work-form') as HTMLFormElement;
+  const input = document.getElementById('files') as HTMLInputElement;
+  const drop = document.getElementById('drop') as HTMLElement;
+  input.required = false;
+  const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
+  form.before(errorBox);
+  input.addEventListener('change', () => {
+    void onFiles([...(input.files ?? [])]).then(() => (input.value = ''));
+  });
+  for (const type of ['dragenter', 'dragover'] as const) {
+    drop.addEventListener(type, (event) => {
+      event.preventDefault();
+      drop.classList.add('over');
+    });
+  }
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (event) => {
+    event.preventDefault();
+    drop.classList.remove('over');
+    void onFiles([...(event.dataTransfer?.files ?? [])]);
+  });
+  const start = document.getElementById('start') as HTMLButtonElement;
+  start.disabled = true;
+  return {
+    form,
+    input,
+    rows: document.getElementById('rows') as HTMLOListElement,
+    start,
+    maxBytes: Number(form.dataset.maxBytes),
+    batchSize: Number(form.dataset.batchSize),
+    showErrors(messages) {
+      errorBox.replaceChildren(...(messages.length === 1 ? [messages[0]!] : [element('p', {}, 'These files were not added:'), element('ul', {}, ...messages.map((m) => element('li', {}, m)))]));
+      errorBox.hidden = messages.length === 0;
+    },
+  };
+}
+
+/**
+ * The files of a pick that may join the list: at most `room` more, each
+ * under the size limit and an image by its bytes; the others named, with
+ * why, in words (`verb`: what the page does with them, "mark" or "check").
+ */
+export async function admissible(files: readonly File[], room: number, maxBytes: number, batchSize: number, verb: string): Promise<{ accepted: File[]; problems: string[] }> {
+  const accepted: File[] = [];
+  const problems: string[] = [];
+  for (const file of files) {
+    if (accepted.length >= room) {
+      problems.push(`${file.name}: a batch takes ${batchSize} images at most; ${verb} these first, then add more`);
+      continue;
+    }
+    const why = await refusal(file, maxBytes);
+    if (why) problems.push(why);
+    else accepted.push(file);
+  }
+  return { accepted, problems };
+}

@@ -11,22 +11,7 @@
 import { downloadZip } from 'client-zip';
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import {
-  announce,
-  download,
-  element,
-  enhance,
-  formatBytes,
-  inParallel,
-  markFacts,
-  postJson,
-  refreshUsage,
-  refusal,
-  thumbnail,
-  uniqueNames,
-  upload,
-  type ApiError,
-} from './common.js';
+import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, thumbnail, uniqueNames, upload, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -46,27 +31,12 @@ interface Row {
   marked?: { blob: Blob; filename: string };
 }
 
-enhance();
-const form = document.getElementById('work-form') as HTMLFormElement;
-const input = document.getElementById('files') as HTMLInputElement;
-const rowsList = document.getElementById('rows') as HTMLOListElement;
-const start = document.getElementById('start') as HTMLButtonElement;
+const page = batchPage(addFiles);
+const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = page;
 const downloadAll = document.getElementById('download-all') as HTMLButtonElement;
 const includeMarked = document.getElementById('include-marked') as HTMLInputElement;
-const drop = document.getElementById('drop') as HTMLElement;
-const maxBytes = Number(form.dataset.maxBytes);
-const batchSize = Number(form.dataset.batchSize);
 const rows: Row[] = [];
 let running = false;
-
-input.required = false;
-const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
-form.before(errorBox);
-
-function showErrors(messages: readonly string[]): void {
-  errorBox.replaceChildren(...(messages.length === 1 ? [messages[0]!] : [element('p', {}, 'These files were not added:'), element('ul', {}, ...messages.map((m) => element('li', {}, m)))]));
-  errorBox.hidden = messages.length === 0;
-}
 
 function setState(row: Row, status: State, text: string): void {
   row.status = status;
@@ -75,22 +45,9 @@ function setState(row: Row, status: State, text: string): void {
 }
 
 async function addFiles(files: readonly File[]): Promise<void> {
-  const problems: string[] = [];
-  const pending = rows.filter((r) => r.status !== 'done').length;
-  let room = batchSize - pending;
-  for (const file of files) {
-    if (room <= 0) {
-      problems.push(`${file.name}: a batch takes ${batchSize} images at most; mark these first, then add more`);
-      continue;
-    }
-    const why = await refusal(file, maxBytes);
-    if (why) {
-      problems.push(why);
-      continue;
-    }
-    room--;
-    rows.push(await newRow(file));
-  }
+  const room = batchSize - rows.filter((r) => r.status !== 'done').length;
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'mark');
+  for (const file of accepted) rows.push(await newRow(file));
   showErrors(problems);
   start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
   announce(`${rows.length} file${rows.length === 1 ? '' : 's'} in the list${problems.length ? `; ${problems.length} not added` : ''}`);
@@ -203,10 +160,6 @@ form.addEventListener('submit', (event) => {
   void run(rows.filter((r) => r.status === 'ready' || r.status === 'failed'));
 });
 
-input.addEventListener('change', () => {
-  void addFiles([...(input.files ?? [])]).then(() => (input.value = ''));
-});
-
 includeMarked.addEventListener('change', () => {
   for (const row of rows) {
     if (!row.alreadyOptedOut) continue;
@@ -216,19 +169,6 @@ includeMarked.addEventListener('change', () => {
     } else if (!includeMarked.checked && row.status === 'ready') skip(row);
   }
   start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
-});
-
-for (const type of ['dragenter', 'dragover'] as const) {
-  drop.addEventListener(type, (event) => {
-    event.preventDefault();
-    drop.classList.add('over');
-  });
-}
-drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (event) => {
-  event.preventDefault();
-  drop.classList.remove('over');
-  void addFiles([...(event.dataTransfer?.files ?? [])]);
 });
 
 downloadAll.addEventListener('click', async () => {
@@ -246,4 +186,3 @@ downloadAll.addEventListener('click', async () => {
   }
 });
 
-start.disabled = true;

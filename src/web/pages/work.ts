@@ -24,8 +24,20 @@ export interface WorkView {
   readonly error?: string;
 }
 
-function limitsNote(view: WorkView): Html {
-  return html`<p class="note" id="files-rule">Up to ${BATCH_SIZE} images at a time, ${view.format.bytes(view.maxUploadBytes)} each at most: JPEG, PNG or WebP.</p>`;
+/** Where files are picked or dropped, with the limits said before anything is sent. */
+function dropZone(view: WorkView): Html {
+  return html`<div class="drop" id="drop">
+<label for="files">Images</label>
+<input id="files" name="image" type="file" accept="image/jpeg,image/png,image/webp" multiple required aria-describedby="files-rule">
+<p class="drop-hint" aria-hidden="true">or drop them here</p>
+<p class="note" id="files-rule">Up to ${BATCH_SIZE} images at a time, ${view.format.bytes(view.maxUploadBytes)} each at most: JPEG, PNG or WebP.</p>
+</div>`;
+}
+
+/** The live region the page scripts speak through, and the list of files they fill. */
+function rowsList(): Html {
+  return html`<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
+<ol id="rows" class="rows" aria-label="Files"></ol>`;
 }
 
 function freePlan(): Html {
@@ -59,18 +71,12 @@ ${notice('error', view.error)}
 <label class="check"><input type="checkbox" name="fingerprint" value="on" aria-describedby="fingerprint-note"> Experimental in-pixel fingerprint</label>
 <p id="fingerprint-note" class="note">An invisible mark in the pixels that can survive the metadata being stripped; adding it re-encodes the image, so the file's size changes (shown for each file).</p>
 </fieldset>
-<div class="drop" id="drop">
-<label for="files">Images</label>
-<input id="files" name="image" type="file" accept="image/jpeg,image/png,image/webp" multiple required aria-describedby="files-rule">
-<p class="drop-hint" aria-hidden="true">or drop them here</p>
-${limitsNote(view)}
-</div>
+${dropZone(view)}
 <label class="check js-only"><input type="checkbox" id="include-marked"> Mark files that already carry the opt-out too</label>
 <div class="actions"><button type="submit" id="start">Mark</button> <button type="button" id="download-all" class="secondary js-only" disabled>Download all (zip)</button></div>
 <p class="note no-js">Without JavaScript, the first image is marked and downloaded; turn JavaScript on for batches.</p>
 </form>
-<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
-<ol id="rows" class="rows" aria-label="Files"></ol>`,
+${rowsList()}`,
   );
 }
 
@@ -85,17 +91,11 @@ export function checkPage(context: PageContext, view: WorkView): string {
 ${usageMeters(view)}
 ${notice('error', view.error)}
 <form id="work-form" class="stack" method="post" action="/check?csrf=${session.formToken}" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
-<div class="drop" id="drop">
-<label for="files">Images</label>
-<input id="files" name="image" type="file" accept="image/jpeg,image/png,image/webp" multiple required aria-describedby="files-rule">
-<p class="drop-hint" aria-hidden="true">or drop them here</p>
-${limitsNote(view)}
-</div>
+${dropZone(view)}
 <div class="actions"><button type="submit" id="start">Check</button></div>
 <p class="note no-js">Without JavaScript, the first image is checked; turn JavaScript on for batches.</p>
 </form>
-<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
-<ol id="rows" class="rows" aria-label="Files"></ol>`,
+${rowsList()}`,
   );
 }
 
