@@ -36,7 +36,7 @@ export function loadAssets(): Map<string, { bytes: Buffer; type: string; version
 }
 
 export function assetRoutes(app: FastifyInstance, assets: ReturnType<typeof loadAssets>): Assets {
-  app.get('/assets/:name', { config: { access: 'public' } }, async (request, reply) => {
+  app.get('/assets/:name', { config: { access: 'public', anonymous: true } }, async (request, reply) => {
     const asset = assets.get((request.params as { name: string }).name);
     if (!asset) return reply.callNotFound();
     const versioned = (request.query as { v?: string }).v === asset.version;

@@ -26,6 +26,8 @@ export const ACCESS_LEVELS: readonly Access[] = ['public', 'api-key', 'signed-in
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /** A public route that never needs to know who is asking (the built assets): no session is looked up. */
+    anonymous?: boolean;
     /** The proof of origin the route needs: the session's form token, or the sign-in form's pre-session token. */
     csrf?: 'session' | 'pre-session';
   }
@@ -86,8 +88,8 @@ export function createGuard(options: GuardOptions) {
   return {
     /** The preHandler of every people's route: load the session, check the route's access and origin proof. */
     async check(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-      const { access = 'public', csrf, page } = request.routeOptions.config;
-      if (access === 'api-key') return undefined;
+      const { access = 'public', csrf, page, anonymous } = request.routeOptions.config;
+      if (access === 'api-key' || anonymous) return undefined;
       request.signedIn = await sessions.find(sessionToken(request));
       const signedIn = request.signedIn;
       if (access !== 'public') {
