@@ -217,8 +217,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     process.stderr.write(`optmark: ${summary}${quota}\n`);
   }
   if (stop.reason === 'quota' && quotaError) {
-    const until = quotaError.resetsAt ? `; it resets at ${quotaError.resetsAt.toISOString()}` : '';
-    process.stderr.write(`optmark: the account's monthly protect limit is reached${until}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
+    process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
   } else if (stop.reason === 'interrupted') {
     process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
     return 130;

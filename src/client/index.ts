@@ -75,7 +75,7 @@ export class OptmarkError extends Error {
 
   /** When the monthly allowance comes back, for quota_exceeded (from Retry-After). */
   get resetsAt(): Date | undefined {
-    return this.code === 'quota_exceeded' && this.retryAfter !== undefined ? new Date(this.at + this.retryAfter * 1000) : undefined;
+    return this.code === 'quota_exceeded' && this.retryAfter !== undefined ? new Date(Math.floor(this.at / 1000) * 1000 + this.retryAfter * 1000) : undefined;
   }
 
   private readonly at = Date.now();
@@ -272,7 +272,7 @@ async function errorOf(response: Response): Promise<OptmarkError> {
 /** The server's message, and for the monthly limit when it ends. */
 function describe(message: string, code: string, retryAfter: number | undefined): string {
   if (code !== 'quota_exceeded' || retryAfter === undefined || /resets at/.test(message)) return message;
-  return `${message}; it resets at ${new Date(Date.now() + retryAfter * 1000).toISOString()}`;
+  return `${message}; it resets at ${new Date(Math.floor(Date.now() / 1000) * 1000 + retryAfter * 1000).toISOString()}`;
 }
 
 function seconds(header: string | null): number | undefined {

@@ -6,7 +6,7 @@
  * under the answer's name. The failing answers of the moment come from a
  * small HTTP server in front of the real one.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,36 +16,8 @@ import { createClient, idempotencyKey, OptmarkError, resultFile } from '../../sr
 import { saveResult } from '../../src/client/node.js';
 import { verify } from '../../src/index.js';
 import { SAMPLE_JPEG } from '../process/support.js';
+import { frontServer } from '../support/front-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-
-/** A server in front of `target`: `script` answers a request itself, or returns undefined to pass it on. */
-export async function frontServer(target: string, script: (request: IncomingMessage, n: number) => { status: number; headers?: Record<string, string>; body: string } | undefined) {
-  let n = 0;
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const answer = script(request, ++n);
-    if (answer) {
-      request.resume();
-      response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    request.on('data', (c: Buffer) => chunks.push(c));
-    request.on('end', async () => {
-      const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-      const upstream = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      response.writeHead(upstream.status, Object.fromEntries([...upstream.headers].filter(([k]) => !['content-length', 'transfer-encoding', 'content-encoding', 'connection', 'keep-alive'].includes(k))));
-      response.end(Buffer.from(await upstream.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get requests() {
-      return n;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 const busy = (retryAfter: string, code = 'server_busy', status = 503) => ({
   status,
