@@ -9,34 +9,20 @@
  * (a call the server answered but whose copy was not written is answered
  * again under its Idempotency-Key, counting nothing).
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ProtectResult } from '../app/protect-image.js';
 import type { OptmarkError as ClientError } from '../client/index.js';
 import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { outputFilename } from '../app/filename.js';
-import { markedCopyOf, optOutOf } from '../app/marked-copy.js';
 import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
-import { writeAtomically, type Bytes } from './batch/write.js';
+import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/mark-one.js';
 import { UsageError } from './usage-error.js';
 
 const FINGERPRINT_NOTE = { none: '', added: ', fingerprinted', found: ', fingerprint already there, not added again' } as const;
-
-/** What marking one file gave, wherever it was marked. */
-interface Marked {
-  readonly bytes: Bytes;
-  readonly filename: string;
-  readonly value: string;
-  readonly alreadyCarried: boolean;
-  readonly changed: boolean;
-  readonly c2paInvalidated: boolean;
-  readonly json: Record<string, unknown>;
-  readonly requestId?: string;
-}
 
 interface Planned {
   readonly input: Input;
@@ -82,38 +68,34 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   }
   const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
 
-  // The engine: this machine's key ring, or a server.
-  let mark: (bytes: Uint8Array, input: Input, signal: AbortSignal) => Promise<Marked>;
+  // The engine: this machine's key ring (in worker threads, or with --fingerprint in this one), or a server.
+  const wantSha256 = (values.json ?? false) || values.report !== undefined;
+  let run: (task: MarkTask, signal: AbortSignal) => Promise<MarkOutcome>;
+  let closePool: () => Promise<void> = async () => {};
   const client = target ? await createRemote(target) : undefined;
   if (client) {
-    mark = async (bytes, input, signal) => {
-      const r = await client.protect(bytes, { filename: basename(input.path), signal });
-      return {
-        bytes: r.bytes,
-        filename: r.filename,
-        value: r.optOut.value,
-        alreadyCarried: r.optOut.action === 'kept',
-        changed: true,
-        c2paInvalidated: r.c2paInvalidated,
-        requestId: r.requestId,
-        json: { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed },
-      };
-    };
+    run = (task, signal) =>
+      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+        const r = await client.protect(bytes, { filename: basename(task.file), signal });
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
+        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
+      });
   } else {
     const local = await localMarker(values.fingerprint ?? false, value, values.json);
     if (!local) return 1;
-    mark = async (bytes, input) => {
-      const result = await local(bytes, basename(input.path));
-      return {
-        bytes: result.bytes,
-        filename: result.filename,
-        value: result.value,
-        alreadyCarried: result.alreadyCarried,
-        changed: result.changed,
-        c2paInvalidated: result.c2paInvalidated,
-        json: { mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, value: result.value, alreadyCarried: result.alreadyCarried, changed: result.changed, c2paInvalidated: result.c2paInvalidated, ...(result.fingerprint ? { fingerprint: result.fingerprint } : {}) },
-      };
-    };
+    if (values.fingerprint || planned.length === 0) {
+      run = (task) =>
+        markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+          const r = await local(bytes, basename(task.file));
+          const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}) };
+          return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
+        });
+    } else {
+      // Whole files in worker threads: hashing on every core, reading and writing beside it.
+      const pool = (await import('./batch/marking-pool.js')).createMarkingPool(Math.min(concurrency, planned.length));
+      closePool = () => pool.close();
+      run = (task) => pool.run(task, wantSha256);
+    }
   }
 
   const counts = { marked: 0, already: 0, failed: 0 };
@@ -135,46 +117,25 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const one = async (p: Planned, index: number) => {
     const file = p.input.path;
     try {
-      const bytes = await readInput(file);
-      const inPlace = values['in-place'] ?? false;
-      const sameFile = resolve(p.output) === resolve(file);
-      // Done before? The output there is this input's marked copy (in place: the file is its own).
-      // (Not with --fingerprint: its copy's pixels, so its content digest, are not the input's.)
-      if (values.fingerprint && !inPlace && !sameFile) {
-        if (!values.overwrite && (await readFile(p.output).then(() => true, () => false))) throw new CliError(`${p.output} is in the way; pass --overwrite to replace it`, 'output_exists');
-      } else if (inPlace || !sameFile) {
-        const existing = inPlace ? bytes : await readFile(p.output).catch(() => undefined);
-        if (existing !== undefined) {
-          const copy = markedCopyOf(existing, bytes, value);
-          if (copy) {
-            counts.already++;
-            rows[index] = { file, outcome: 'already-marked', output: p.output, value: copy.value };
-            return progress.done(index, values.json ? JSON.stringify({ file, output: p.output, outcome: 'already-marked', value: copy.value }) : `${file} -> ${p.output} (already done: it is this file's marked copy, ${copy.value})`);
-          }
-          if (!inPlace && !values.overwrite) throw new CliError(`${p.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
-        }
+      const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value };
+      const outcome = await run(task, stop.abort.signal);
+      if (outcome.kind === 'done-before') {
+        counts.already++;
+        rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
+        return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
       }
-      if (values['skip-marked']) {
-        const carried = optOutOf(bytes);
-        if (carried !== undefined) {
-          counts.already++;
-          rows[index] = { file, outcome: 'already-marked', value: carried };
-          return progress.done(index, values.json ? JSON.stringify({ file, outcome: 'already-marked', value: carried }) : `${file}: already opts out (${carried}), not marked (--skip-marked)`);
-        }
+      if (outcome.kind === 'carries') {
+        counts.already++;
+        rows[index] = { file, outcome: 'already-marked', value: outcome.value };
+        return progress.done(index, values.json ? JSON.stringify({ file, outcome: 'already-marked', value: outcome.value }) : `${file}: already opts out (${outcome.value}), not marked (--skip-marked)`);
       }
-      const result = await mark(bytes, p.input, stop.abort.signal);
-      const output = inPlace ? file : join(p.dir, result.filename);
-      if (resolve(output) === resolve(file) && !inPlace) {
-        if (result.changed || values.fingerprint) throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR or --in-place`, 'would_overwrite_input');
-      } else if (result.changed || !inPlace) {
-        await writeAtomically(output, result.bytes, { replace: inPlace || (values.overwrite ?? false) });
-      }
+      const { output } = outcome;
       counts.marked++;
-      rows[index] = { file, outcome: 'marked', output, value: result.value, sha256: result.json.sha256 as string | undefined, requestId: result.requestId };
-      if (result.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
-      if (values.json) return progress.done(index, JSON.stringify({ file, output, ...result.json }));
-      const marking = !result.changed ? `already marked ${result.value}, copied unchanged` : result.alreadyCarried ? `already carried ${result.value}, kept` : `marked ${result.value}`;
-      progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(result.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
+      rows[index] = { file, outcome: 'marked', output, value: outcome.value, sha256: outcome.json.sha256 as string | undefined, requestId: outcome.requestId };
+      if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
+      if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
+      const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
+      progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
     } catch (error) {
       if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
       const failure = failureOf(error);
@@ -195,7 +156,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     }
   };
 
-  await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, concurrency, stop, one));
+  try {
+    await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, concurrency, stop, one));
+  } finally {
+    await closePool();
+  }
   progress.finish();
 
   if (client) {
