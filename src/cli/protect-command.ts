@@ -9,6 +9,7 @@
  * (a call the server answered but whose copy was not written is answered
  * again under its Idempotency-Key, counting nothing).
  */
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ProtectResult } from '../app/protect-image.js';
 import type { OptmarkError as ClientError } from '../client/index.js';
@@ -20,7 +21,16 @@ import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
 import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/mark-one.js';
+import type { MarkingPool } from './batch/marking-pool.js';
 import { UsageError } from './usage-error.js';
+
+/** From this many files on, worker threads mark (fewer are done sooner without starting them). */
+const MANY_FILES = 4;
+
+async function anyFolder(paths: readonly string[]): Promise<boolean> {
+  const kinds = await Promise.all(paths.map((p) => stat(p).then((s) => s.isDirectory(), () => false)));
+  return kinds.some(Boolean);
+}
 
 const FINGERPRINT_NOTE = { none: '', added: ', fingerprinted', found: ', fingerprint already there, not added again' } as const;
 
@@ -62,16 +72,10 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   if (target && values.fingerprint) throw new UsageError("--fingerprint works locally only: the API's protect never adds the in-pixel mark");
   const concurrency = concurrencyOption(values.concurrency, target !== undefined);
 
-  const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
-  if (inputs.folders && values.out === undefined && !values['in-place']) {
-    throw new UsageError('a folder\'s marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)');
-  }
-  const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
-
   // The engine: this machine's key ring (in worker threads, or with --fingerprint in this one), or a server.
   const wantSha256 = (values.json ?? false) || values.report !== undefined;
   let run: (task: MarkTask, signal: AbortSignal) => Promise<MarkOutcome>;
-  let closePool: () => Promise<void> = async () => {};
+  let pool: MarkingPool | undefined;
   const client = target ? await createRemote(target) : undefined;
   if (client) {
     run = (task, signal) =>
@@ -83,111 +87,121 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   } else {
     const local = await localMarker(values.fingerprint ?? false, value, values.json);
     if (!local) return 1;
-    if (values.fingerprint || planned.length === 0) {
-      run = (task) =>
-        markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
-          const r = await local(bytes, basename(task.file));
-          const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}) };
-          return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
-        });
-    } else {
-      // Whole files in worker threads: hashing on every core, reading and writing beside it.
-      const pool = (await import('./batch/marking-pool.js')).createMarkingPool(Math.min(concurrency, planned.length));
-      closePool = () => pool.close();
-      run = (task) => pool.run(task, wantSha256);
+    run = (task) =>
+      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+        const r = await local(bytes, basename(task.file));
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}) };
+        return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
+      });
+    // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
+    // reading and writing go on beside it; started now, so that they start up while the files are listed.
+    // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
+    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || (await anyFolder(positionals)))) {
+      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
     }
   }
-
-  const counts = { marked: 0, already: 0, failed: 0 };
-  const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
-  const many = planned.length > 1 || inputs.folders;
-  const bar = many && process.stderr.isTTY === true;
-  const progress = createProgress({
-    total: planned.length,
-    verb: 'protect',
-    bar,
-    lines: !(bar && process.stdout.isTTY),
-    counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
-    columns: () => process.stderr.columns ?? 80,
-  });
-  const stop: Stop = { reason: undefined, abort: new AbortController() };
-  let quotaError: ClientError | undefined;
-  let allowance: number | undefined;
-
-  const one = async (p: Planned, index: number) => {
-    const file = p.input.path;
-    try {
-      const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value };
-      const outcome = await run(task, stop.abort.signal);
-      if (outcome.kind === 'done-before') {
-        counts.already++;
-        rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
-        return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
-      }
-      if (outcome.kind === 'carries') {
-        counts.already++;
-        rows[index] = { file, outcome: 'already-marked', value: outcome.value };
-        return progress.done(index, values.json ? JSON.stringify({ file, outcome: 'already-marked', value: outcome.value }) : `${file}: already opts out (${outcome.value}), not marked (--skip-marked)`);
-      }
-      const { output } = outcome;
-      counts.marked++;
-      rows[index] = { file, outcome: 'marked', output, value: outcome.value, sha256: outcome.json.sha256 as string | undefined, requestId: outcome.requestId };
-      if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
-      if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
-      const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
-      progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
-    } catch (error) {
-      if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
-      const failure = failureOf(error);
-      if (failure.code === 'quota_exceeded') {
-        // Every further call would get the same answer: stop starting them.
-        quotaError = error as ClientError;
-        stop.reason ??= 'quota';
-        rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
-        return progress.skip(index);
-      }
-      counts.failed++;
-      rows[index] = { file, outcome: 'failed', code: failure.code, error: failure.error, requestId: failure.requestId };
-      if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
-      else {
-        progress.note(`${file}: ${failure.error}`);
-        progress.done(index);
-      }
-    }
-  };
-
   try {
-    await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, concurrency, stop, one));
+    return await protectFiles();
   } finally {
-    await closePool();
+    await pool?.close();
   }
-  progress.finish();
 
-  if (client) {
-    const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
-    allowance = usage?.protect.remaining;
+  async function protectFiles(): Promise<number> {
+    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
+    if (inputs.folders && values.out === undefined && !values['in-place']) {
+      throw new UsageError('a folder\'s marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)');
+    }
+    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
+
+    if (pool && planned.length >= MANY_FILES) run = (task) => pool!.run(task, wantSha256);
+
+    const counts = { marked: 0, already: 0, failed: 0 };
+    const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
+    const many = planned.length > 1 || inputs.folders;
+    const bar = many && process.stderr.isTTY === true;
+    const progress = createProgress({
+      total: planned.length,
+      verb: 'protect',
+      bar,
+      lines: !(bar && process.stdout.isTTY),
+      counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
+      columns: () => process.stderr.columns ?? 80,
+    });
+    const stop: Stop = { reason: undefined, abort: new AbortController() };
+    let quotaError: ClientError | undefined;
+    let allowance: number | undefined;
+
+    const one = async (p: Planned, index: number) => {
+      const file = p.input.path;
+      try {
+        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value };
+        const outcome = await run(task, stop.abort.signal);
+        if (outcome.kind === 'done-before') {
+          counts.already++;
+          rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
+          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
+        }
+        if (outcome.kind === 'carries') {
+          counts.already++;
+          rows[index] = { file, outcome: 'already-marked', value: outcome.value };
+          return progress.done(index, values.json ? JSON.stringify({ file, outcome: 'already-marked', value: outcome.value }) : `${file}: already opts out (${outcome.value}), not marked (--skip-marked)`);
+        }
+        const { output } = outcome;
+        counts.marked++;
+        rows[index] = { file, outcome: 'marked', output, value: outcome.value, sha256: outcome.json.sha256 as string | undefined, requestId: outcome.requestId };
+        if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
+        if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
+        const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
+        progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
+      } catch (error) {
+        if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
+        const failure = failureOf(error);
+        if (failure.code === 'quota_exceeded') {
+          // Every further call would get the same answer: stop starting them.
+          quotaError = error as ClientError;
+          stop.reason ??= 'quota';
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index);
+        }
+        counts.failed++;
+        rows[index] = { file, outcome: 'failed', code: failure.code, error: failure.error, requestId: failure.requestId };
+        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        else {
+          progress.note(`${file}: ${failure.error}`);
+          progress.done(index);
+        }
+      }
+    };
+
+    await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, concurrency, stop, one));
+    progress.finish();
+
+    if (client) {
+      const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
+      allowance = usage?.protect.remaining;
+    }
+    for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
+    if (values.report !== undefined) await writeReport(values.report, rows);
+    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
+    if (many || stop.reason !== undefined || client) {
+      const summary = countsText([
+        ['marked', counts.marked],
+        ['already marked', counts.already],
+        ['skipped (not images)', inputs.skipped.length],
+        ['failed', counts.failed],
+        ['not done', notDone],
+      ]);
+      const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
+      process.stderr.write(`optmark: ${summary}${quota}\n`);
+    }
+    if (stop.reason === 'quota' && quotaError) {
+      process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
+    } else if (stop.reason === 'interrupted') {
+      process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
+      return 130;
+    }
+    return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
   }
-  for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
-  if (values.report !== undefined) await writeReport(values.report, rows);
-  const notDone = rows.filter((r) => r.outcome === 'not-done').length;
-  if (many || stop.reason !== undefined || client) {
-    const summary = countsText([
-      ['marked', counts.marked],
-      ['already marked', counts.already],
-      ['skipped (not images)', inputs.skipped.length],
-      ['failed', counts.failed],
-      ['not done', notDone],
-    ]);
-    const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
-    process.stderr.write(`optmark: ${summary}${quota}\n`);
-  }
-  if (stop.reason === 'quota' && quotaError) {
-    process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
-  } else if (stop.reason === 'interrupted') {
-    process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
-    return 130;
-  }
-  return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
 }
 
 /** Where each input's marked copy goes; two inputs with one output are refused before any work. */
