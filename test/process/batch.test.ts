@@ -178,6 +178,21 @@ describe('protect a folder through a server', () => {
     }
   });
 
+  it('takes the key from a file; --key works but warns that it shows', async () => {
+    const key = await t.key('pro', 'batch-key-sources');
+    const one = join(tree, images[4]!);
+    writeFileSync(join(dir, 'key.txt'), `${key}\n`);
+    const fromFile = await optmark(['protect', one, '--out', join(dir, 'key-file-out'), '--server', t.url, '--key-file', join(dir, 'key.txt')], {});
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.stderr).not.toContain('warning');
+    const onCommandLine = await optmark(['protect', one, '--out', join(dir, 'key-out'), '--server', t.url, '--key', key], {});
+    expect(onCommandLine.code).toBe(0);
+    expect(onCommandLine.stderr).toContain('optmark: warning: --key shows the key in the process list and your shell history');
+    const none = await optmark(['protect', one, '--out', join(dir, 'no-key-out'), '--server', t.url], {});
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('calling a server needs an API key: OPTMARK_API_KEY, --key-file FILE');
+  });
+
   it('refuses inputs that would share an output name before any work', async () => {
     const clash = join(dir, 'clash');
     mkdirSync(join(clash, 'a'), { recursive: true });
