@@ -24,6 +24,8 @@ import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/
 import type { MarkingPool } from './batch/marking-pool.js';
 import { UsageError } from './usage-error.js';
 
+const FOLDER_NEEDS_PLACE = "a folder's marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)";
+
 /** From this many files on, worker threads mark (fewer are done sooner without starting them). */
 const MANY_FILES = 4;
 
@@ -71,6 +73,9 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   if (target && value !== undefined) throw new UsageError("--value works locally only: the API's protect keeps a file's own opt-out, else writes DMI-PROHIBITED-AIMLTRAINING");
   if (target && values.fingerprint) throw new UsageError("--fingerprint works locally only: the API's protect never adds the in-pixel mark");
   const concurrency = concurrencyOption(values.concurrency, target !== undefined);
+  // Said before anything is made (the key ring, worker threads).
+  const folders = await anyFolder(positionals);
+  if (folders && values.out === undefined && !values['in-place']) throw new UsageError(FOLDER_NEEDS_PLACE);
 
   // The engine: this machine's key ring (in worker threads, or with --fingerprint in this one), or a server.
   const wantSha256 = (values.json ?? false) || values.report !== undefined;
@@ -96,7 +101,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
     // reading and writing go on beside it; started now, so that they start up while the files are listed.
     // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
-    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || (await anyFolder(positionals)))) {
+    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || folders)) {
       pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
     }
   }
@@ -109,7 +114,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   async function protectFiles(): Promise<number> {
     const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
     if (inputs.folders && values.out === undefined && !values['in-place']) {
-      throw new UsageError('a folder\'s marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)');
+      throw new UsageError(FOLDER_NEEDS_PLACE);
     }
     const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
 

@@ -214,6 +214,11 @@ describe('protect a folder through a server', () => {
       expect(cleaned.code).toBe(2);
       expect(existsSync(join(dir, 'clash-out'))).toBe(false);
       expect(requests).toBe(0);
+      // A folder without a place for its copies: said before anything is made (not even a key ring).
+      const nowhere = await optmark(['protect', clash], { OPTMARK_DATA_DIR: join(dir, 'fresh-data') });
+      expect(nowhere.code).toBe(2);
+      expect(nowhere.stderr).toMatch(/^optmark: a folder's marked copies need a place: --out DIR/);
+      expect(existsSync(join(dir, 'fresh-data'))).toBe(false);
     } finally {
       await counting.close();
     }
