@@ -114,6 +114,23 @@ function addressList(env: Env, name: string): string[] | undefined {
   return Object.freeze(list) as string[];
 }
 
+/**
+ * What `optmark protect|verify --server` needs to call a deployment:
+ * OPTMARK_URL (its address) and OPTMARK_API_KEY; the command's --server and
+ * --key-file come first. Read apart from loadConfig: calling a server needs
+ * none of the server's settings.
+ */
+export interface ClientSettings {
+  readonly url: string | undefined;
+  readonly apiKey: string | undefined;
+}
+
+export function loadClientSettings(env: Env = process.env): ClientSettings {
+  const url = env.OPTMARK_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (url !== undefined && !/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url)) throw new ConfigError('OPTMARK_URL must be an http:// or https:// URL');
+  return Object.freeze({ url, apiKey: env.OPTMARK_API_KEY?.trim() || undefined });
+}
+
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {

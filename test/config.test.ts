@@ -1,6 +1,6 @@
 /** Configuration from the environment: defaults, and bad values stop the start with the variable named. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadClientSettings, loadConfig } from '../src/config.js';
 
 describe('OPTMARK_AUTH_FAILURES_PER_MINUTE', () => {
   it('defaults to 100; 0 (off) and other whole numbers are taken', () => {
@@ -47,5 +47,16 @@ describe('OPTMARK_HEADERS_TIMEOUT and OPTMARK_REQUEST_TIMEOUT', () => {
 
   it('refuse a headers timeout longer than the request timeout (Node would then never apply the request timeout)', () => {
     expect(() => loadConfig({ OPTMARK_REQUEST_TIMEOUT: '1' })).toThrow(/OPTMARK_HEADERS_TIMEOUT \(10\) must not be longer than OPTMARK_REQUEST_TIMEOUT \(1\)/);
+  });
+});
+
+describe('OPTMARK_URL and OPTMARK_API_KEY', () => {
+  it('are the command line\'s server and key, trimmed, the URL without its trailing slash', () => {
+    expect(loadClientSettings({})).toEqual({ url: undefined, apiKey: undefined });
+    expect(loadClientSettings({ OPTMARK_URL: ' https://optmark.example/ ', OPTMARK_API_KEY: ' omk_x ' })).toEqual({ url: 'https://optmark.example', apiKey: 'omk_x' });
+  });
+
+  it.each(['optmark.example', 'ftp://optmark.example', 'https://'])('refuses OPTMARK_URL=%s', (value) => {
+    expect(() => loadClientSettings({ OPTMARK_URL: value })).toThrow(/OPTMARK_URL must be an http:\/\/ or https:\/\/ URL/);
   });
 });

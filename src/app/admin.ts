@@ -33,6 +33,15 @@ export interface KeyView extends Omit<KeyRecord, 'accountId' | 'userId'> {
   readonly active: boolean;
 }
 
+/** What deleting an account took with it. */
+export interface DeletedAccount {
+  readonly name: string;
+  readonly plan: string;
+  readonly users: number;
+  readonly keys: number;
+  readonly activeKeys: number;
+}
+
 export interface IssueKeyOptions {
   readonly expiresInDays?: number;
   /** The email of the user the key is for: required once the account has users. */
@@ -61,6 +70,10 @@ export interface Admin {
   setPlan(name: string, plan: string): Promise<AccountDetails>;
   setLimits(name: string, changes: LimitChanges): Promise<AccountDetails>;
   renameAccount(name: string, newName: string): Promise<AccountDetails>;
+  /** Delete an account and all that is its; the audit log keeps a line saying what went. */
+  deleteAccount(name: string, actor: string): Promise<DeletedAccount>;
+  /** Every account's keys (operators). */
+  listAllKeys(): Promise<Array<KeyView & { account: string }>>;
   /** The limits table: each plan's row. */
   planLimits(): Promise<Record<Plan, AccountLimits>>;
   setPlanLimits(plan: string, changes: Partial<AccountLimits>): Promise<Record<Plan, AccountLimits>>;
@@ -100,7 +113,7 @@ function checkScopes(scopes: readonly string[] | undefined): Scope[] {
   return SCOPES.filter((s) => unique.includes(s));
 }
 
-export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'findUserByEmail' | 'countUsers'>; clock: Clock }): Admin {
+export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'findUserByEmail' | 'countUsers' | 'audit'>; clock: Clock }): Admin {
   const { store, clock } = deps;
 
   async function account(name: string): Promise<AccountDetails> {
@@ -205,6 +218,32 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
         ...key,
         user: userEmail,
         active: key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now),
+      }));
+    },
+
+    async deleteAccount(name, actor) {
+      const found = await account(name);
+      const now = clock.now();
+      const keys = await store.listKeys(found.id);
+      const gone: DeletedAccount = {
+        name: found.name,
+        plan: found.plan,
+        users: await deps.people.countUsers(found.id),
+        keys: keys.length,
+        activeKeys: keys.filter((k) => isActive(k, now)).length,
+      };
+      if (!(await store.deleteAccount(found.id))) throw new AdminError('account_not_found', `There is no account named ${JSON.stringify(name)}`);
+      await deps.people.audit({ at: now, actor, accountId: found.id, action: 'account.deleted', detail: { ...gone } });
+      return gone;
+    },
+
+    async listAllKeys() {
+      const now = clock.now();
+      return (await store.listAllKeys()).map(({ accountId: _, userId: __, userEmail, accountName, ...key }) => ({
+        ...key,
+        account: accountName,
+        user: userEmail,
+        active: isActive({ ...key, accountId: '', userId: null } as KeyRecord, now),
       }));
     },
 

@@ -172,6 +172,10 @@ export interface Store {
   setAccountLimits(accountId: string, overrides: Partial<LimitOverrides>): Promise<void>;
   /** False when another account has the new name. */
   renameAccount(accountId: string, name: string): Promise<boolean>;
+  /** Delete the account and everything that is its (users, keys, sessions, usage, batches): the foreign keys cascade. False when it was gone already. */
+  deleteAccount(accountId: string): Promise<boolean>;
+  /** Every account's keys, with the account's name. */
+  listAllKeys(): Promise<Array<KeyRecord & { userEmail: string | null; accountName: string }>>;
   planLimits(): Promise<Record<Plan, AccountLimits>>;
   setPlanLimits(plan: Plan, limits: Partial<AccountLimits>): Promise<void>;
   /** The service-wide settings row (the repository-scan ceiling). */

@@ -37,7 +37,7 @@ export interface ProtectResult {
   readonly bytes: Uint8Array;
   readonly mimeType: string;
   readonly filename: string;
-  /** SHA-256 of `bytes`, 64 lowercase hex characters. */
+  /** SHA-256 of `bytes`, 64 lowercase hex characters (computed when first read: a batch that does not report it does not pay for it). */
   readonly sha256: string;
   readonly signals: readonly string[];
   /** The Data Mining code the marked file carries. */
@@ -67,11 +67,14 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
   refuseOversizedImage(bytes, options.maxImagePixels);
   const value = checkedValue(options);
   const written = writeDataMining(bytes, uriFor(value ?? DEFAULT_CODE), { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true });
+  let sha256: string | undefined;
   return {
     bytes: written.bytes,
     mimeType: written.handler.mimeType,
     filename: outputFilename(options.filename, written.handler.extension),
-    sha256: sha256Hex(written.bytes),
+    get sha256() {
+      return (sha256 ??= sha256Hex(written.bytes));
+    },
     signals: [SIGNAL.iptcDataMining],
     value: written.value.slice(DMI_VOCAB_PREFIX.length) as ProhibitedCode,
     alreadyCarried: written.alreadyCarried,

@@ -4,6 +4,8 @@
  * through the running server's admin socket, or, when no server runs, opens
  * the database itself (taking the data directory lock).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createAdmin } from '../app/admin.js';
 import { systemClock } from '../app/ports.js';
 import { loadConfig } from '../config.js';
@@ -26,6 +28,15 @@ async function run(op: AdminOp): Promise<unknown> {
       if (answer.status === 200) return answer.body.result;
       throw new CliError(String(answer.body.error), String(answer.body.code));
     }
+  }
+  // The embedded database is created by `optmark serve` only: a data directory
+  // without one is a mistake (a typo in OPTMARK_DATA_DIR, another folder), not
+  // a new installation to be made silently empty.
+  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'pgdata'))) {
+    throw new CliError(
+      `there is no optmark database in ${config.dataDir} (OPTMARK_DATA_DIR, default ./data of the current folder); check OPTMARK_DATA_DIR, or run "optmark serve" once to create the database there`,
+      'no_database',
+    );
   }
   let database;
   try {
@@ -51,6 +62,14 @@ async function run(op: AdminOp): Promise<unknown> {
   } finally {
     await database.close();
   }
+}
+
+const PLANS = ['free', 'pro', 'lifetime'];
+
+/** A plan name, checked before anything is opened. */
+function plan(value: string | undefined, what: string): string {
+  if (value === undefined || !PLANS.includes(value)) throw new UsageError(`${what} must be one of ${PLANS.join(', ')}${value === undefined ? '' : `, got ${JSON.stringify(value)}`}`);
+  return value;
 }
 
 function required(value: string | undefined, flag: string): string {
@@ -128,13 +147,15 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     'scans-per-day': { type: 'string' },
     'vault-bytes': { type: 'string' },
     'retention-days': { type: 'string' },
+    yes: { type: 'boolean' },
+    all: { type: 'boolean' },
     json: { type: 'boolean' },
   });
   const [sub, ...rest] = command === 'usage' ? [undefined, ...positionals] : positionals;
   const say = (human: string, json: unknown) => (values.json ? printJson(json) : process.stdout.write(`${human}\n`));
   try {
     if (command === 'accounts' && sub === 'create') {
-      const account = (await run({ op: 'createAccount', name: required(values.name, '--name'), plan: required(values.plan, '--plan') })) as Row;
+      const account = (await run({ op: 'createAccount', name: required(values.name, '--name'), plan: plan(required(values.plan, '--plan'), '--plan') })) as Row;
       say(`Created account ${String(account.name)} on the ${String(account.plan)} plan.`, { id: account.id, name: account.name, plan: account.plan, createdAt: account.createdAt });
     } else if (command === 'accounts' && sub === 'list' && rest.length === 0) {
       const accounts = (await run({ op: 'listAccounts' })) as Row[];
@@ -147,7 +168,7 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
         a,
       );
     } else if (command === 'accounts' && sub === 'set-plan' && rest.length === 2) {
-      const a = (await run({ op: 'setPlan', name: rest[0]!, plan: rest[1]! })) as Row;
+      const a = (await run({ op: 'setPlan', name: rest[0]!, plan: plan(rest[1], 'the plan') })) as Row;
       say(`${String(a.name)} is now on the ${String(a.plan)} plan:\n  ${limitsLine(a.limits as Row, a.overrides as Row)}`, a);
     } else if (command === 'accounts' && sub === 'set-limits' && rest.length === 1) {
       const a = (await run({ op: 'setLimits', name: rest[0]!, changes: limitChanges(values, true) })) as Row;
@@ -156,6 +177,9 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       const a = (await run({ op: 'renameAccount', name: rest[0]!, newName: rest[1]! })) as Row;
       say(`Renamed ${rest[0]!} to ${String(a.name)}.`, a);
     } else if (command === 'users' && sub === 'create' && rest.length === 0) {
+      if (values.role !== undefined && values.role !== 'owner' && values.role !== 'member') throw new UsageError(`--role must be owner or member, got ${JSON.stringify(values.role)}`);
+      required(values.account, '--account');
+      required(values.email, '--email');
       const password = values['password-stdin'] ? await readStdin() : undefined;
       const created = (await run({
         op: 'createUser',
@@ -185,33 +209,48 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       const plans = (await run({ op: 'planLimits' })) as Record<string, Row>;
       say(Object.entries(plans).map(([plan, limits]) => `${plan}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`).join('\n'), plans);
     } else if (command === 'plans' && sub === 'set' && rest.length === 1) {
-      const plans = (await run({ op: 'setPlanLimits', plan: rest[0]!, changes: limitChanges(values, false) as Record<string, number> })) as Record<string, Row>;
+      const plans = (await run({ op: 'setPlanLimits', plan: plan(rest[0], 'the plan'), changes: limitChanges(values, false) as Record<string, number> })) as Record<string, Row>;
       const limits = plans[rest[0]!]!;
       say(`${rest[0]!}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`, plans);
     } else if (command === 'keys' && sub === 'issue') {
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number of days');
+      const scopes = values.scopes?.split(',').map((s) => s.trim());
+      if (scopes !== undefined && (scopes.length === 0 || scopes.some((s) => s !== 'protect' && s !== 'verify'))) throw new UsageError(`--scopes takes protect, verify or protect,verify, got ${JSON.stringify(values.scopes)}`);
       const key = (await run({
         op: 'issueKey',
         account: required(values.account, '--account'),
         ...(days ? { expiresInDays: Number(days) } : {}),
         ...(values.user !== undefined ? { user: values.user } : {}),
-        ...(values.scopes !== undefined ? { scopes: values.scopes.split(',').map((s) => s.trim()) } : {}),
+        ...(scopes !== undefined ? { scopes } : {}),
       })) as Row;
       say(
         `${String(key.key)}\n\nAPI key ${String(key.id)} for ${String(key.account)}${key.user ? ` (${String(key.user)})` : ''}, scopes ${(key.scopes as string[]).join(', ')}` +
           `${key.expiresAt ? `, expires ${String(key.expiresAt)}` : ''}. Store it now: it is shown only this once.`,
         { id: key.id, key: key.key, prefix: key.prefix },
       );
-    } else if (command === 'keys' && sub === 'list') {
-      const keys = (await run({ op: 'listKeys', account: required(values.account, '--account') })) as Row[];
+    } else if (command === 'accounts' && sub === 'delete' && rest.length === 1) {
+      if (!values.yes) {
+        throw new UsageError(
+          `deleting the account ${rest[0]!} removes it with all its users, API keys (calls with them get 401 at once), sessions and usage records, for good; ` +
+            'the audit log keeps a line. Add --yes to delete it',
+        );
+      }
+      const gone = (await run({ op: 'deleteAccount', name: rest[0]! })) as Row;
+      say(
+        `Deleted the account ${String(gone.name)} (${String(gone.plan)}): ${String(gone.users)} user(s), ${String(gone.keys)} API key(s) (${String(gone.activeKeys)} active), their sessions and usage records. The audit log keeps a line.`,
+        gone,
+      );
+    } else if (command === 'keys' && sub === 'list' && rest.length === 0) {
+      if (values.all && values.account !== undefined) throw new UsageError('keys list takes --account NAME or --all, not both');
+      const keys = (await run(values.all ? { op: 'listAllKeys' } : { op: 'listKeys', account: required(values.account, '--account or --all') })) as Row[];
       if (values.json) printJson(keys);
       else if (keys.length === 0) process.stdout.write('No keys.\n');
       else {
         for (const k of keys) {
           const state = k.revokedAt ? `revoked ${String(k.revokedAt)}` : k.active ? 'active' : `expired ${String(k.expiresAt)}`;
           process.stdout.write(
-            `${String(k.id)}  ${String(k.prefix)}...  ${state}  ${String(k.user ?? '(no user yet)')}  ${(k.scopes as string[]).join(',')}  created ${String(k.createdAt)}  last used ${String(k.lastUsedAt ?? 'never')}\n`,
+            `${values.all ? `${String(k.account)}  ` : ''}${String(k.id)}  ${String(k.prefix)}...  ${state}  ${String(k.user ?? '(no user yet)')}  ${(k.scopes as string[]).join(',')}  created ${String(k.createdAt)}  last used ${String(k.lastUsedAt ?? 'never')}\n`,
           );
         }
       }
@@ -234,6 +273,9 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     }
     return 0;
   } catch (error) {
+    // A value the operation refuses (a plan, a limit, a scope) is a command line that cannot be run as given.
+    const code = (error as { code?: unknown }).code;
+    if (code === 'invalid_option') throw new UsageError((error as Error).message);
     reportFailure(error, values.json);
     return 1;
   }

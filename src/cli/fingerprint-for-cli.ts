@@ -4,17 +4,32 @@
  * file marked on the command line is found by the server and the other way
  * round. One file at a time, so detection runs in this thread.
  */
-import { createFingerprinting, type Fingerprinting } from '../app/fingerprint.js';
+import { createFingerprinting, type Fingerprinting, type PixelPort } from '../app/fingerprint.js';
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
-import detect, { embed } from '../adapters/fingerprint-worker.js';
-import { createPixelDecoder } from '../adapters/pixels.js';
 import type { Config } from '../config.js';
+
+/**
+ * The pixel decoder (sharp) and the detector, loaded on first use: a
+ * deployment without fingerprint keys never decodes, and the command does
+ * not pay for loading libvips.
+ */
+function lazyPixels(config: Config): PixelPort {
+  let decoder: Promise<PixelPort> | undefined;
+  const pixels = () => (decoder ??= import('../adapters/pixels.js').then((m) => m.createPixelDecoder({ maxPixels: config.maxPixels, concurrency: 1, queue: 1 })));
+  return {
+    decode: async (bytes, options) => (await pixels()).decode(bytes, options),
+    probe: async (bytes) => (await pixels()).probe(bytes),
+    withSlot: async (bytes, job) => (await pixels()).withSlot(bytes, job),
+  } as PixelPort;
+}
+
+const worker = () => import('../adapters/fingerprint-worker.js');
 
 function fingerprinting(config: Config, keys: FingerprintKeys | undefined): Fingerprinting {
   return createFingerprinting({
-    pixels: createPixelDecoder({ maxPixels: config.maxPixels, concurrency: 1, queue: 1 }),
-    detect: async (task) => detect(task),
-    embed: async (task) => embed(task),
+    pixels: lazyPixels(config),
+    detect: async (task) => (await worker()).default(task),
+    embed: async (task) => (await worker()).embed(task),
     detecting: () => keys?.detecting ?? [],
     marking: () => keys?.marking,
   });

@@ -1,28 +1,31 @@
 /**
- * The `optmark` command. Each subcommand lives in its own file; this one only
- * dispatches and prints help. Exit codes: 0 success, 1 some file failed
- * or a problem of setup (a bad setting, an unusable key file, ...), 2 bad
- * usage.
+ * The `optmark` command. Each subcommand lives in its own file, loaded only
+ * when it runs (the server, the database and the pixel library are not
+ * loaded to print help or to mark a file); this one only dispatches and
+ * prints help. Exit codes: 0 success, 1 some file failed or a problem of
+ * setup (a bad setting, an unusable key file, ...), 2 bad usage (with the
+ * command's usage lines), 3 `verify --fail-on-unmarked` found a file that
+ * does not opt out, 130 a batch stopped by Ctrl-C.
  */
-import { DataDirLockedError } from '../adapters/data-dir-lock.js';
-import { ConfigError } from '../config.js';
-import { DatabaseStartError } from '../adapters/db/open.js';
-import { InvalidKeyFileError } from '../adapters/private-file.js';
-import { CliError } from './files.js';
-import { adminCommand } from './admin-commands.js';
-import { protectCommand } from './protect-command.js';
-import { serveCommand } from './serve-command.js';
-import { fingerprintKeysCommand } from './fingerprint-keys-command.js';
-import { signingKeysCommand } from './signing-keys-command.js';
-import { verifyCommand } from './verify-command.js';
 import { UsageError } from './usage-error.js';
 
-export const HELP = `optmark: mark images with the IPTC/PLUS Data Mining AI-training opt-out, losslessly, and verify it
+const INTRO = 'optmark: mark images with the IPTC/PLUS Data Mining AI-training opt-out, losslessly, and verify it\n';
 
-Usage:
-  optmark protect <file...> [--out DIR] [--value CODE] [--fingerprint] [--json]
+/** Each command's usage, shown by `optmark COMMAND --help`, after a usage error, and all together by `optmark help`. */
+export const USAGE: Readonly<Record<string, string>> = {
+  protect: `  optmark protect <file|folder...> [--recursive] [--out DIR | --in-place] [--value CODE] [--fingerprint]
+                  [--skip-marked] [--overwrite] [--concurrency N] [--report FILE.csv|FILE.json] [--json]
+                  [--server URL [--key-file FILE|-]]
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
-      The marked copy is saved as <name>-optout.<ext> in DIR (created if needed; default: next to the input).
+      The marked copy is saved as <name>-optout.<ext> (the extension of its bytes) in DIR,
+      keeping the folder structure (default: next to the input; a folder needs --out or
+      --in-place). With --recursive, a folder's subfolders too; files that are not images
+      are skipped and counted. Nothing is overwritten unasked: two inputs that would make
+      one output are refused before any work; an output already there that is this input's
+      marked copy counts as done (so a stopped run is finished by running it again, paying
+      for no file twice); any other file in the way is refused unless --overwrite.
+      --in-place replaces each file atomically, keeping its permissions.
+      --skip-marked leaves files that already opt out as they are.
       CODE is one of the seven DMI-PROHIBITED codes. Without --value, a file that already
       opts out keeps its value, and any other gets DMI-PROHIBITED-AIMLTRAINING.
       A provenance tag is signed with the deployment's key ring (created if missing, and said so).
@@ -30,99 +33,134 @@ Usage:
       the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);
       a file in which verify would not find the mark (text on white, say) is refused,
       and one that already carries it is not marked again.
-  optmark verify <file...> [--jwks FILE|URL] [--json]
+      --server URL marks through that deployment's API (or OPTMARK_URL); its key comes from
+      OPTMARK_API_KEY or --key-file FILE (- reads standard input); --key KEY works but shows
+      in the process list. --concurrency: files at once (default: the CPUs here, 4 with a server).
+      --report writes one row per file. On a terminal a progress bar, else one line per file.
+`,
+  verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL] [--fail-on-unmarked] [--concurrency N]
+                 [--report FILE.csv|FILE.json] [--json] [--server URL [--key-file FILE|-]]
       Report whether each file carries the opt-out, the other opt-out signals found,
       whether its provenance tag is valid (with --jwks: against another
       deployment's published keys), and whether the in-pixel fingerprint is found.
-  optmark serve
+      With --server, the deployment's API checks (each file counts toward its verify limit).
+      --fail-on-unmarked: exit 3 when a file does not opt out (a failed file, exit 1, wins).
+`,
+  serve: `  optmark serve
       Run the HTTP API (configuration: environment variables, see README).
-  optmark accounts create --name NAME --plan free|pro|lifetime [--json]
+`,
+  accounts: `  optmark accounts create --name NAME --plan free|pro|lifetime [--json]
   optmark accounts list|show NAME [--json]
   optmark accounts set-plan NAME free|pro|lifetime
   optmark accounts rename NAME NEW_NAME
   optmark accounts set-limits NAME [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N]
       An account's own limits ("plan" as the value: the plan's again).
-  optmark users create --account NAME --email EMAIL [--role owner|member] [--operator] [--name NAME] [--password-stdin] [--json]
+  optmark accounts delete NAME --yes
+      Deletes the account with its users, keys, sessions and usage; the audit log keeps a line.
+`,
+  users: `  optmark users create --account NAME --email EMAIL [--role owner|member] [--operator] [--name NAME] [--password-stdin] [--json]
       Prints a one-time set-up link (24 hours); --password-stdin sets the password from standard input instead.
   optmark users list --account NAME [--json]
   optmark users disable EMAIL
       The user cannot sign in any more; their sessions end and their API keys are revoked.
   optmark users reset EMAIL
       Prints a one-time password reset link (24 hours).
-  optmark plans list [--json]
+`,
+  plans: `  optmark plans list [--json]
   optmark plans set free|pro|lifetime [--protect N] [--verify N] [--scans-per-day N] [--vault-bytes N] [--retention-days N]
       The limits table: each plan's monthly protect and verify calls per account,
       repository scans per user per day, vault bytes, days scan reports are kept.
-  optmark keys issue --account NAME [--user EMAIL] [--scopes protect,verify] [--expires-in-days N] [--json]
+`,
+  keys: `  optmark keys issue --account NAME [--user EMAIL] [--scopes protect,verify] [--expires-in-days N] [--json]
       Prints the new key once; it is stored only as a digest. Once the account has users,
       every key belongs to one (--user); a key may call only the operations of its scopes.
-  optmark keys list --account NAME [--json]
+  optmark keys list --account NAME | --all [--json]
   optmark keys revoke ID
-  optmark usage --account NAME [--json]
-      Administration; works while "optmark serve" runs.
-  optmark signing-keys list|rotate [--json]
+`,
+  usage: `  optmark usage --account NAME [--json]
+      Administration (accounts, users, plans, keys, usage) works while "optmark serve" runs,
+      and needs the database "optmark serve" created.
+`,
+  'signing-keys': `  optmark signing-keys list|rotate [--json]
       The provenance signing keys (public keys: GET /.well-known/jwks.json).
-  optmark fingerprint-keys list|rotate|remove VERSION [--json]
+`,
+  'fingerprint-keys': `  optmark fingerprint-keys list|rotate|remove VERSION [--json]
       The fingerprint secrets: the newest version marks, every listed version is detected.
-  optmark help
+`,
+};
+
+export const HELP = `${INTRO}
+Usage:
+${Object.values(USAGE).join('')}  optmark help [COMMAND]
 
   --json prints one JSON object per file, one per line.
 `;
 
+const ADMIN = new Set(['accounts', 'keys', 'usage', 'plans', 'users']);
+
+async function dispatch(command: string, rest: readonly string[]): Promise<number> {
+  switch (command) {
+    case 'protect':
+      return (await import('./protect-command.js')).protectCommand(rest);
+    case 'verify':
+      return (await import('./verify-command.js')).verifyCommand(rest);
+    case 'serve':
+      return (await import('./serve-command.js')).serveCommand(rest);
+    case 'signing-keys':
+      return (await import('./signing-keys-command.js')).signingKeysCommand(rest);
+    case 'fingerprint-keys':
+      return (await import('./fingerprint-keys-command.js')).fingerprintKeysCommand(rest);
+    default:
+      if (ADMIN.has(command)) return (await import('./admin-commands.js')).adminCommand(command as 'accounts', rest);
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    const about = rest[0];
+    process.stdout.write(about !== undefined && USAGE[about] ? `Usage:\n${USAGE[about]}` : HELP);
+    return 0;
+  }
+  if (USAGE[command] && rest.some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(`Usage:\n${USAGE[command]}`);
+    return 0;
+  }
   try {
-    switch (command) {
-      case 'protect':
-        return await protectCommand(rest);
-      case 'verify':
-        return await verifyCommand(rest);
-      case 'serve':
-        return await serveCommand(rest);
-      case 'accounts':
-      case 'keys':
-      case 'usage':
-      case 'plans':
-      case 'users':
-        return await adminCommand(command, rest);
-      case 'signing-keys':
-        return await signingKeysCommand(rest);
-      case 'fingerprint-keys':
-        return await fingerprintKeysCommand(rest);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        process.stdout.write(HELP);
-        return 0;
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
-    }
+    return await dispatch(command, rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`optmark: ${error.message}\nRun "optmark help" for usage.\n`);
+      const usage = USAGE[command];
+      process.stderr.write(`optmark: ${error.message}\n${usage ? `Usage:\n${usage}` : 'Run "optmark help" for usage.\n'}`);
       return 2;
     }
     // Problems of setup, not bugs: one line, no stack. (protect, verify and
     // the key commands report a key file's problem themselves, as JSON with --json.)
-    if (isSetupProblem(error)) {
-      process.stderr.write(`optmark: ${error.message}\n`);
+    if (await isSetupProblem(error)) {
+      process.stderr.write(`optmark: ${(error as Error).message}\n`);
       return 1;
     }
     throw error;
   }
 }
 
-/** A bad environment variable, a locked data directory, a database that cannot start, a key file that cannot be used, an operating-system refusal. */
-function isSetupProblem(error: unknown): error is Error {
-  return (
-    error instanceof ConfigError ||
-    error instanceof DataDirLockedError ||
-    error instanceof DatabaseStartError ||
-    error instanceof InvalidKeyFileError ||
-    error instanceof CliError ||
-    isSystemError(error)
-  );
+/**
+ * A bad environment variable, a locked data directory, a database that
+ * cannot start, a key file that cannot be used, an operating-system
+ * refusal. Their classes are loaded only here, on the way out (a module
+ * that was never loaded cannot have thrown).
+ */
+async function isSetupProblem(error: unknown): Promise<boolean> {
+  if (isSystemError(error)) return true;
+  const [{ ConfigError }, { DataDirLockedError }, { InvalidKeyFileError }, { CliError }] = await Promise.all([
+    import('../config.js'),
+    import('../adapters/data-dir-lock.js'),
+    import('../adapters/private-file.js'),
+    import('./files.js'),
+  ]);
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof InvalidKeyFileError || error instanceof CliError) return true;
+  return (error as Error | undefined)?.constructor?.name === 'DatabaseStartError' && (await import('../adapters/db/open.js')).DatabaseStartError === error?.constructor;
 }
 
 /** A file-system or other operating-system refusal (EROFS, ENOSPC, EACCES ...): its message names the path and the cause. */

@@ -1,13 +1,47 @@
+/**
+ * `optmark protect`: files and folders, marked here (the deployment's key
+ * ring signs) or by a server (--server, through optmark/client). Nothing is
+ * overwritten unasked: two inputs that would make one output are refused
+ * before any work; an output already there is taken as done when it is the
+ * input's marked copy (markedCopyOf), and any other file in the way is
+ * refused unless --overwrite. So a run that stopped (Ctrl-C, the monthly
+ * limit, a crash) is finished by running it again, paying for no file twice
+ * (a call the server answered but whose copy was not written is answered
+ * again under its Idempotency-Key, counting nothing).
+ */
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { protect, protectWithFingerprint } from '../app/protect-image.js';
+import type { ProtectResult } from '../app/protect-image.js';
+import type { OptmarkError as ClientError } from '../client/index.js';
 import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
-import { loadConfig } from '../config.js';
-import { describeFailure, parse, printJson, readInput, reportFailure, writeOutput, CliError } from './files.js';
-import { markingFingerprint } from './fingerprint-for-cli.js';
-import { signingProvenance } from './keys-for-cli.js';
+import { outputFilename } from '../app/filename.js';
+import { CliError, parse, readInput, reportFailure } from './files.js';
+import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
+import { createProgress } from './batch/progress.js';
+import { checkReportPath, writeReport, type Row } from './batch/report.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/mark-one.js';
+import type { MarkingPool } from './batch/marking-pool.js';
 import { UsageError } from './usage-error.js';
 
+const FOLDER_NEEDS_PLACE = "a folder's marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)";
+
+/** From this many files on, worker threads mark (fewer are done sooner without starting them). */
+const MANY_FILES = 4;
+
+async function anyFolder(paths: readonly string[]): Promise<boolean> {
+  const kinds = await Promise.all(paths.map((p) => stat(p).then((s) => s.isDirectory(), () => false)));
+  return kinds.some(Boolean);
+}
+
 const FINGERPRINT_NOTE = { none: '', added: ', fingerprinted', found: ', fingerprint already there, not added again' } as const;
+
+interface Planned {
+  readonly input: Input;
+  /** Where its marked copy goes, as far as can be told before marking (the answer's filename decides). */
+  readonly output: string;
+  readonly dir: string;
+}
 
 export async function protectCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -15,47 +49,216 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     value: { type: 'string' },
     json: { type: 'boolean' },
     fingerprint: { type: 'boolean' },
+    recursive: { type: 'boolean', short: 'r' },
+    concurrency: { type: 'string' },
+    server: { type: 'string' },
+    key: { type: 'string' },
+    'key-file': { type: 'string' },
+    overwrite: { type: 'boolean' },
+    'in-place': { type: 'boolean' },
+    'skip-marked': { type: 'boolean' },
+    report: { type: 'string' },
   });
-  if (positionals.length === 0) throw new UsageError('protect needs at least one file');
+  if (positionals.length === 0) throw new UsageError('protect needs at least one file or folder');
   // Without --value, a file that already opts out keeps its value (protect-image.ts).
   const value = values.value;
   if (value !== undefined && !isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
+  if (values['in-place'] && values.out !== undefined) throw new UsageError('--in-place and --out exclude each other');
+  try {
+    checkReportPath(values.report);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const target = await remoteTarget(values);
+  if (target && value !== undefined) throw new UsageError("--value works locally only: the API's protect keeps a file's own opt-out, else writes DMI-PROHIBITED-AIMLTRAINING");
+  if (target && values.fingerprint) throw new UsageError("--fingerprint works locally only: the API's protect never adds the in-pixel mark");
+  const concurrency = concurrencyOption(values.concurrency, target !== undefined);
+  // Said before anything is made (the key ring, worker threads).
+  const folders = await anyFolder(positionals);
+  if (folders && values.out === undefined && !values['in-place']) throw new UsageError(FOLDER_NEEDS_PLACE);
+
+  // The engine: this machine's key ring (in worker threads, or with --fingerprint in this one), or a server.
+  const wantSha256 = (values.json ?? false) || values.report !== undefined;
+  let run: (task: MarkTask, signal: AbortSignal) => Promise<MarkOutcome>;
+  let pool: MarkingPool | undefined;
+  const client = target ? await createRemote(target) : undefined;
+  if (client) {
+    run = (task, signal) =>
+      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+        const r = await client.protect(bytes, { filename: basename(task.file), signal });
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
+        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
+      });
+  } else {
+    const local = await localMarker(values.fingerprint ?? false, value, values.json);
+    if (!local) return 1;
+    run = (task) =>
+      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+        const r = await local(bytes, basename(task.file));
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}) };
+        return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
+      });
+    // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
+    // reading and writing go on beside it; started now, so that they start up while the files are listed.
+    // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
+    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || folders)) {
+      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
+    }
+  }
+  try {
+    return await protectFiles();
+  } finally {
+    await pool?.close();
+  }
+
+  async function protectFiles(): Promise<number> {
+    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
+    if (inputs.folders && values.out === undefined && !values['in-place']) {
+      throw new UsageError(FOLDER_NEEDS_PLACE);
+    }
+    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
+
+    if (pool && planned.length >= MANY_FILES) run = (task) => pool!.run(task, wantSha256);
+
+    const counts = { marked: 0, already: 0, failed: 0 };
+    const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
+    const many = planned.length > 1 || inputs.folders;
+    const bar = many && process.stderr.isTTY === true;
+    const progress = createProgress({
+      total: planned.length,
+      verb: 'protect',
+      bar,
+      lines: !(bar && process.stdout.isTTY),
+      counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
+      columns: () => process.stderr.columns ?? 80,
+    });
+    const stop: Stop = { reason: undefined, abort: new AbortController() };
+    let quotaError: ClientError | undefined;
+    let allowance: number | undefined;
+
+    const one = async (p: Planned, index: number) => {
+      const file = p.input.path;
+      try {
+        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value };
+        const outcome = await run(task, stop.abort.signal);
+        if (outcome.kind === 'done-before') {
+          counts.already++;
+          rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
+          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
+        }
+        if (outcome.kind === 'carries') {
+          counts.already++;
+          rows[index] = { file, outcome: 'already-marked', value: outcome.value };
+          return progress.done(index, values.json ? JSON.stringify({ file, outcome: 'already-marked', value: outcome.value }) : `${file}: already opts out (${outcome.value}), not marked (--skip-marked)`);
+        }
+        const { output } = outcome;
+        counts.marked++;
+        rows[index] = { file, outcome: 'marked', output, value: outcome.value, sha256: outcome.json.sha256 as string | undefined, requestId: outcome.requestId };
+        if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
+        if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
+        const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
+        progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
+      } catch (error) {
+        if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
+        const failure = failureOf(error);
+        if (failure.code === 'quota_exceeded') {
+          // Every further call would get the same answer: stop starting them.
+          quotaError = error as ClientError;
+          stop.reason ??= 'quota';
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index);
+        }
+        counts.failed++;
+        rows[index] = { file, outcome: 'failed', code: failure.code, error: failure.error, requestId: failure.requestId };
+        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        else {
+          progress.note(`${file}: ${failure.error}`);
+          progress.done(index);
+        }
+      }
+    };
+
+    await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, concurrency, stop, one));
+    progress.finish();
+
+    if (client) {
+      const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
+      allowance = usage?.protect.remaining;
+    }
+    for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
+    if (values.report !== undefined) await writeReport(values.report, rows);
+    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
+    if (many || stop.reason !== undefined || client) {
+      const summary = countsText([
+        ['marked', counts.marked],
+        ['already marked', counts.already],
+        ['skipped (not images)', inputs.skipped.length],
+        ['failed', counts.failed],
+        ['not done', notDone],
+      ]);
+      const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
+      process.stderr.write(`optmark: ${summary}${quota}\n`);
+    }
+    if (stop.reason === 'quota' && quotaError) {
+      process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
+    } else if (stop.reason === 'interrupted') {
+      process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
+      return 130;
+    }
+    return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
+  }
+}
+
+/** Where each input's marked copy goes; two inputs with one output are refused before any work. */
+async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean): Promise<Planned[]> {
+  const planned: Planned[] = [];
+  for (const input of files) {
+    if (inPlace) {
+      planned.push({ input, output: input.path, dir: dirname(input.path) });
+      continue;
+    }
+    const dir = out === undefined ? dirname(input.path) : join(out, input.relative === undefined ? '' : dirname(input.relative));
+    const extension = (await extensionOf(input.path)) ?? 'jpg';
+    planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
+  }
+  const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
+  const byOutput = new Map<string, string[]>();
+  for (const p of planned) {
+    const key = fold(resolve(p.output));
+    byOutput.set(key, [...(byOutput.get(key) ?? []), p.input.path]);
+  }
+  const inputsByPath = new Map(planned.map((p) => [fold(resolve(p.input.path)), p.input.path]));
+  const clashes: string[] = [];
+  for (const p of planned) {
+    const key = fold(resolve(p.output));
+    const sharing = byOutput.get(key)!;
+    if (sharing.length > 1 && sharing[0] === p.input.path) clashes.push(`${sharing.join(' and ')} would all be written to ${p.output}`);
+    const other = inPlace ? undefined : inputsByPath.get(key);
+    if (other !== undefined && other !== p.input.path) clashes.push(`${p.input.path} would be written to ${p.output}, which is another input`);
+  }
+  if (clashes.length > 0) {
+    const shown = clashes.slice(0, 10).map((c) => `  ${c}`).join('\n');
+    throw new UsageError(`nothing was done: ${clashes.length} output name(s) would be shared\n${shown}${clashes.length > 10 ? `\n  ... and ${clashes.length - 10} more` : ''}\nRename the inputs, or mark them into separate --out folders`);
+  }
+  return planned;
+}
+
+/** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */
+async function localMarker(fingerprinting: boolean, value: string | undefined, json: boolean | undefined) {
+  const [{ loadConfig }, { signingProvenance }, { protect, protectWithFingerprint }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js'), import('../app/protect-image.js')]);
   const config = loadConfig();
   let signer;
   let fingerprint;
   try {
     signer = signingProvenance(config).signer;
-    fingerprint = values.fingerprint ? markingFingerprint(config) : undefined;
+    fingerprint = fingerprinting ? (await import('./fingerprint-for-cli.js')).markingFingerprint(config) : undefined;
   } catch (error) {
     // A key file that cannot be used: one line (or JSON object), before any file.
-    reportFailure(error, values.json);
-    return 1;
+    reportFailure(error, json);
+    return undefined;
   }
-  let failed = 0;
-  for (const file of positionals) {
-    try {
-      const original = await readInput(file);
-      const options = { value, filename: basename(file), signer, maxImagePixels: config.maxImagePixels };
-      const result = fingerprint ? await protectWithFingerprint(original, fingerprint, options) : protect(original, options);
-      const output = join(values.out ?? dirname(file), result.filename);
-      if (resolve(output) === resolve(file) && (result.changed || fingerprint)) {
-        throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR`, 'would_overwrite_input');
-      }
-      if (resolve(output) !== resolve(file)) await writeOutput(output, result.bytes);
-      if (values.json) {
-        printJson({ file, output, mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals, value: result.value, alreadyCarried: result.alreadyCarried, changed: result.changed, c2paInvalidated: result.c2paInvalidated, ...(result.fingerprint ? { fingerprint: result.fingerprint } : {}) });
-      } else {
-        const marking = !result.changed ? `already marked ${result.value}, copied unchanged` : result.alreadyCarried ? `already carried ${result.value}, kept` : `marked ${result.value}`;
-        const note = `${marking}${FINGERPRINT_NOTE[result.fingerprint ?? 'none']}`;
-        process.stdout.write(`${file} -> ${output} (${note})\n`);
-        if (result.c2paInvalidated) process.stderr.write(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)\n`);
-      }
-    } catch (error) {
-      failed++;
-      const failure = describeFailure(error);
-      if (values.json) printJson({ file, ...failure });
-      else process.stderr.write(`${file}: ${failure.error}\n`);
-    }
-  }
-  return failed > 0 ? 1 : 0;
+  return async (bytes: Uint8Array, filename: string): Promise<ProtectResult> => {
+    const options = { value, filename, signer, maxImagePixels: config.maxImagePixels };
+    return fingerprint ? protectWithFingerprint(bytes, fingerprint, options) : protect(bytes, options);
+  };
 }

@@ -1,63 +1,140 @@
-import { inspectWithFingerprint } from '../app/verify-image.js';
-import { loadConfig } from '../config.js';
-import { describeFailure, parse, printJson, readInput, reportFailure } from './files.js';
-import { checkingFingerprint } from './fingerprint-for-cli.js';
-import { checkingProvenance } from './keys-for-cli.js';
+import type { VerifyDetails, VerifyResult } from '../app/verify-image.js';
+import { parse, readInput, reportFailure } from './files.js';
+import { collectInputs } from './batch/inputs.js';
+import { createProgress } from './batch/progress.js';
+import { checkReportPath, writeReport, type Row } from './batch/report.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
+/** One file checked: what verify says, and everything it found. */
+type Check = (bytes: Uint8Array, signal: AbortSignal) => Promise<{ result: VerifyResult; details: VerifyDetails }>;
+
 export async function verifyCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, jwks: { type: 'string' } });
-  if (positionals.length === 0) throw new UsageError('verify needs at least one file');
-  let provenance;
-  let fingerprint;
-  let maxImagePixels;
+  const { values, positionals } = parse(args, {
+    json: { type: 'boolean' },
+    jwks: { type: 'string' },
+    recursive: { type: 'boolean', short: 'r' },
+    concurrency: { type: 'string' },
+    'fail-on-unmarked': { type: 'boolean' },
+    report: { type: 'string' },
+    server: { type: 'string' },
+    key: { type: 'string' },
+    'key-file': { type: 'string' },
+  });
+  if (positionals.length === 0) throw new UsageError('verify needs at least one file or folder');
   try {
-    const config = loadConfig();
-    maxImagePixels = config.maxImagePixels;
-    provenance = await checkingProvenance(config, values.jwks);
-    fingerprint = checkingFingerprint(config);
+    checkReportPath(values.report);
   } catch (error) {
-    reportFailure(error, values.json);
-    return 1;
+    throw new UsageError((error as Error).message);
   }
-  let failed = 0;
-  for (const file of positionals) {
+  const target = await remoteTarget(values);
+  if (target && values.jwks !== undefined) throw new UsageError('--jwks checks tags here; with --server the deployment checks them with its own keys');
+  const concurrency = concurrencyOption(values.concurrency, target !== undefined);
+  const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
+
+  let check: Check;
+  if (target) {
+    const client = await createRemote(target);
+    check = async (bytes, signal) => {
+      const { details, requestId: _r, replayed: _p, allowance: _a, ...result } = await client.verify(bytes, { detail: true, signal });
+      return { result, details: details as VerifyDetails };
+    };
+  } else {
+    const [{ inspectWithFingerprint }, { loadConfig }, { checkingFingerprint }, { checkingProvenance }] = await Promise.all([
+      import('../app/verify-image.js'),
+      import('../config.js'),
+      import('./fingerprint-for-cli.js'),
+      import('./keys-for-cli.js'),
+    ]);
+    let provenance;
+    let fingerprint;
+    let maxImagePixels;
     try {
-      const { result, details } = await inspectWithFingerprint(await readInput(file), { provenance, fingerprint, maxImagePixels });
-      if (values.json) {
-        printJson({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details });
-        continue;
-      }
-      const lines = [`${file}: ${result.optedOut ? 'OPTED OUT' : 'not opted out'} (${details.format.toUpperCase()})`];
-      if (details.dataMining.length === 0) lines.push('  plus:DataMining: absent');
-      for (const d of details.dataMining) {
-        lines.push(`  plus:DataMining: ${d.value}${d.label ? ` (${d.label})` : ''}${d.extended ? ' [Extended XMP]' : ''}`);
-      }
-      if (details.otherConstraints !== null) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
-      if (details.tdmrep.reservation !== null) lines.push(`  tdm:reservation: ${details.tdmrep.reservation}`);
-      if (details.tdmrep.policy !== null) lines.push(`  tdm:policy: ${details.tdmrep.policy}`);
-      if (details.c2pa.present) lines.push(`  C2PA manifest: present (signature not checked)${details.c2pa.readable ? '' : ', unreadable: ignored'}`);
-      for (const a of details.c2pa.trainingMining) {
-        lines.push(`  C2PA ${a.assertion}: ${Object.entries(a.entries).map(([use, choice]) => `${use} ${choice}`).join(', ') || 'no entries'}`);
-      }
-      lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
-      // The spec's signals is [] without a plus:DataMining field; what the other vocabularies say is still shown.
-      const alsoFound = details.signals.filter((s) => !result.signals.includes(s));
-      if (alsoFound.length > 0) lines.push(`  also found: ${alsoFound.join(', ')} (not in signals: the file has no plus:DataMining field)`);
-      const p = result.provenance;
-      lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
-      const f = result.fingerprint;
-      const share = `${Math.round(f.confidence * 100)} % of ${f.blocks} blocks match`;
-      lines.push(`  fingerprint (experimental): ${f.blocks === 0 ? 'no block could vote (no key, or an image too small, too flat, or unreadable as pixels)' : f.present ? `PRESENT, ${share}` : `not found, ${share}`}`);
-      lines.push(`  sha256: ${result.sha256}`);
-      for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      const config = loadConfig();
+      maxImagePixels = config.maxImagePixels;
+      provenance = await checkingProvenance(config, values.jwks);
+      fingerprint = checkingFingerprint(config);
     } catch (error) {
-      failed++;
-      const failure = describeFailure(error);
-      if (values.json) printJson({ file, ...failure });
-      else process.stderr.write(`${file}: ${failure.error}\n`);
+      reportFailure(error, values.json);
+      return 1;
     }
+    check = (bytes) => inspectWithFingerprint(bytes, { provenance, fingerprint, maxImagePixels });
   }
-  return failed > 0 ? 1 : 0;
+
+  const counts = { optedOut: 0, notOptedOut: 0, failed: 0 };
+  const rows: Row[] = inputs.files.map((input) => ({ file: input.path, outcome: 'not-done' }));
+  const many = inputs.files.length > 1 || inputs.folders;
+  const bar = many && process.stderr.isTTY === true;
+  const progress = createProgress({
+    total: inputs.files.length,
+    verb: 'verify',
+    bar,
+    lines: !(bar && process.stdout.isTTY),
+    counts: () => countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['failed', counts.failed]]),
+    columns: () => process.stderr.columns ?? 80,
+  });
+  const stop: Stop = { reason: undefined, abort: new AbortController() };
+
+  await withInterrupt(stop, (line) => progress.note(line), () =>
+    runPool(inputs.files, concurrency, stop, async ({ path: file }, index) => {
+      try {
+        const { result, details } = await check(await readInput(file), stop.abort.signal);
+        if (result.optedOut) counts.optedOut++;
+        else counts.notOptedOut++;
+        rows[index] = { file, outcome: result.optedOut ? 'opted-out' : 'not-opted-out', value: details.dataMining.find((d) => d.prohibited)?.code ?? undefined, sha256: result.sha256 };
+        if (values.json) progress.done(index, JSON.stringify({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
+        else progress.done(index, describe(file, result, details));
+      } catch (error) {
+        if (stop.abort.signal.aborted) return progress.skip(index);
+        counts.failed++;
+        const failure = failureOf(error);
+        rows[index] = { file, outcome: 'failed', ...failure };
+        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        else {
+          progress.note(`${file}: ${failure.error}`);
+          progress.done(index);
+        }
+      }
+    }),
+  );
+  progress.finish();
+  for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
+  if (values.report !== undefined) await writeReport(values.report, rows);
+  if (many || stop.reason !== undefined) {
+    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
+    process.stderr.write(
+      `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
+    );
+  }
+  if (stop.reason === 'interrupted') return 130;
+  if (counts.failed > 0) return 1;
+  return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
+}
+
+/** What verify found in one file, in words. */
+function describe(file: string, result: VerifyResult, details: VerifyDetails): string {
+  const lines = [`${file}: ${result.optedOut ? 'OPTED OUT' : 'not opted out'} (${details.format.toUpperCase()})`];
+  if (details.dataMining.length === 0) lines.push('  plus:DataMining: absent');
+  for (const d of details.dataMining) {
+    lines.push(`  plus:DataMining: ${d.value}${d.label ? ` (${d.label})` : ''}${d.extended ? ' [Extended XMP]' : ''}`);
+  }
+  if (details.otherConstraints !== null) lines.push(`  plus:OtherConstraints: ${details.otherConstraints}`);
+  if (details.tdmrep.reservation !== null) lines.push(`  tdm:reservation: ${details.tdmrep.reservation}`);
+  if (details.tdmrep.policy !== null) lines.push(`  tdm:policy: ${details.tdmrep.policy}`);
+  if (details.c2pa.present) lines.push(`  C2PA manifest: present (signature not checked)${details.c2pa.readable ? '' : ', unreadable: ignored'}`);
+  for (const a of details.c2pa.trainingMining) {
+    lines.push(`  C2PA ${a.assertion}: ${Object.entries(a.entries).map(([use, choice]) => `${use} ${choice}`).join(', ') || 'no entries'}`);
+  }
+  lines.push(`  signals: ${result.signals.length ? result.signals.join(', ') : 'none'}`);
+  // The spec's signals is [] without a plus:DataMining field; what the other vocabularies say is still shown.
+  const alsoFound = details.signals.filter((s) => !result.signals.includes(s));
+  if (alsoFound.length > 0) lines.push(`  also found: ${alsoFound.join(', ')} (not in signals: the file has no plus:DataMining field)`);
+  const p = result.provenance;
+  lines.push(`  provenance tag: ${!p.present ? 'none' : p.valid ? 'valid' : p.verifiable ? 'INVALID (the file or its value changed since it was signed)' : 'present, not verifiable with these keys'}`);
+  const f = result.fingerprint;
+  const share = `${Math.round(f.confidence * 100)} % of ${f.blocks} blocks match`;
+  lines.push(`  fingerprint (experimental): ${f.blocks === 0 ? 'no block could vote (no key, or an image too small, too flat, or unreadable as pixels)' : f.present ? `PRESENT, ${share}` : `not found, ${share}`}`);
+  lines.push(`  sha256: ${result.sha256}`);
+  for (const warning of details.warnings) lines.push(`  warning: ${warning}`);
+  return lines.join('\n');
 }

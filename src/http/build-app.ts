@@ -68,6 +68,14 @@ export interface HttpDeps {
   readonly logger?: FastifyServerOptions['logger'];
 }
 
+/** http://HOST:PORT where the server listens (the default of OPTMARK_BASE_URL). */
+function listeningAt(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return 'http://127.0.0.1';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
 /** Errors from Node's HTTP parser, before a request exists: answered with JSON and the connection closed. */
 function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (!socket.writable) {
@@ -173,8 +181,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     }
   });
 
-  const document = openApiDocument({ maxUploadBytes: config.maxUploadBytes, version: VERSION });
-  app.get('/api/v1/openapi.json', { config: { access: 'public' } }, async () => document);
+  // Built on the first request, once the port is known: its server is this deployment's address.
+  let document: ReturnType<typeof openApiDocument> | undefined;
+  app.get('/api/v1/openapi.json', { config: { access: 'public' } }, async () => {
+    document ??= openApiDocument({ maxUploadBytes: config.maxUploadBytes, version: VERSION, baseUrl: config.baseUrl ?? listeningAt(app) });
+    return document;
+  });
   await app.register(healthRoutes, { ping: deps.ping });
   app.get('/.well-known/jwks.json', { config: { access: 'public' } }, async (_request, reply) => {
     reply.header('Cache-Control', 'public, max-age=300');

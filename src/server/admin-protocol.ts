@@ -20,6 +20,8 @@ export type AdminOp =
   | { op: 'setPlan'; name: string; plan: string }
   | { op: 'setLimits'; name: string; changes: Record<string, number | null> }
   | { op: 'renameAccount'; name: string; newName: string }
+  | { op: 'deleteAccount'; name: string }
+  | { op: 'listAllKeys' }
   | { op: 'planLimits' }
   | { op: 'setPlanLimits'; plan: string; changes: Record<string, number> }
   | { op: 'issueKey'; account: string; expiresInDays?: number; user?: string; scopes?: string[] }
@@ -61,6 +63,10 @@ export async function runAdminOp({ admin, people }: AdminServices, request: Reco
         return admin.setLimits(str(request.name, 'name'), object(request.changes, 'changes'));
       case 'renameAccount':
         return admin.renameAccount(str(request.name, 'name'), str(request.newName, 'newName'));
+      case 'deleteAccount':
+        return admin.deleteAccount(str(request.name, 'name'), 'cli');
+      case 'listAllKeys':
+        return admin.listAllKeys();
       case 'planLimits':
         return admin.planLimits();
       case 'setPlanLimits':

@@ -46,7 +46,8 @@ describe('optmark protect', () => {
   });
 
   it('writes into --out with --value, one JSON object per file', async () => {
-    const run = await optmark('protect', '--out', '.', '--value', 'DMI-PROHIBITED-GENAIMLTRAINING', '--json', 'photo.jpg', 'hopper.webp');
+    // photo-optout.jpg is there already, with another value: --overwrite replaces it.
+    const run = await optmark('protect', '--out', '.', '--value', 'DMI-PROHIBITED-GENAIMLTRAINING', '--overwrite', '--json', 'photo.jpg', 'hopper.webp');
     expect(run.code).toBe(0);
     const [jpeg, webp] = jsonLines(run.stdout);
     expect(webp).toMatchObject({ file: 'hopper.webp', output: 'hopper-optout.webp', mimeType: 'image/webp', filename: 'hopper-optout.webp', signals: ['iptc.dataMining'], changed: true });
@@ -65,11 +66,15 @@ describe('optmark protect', () => {
     expect(run.stderr).toContain('broken.png: Corrupt PNG: CRC error in chunk IDAT');
     expect(run.stderr).toContain('notes.txt: The file is not a JPEG, PNG or WebP image');
     expect(run.stdout).toContain('hopper.webp -> hopper-optout.webp');
-    const json = jsonLines((await optmark('protect', '--json', 'missing.jpg', '.')).stdout);
+    const json = jsonLines((await optmark('protect', '--json', 'missing.jpg', 'notes.txt')).stdout);
     expect(json).toEqual([
       { file: 'missing.jpg', error: 'cannot read the file: no such file', code: 'unreadable_file' },
-      { file: '.', error: 'cannot read the file: it is a directory', code: 'unreadable_file' },
+      { file: 'notes.txt', error: 'The file is not a JPEG, PNG or WebP image (judged by its bytes, not its name or declared type)', code: 'unsupported_image_format' },
     ]);
+    // A folder is not a file that fails: its copies need a place, said before any work.
+    const folder = await optmark('protect', '.');
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toMatch(/^optmark: a folder's marked copies need a place: --out DIR .* or --in-place .*\nUsage:\n  optmark protect <file\|folder\.\.\.>/);
   });
 
   it('refuses a value outside the seven prohibiting codes, and unknown options', async () => {
@@ -185,9 +190,42 @@ describe('optmark', () => {
   it('prints help, and refuses unknown commands', async () => {
     const help = await optmark('help');
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('optmark protect <file...>');
+    expect(help.stdout).toContain('optmark protect <file|folder...>');
     expect(help.stdout).toContain('optmark keys issue --account NAME');
     expect((await optmark('frob')).code).toBe(2);
     expect((await optmark('serve', 'extra')).code).toBe(2);
+  });
+
+  it('answers --help for each command group with its own usage', async () => {
+    for (const group of ['protect', 'verify', 'serve', 'accounts', 'users', 'plans', 'keys', 'usage', 'signing-keys', 'fingerprint-keys']) {
+      const run = await optmark(group, '--help');
+      expect(run.code, group).toBe(0);
+      expect(run.stdout, group).toMatch(new RegExp(`^Usage:\n  optmark ${group}\\b`));
+      // Only its own group.
+      expect(run.stdout.match(/^ {2}optmark [a-z-]+/gm)!.every((line) => line === `  optmark ${group}`), group).toBe(true);
+    }
+    expect((await optmark('help', 'accounts')).stdout).toContain('optmark accounts delete NAME --yes');
+  });
+
+  it('answers every bad option or value with exit 2 and the command\'s usage', async () => {
+    const cases: string[][] = [
+      ['protect', '--concurrency', 'many', 'photo.jpg'],
+      ['protect', '--report', 'out.txt', 'photo.jpg'],
+      ['protect', '--in-place', '--out', 'x', 'photo.jpg'],
+      ['verify', '--frobnicate', 'photo.jpg'],
+      ['verify', '--concurrency', '0', 'photo.jpg'],
+      ['accounts', 'set-limits', 'acme', '--protect', 'lots'],
+      ['accounts', 'create', '--name', 'acme', '--plan', 'gold'],
+      ['accounts', 'frobnicate'],
+      ['keys', 'issue', '--account', 'acme', '--expires-in-days', 'soon'],
+      ['plans', 'set', 'pro', '--verify', '-1'],
+      ['users', 'create', '--account', 'acme'],
+      ['signing-keys', 'spin'],
+    ];
+    for (const args of cases) {
+      const run = await optmarkWith({ OPTMARK_DATA_DIR: join(dir, 'no-such-data') }, ...args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^optmark: [^]+\nUsage:\n  optmark ${args[0]} `));
+    }
   });
 });

@@ -226,7 +226,7 @@ describe('protect --fingerprint over the pixel decoder limit', () => {
     // Plain protect takes it, as the message says.
     expect((await optmarkIn(dir, env, 'protect', '--out', 'out', 'big.jpg')).code).toBe(0);
     // Over OPTMARK_MAX_IMAGE_PIXELS, protect's own refusal, with or without the fingerprint: no word about the decoder.
-    const over = await optmarkIn(dir, { ...env, OPTMARK_MAX_IMAGE_PIXELS: '500000' }, 'protect', '--fingerprint', '--json', '--out', 'out', 'big.jpg');
+    const over = await optmarkIn(dir, { ...env, OPTMARK_MAX_IMAGE_PIXELS: '500000' }, 'protect', '--fingerprint', '--json', '--out', 'over', 'big.jpg');
     expect(JSON.parse(over.stdout)).toEqual({ file: 'big.jpg', error: 'The image is 1200x900 pixels, over the limit of 500000 pixels', code: 'image_dimensions_too_large' });
   });
 });

@@ -180,6 +180,16 @@ export class EmbeddedStore implements Store {
     return renamed;
   }
 
+  async deleteAccount(accountId: string): Promise<boolean> {
+    const deleted = await this.sqlStore.deleteAccount(accountId);
+    this.forgetAccounts();
+    return deleted;
+  }
+
+  listAllKeys(): ReturnType<Store['listAllKeys']> {
+    return this.sqlStore.listAllKeys();
+  }
+
   planLimits(): Promise<Record<Plan, AccountLimits>> {
     return this.sqlStore.planLimits();
   }

@@ -359,6 +359,40 @@ export class SqlStore implements Store {
     });
   }
 
+  deleteAccount(accountId: string): Promise<boolean> {
+    return guarded(async () => {
+      const deleted = await this.db.deleteFrom('accounts').where('id', '=', accountId).executeTakeFirst();
+      return Number(deleted.numDeletedRows) > 0;
+    });
+  }
+
+  listAllKeys(): Promise<Array<KeyRecord & { userEmail: string | null; accountName: string }>> {
+    return guarded(async () => {
+      const rows = await this.db
+        .selectFrom('api_keys as k')
+        .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .leftJoin('users as u', 'u.id', 'k.user_id')
+        .select(['k.id', 'k.account_id', 'a.name', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'])
+        .orderBy('a.name')
+        .orderBy('k.created_at')
+        .orderBy('k.id')
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        accountId: r.account_id,
+        accountName: r.name,
+        userId: r.user_id,
+        userEmail: r.email,
+        scopes: parseScopes(r.scopes),
+        prefix: r.prefix,
+        createdAt: r.created_at,
+        expiresAt: r.expires_at,
+        revokedAt: r.revoked_at,
+        lastUsedAt: r.last_used_at,
+      }));
+    });
+  }
+
   renameAccount(accountId: string, name: string): Promise<boolean> {
     return guarded(async () => {
       const taken = await this.db.selectFrom('accounts').select('id').where('name', '=', name).where('id', '<>', accountId).executeTakeFirst();

@@ -11,9 +11,9 @@
  * list. A store that cannot be parsed, or is deeper or larger than any real
  * one (jumbf-shape.ts), is ignored, never an error.
  */
-import { JPEG } from '@trustnxt/c2pa-ts/asset';
-import { SuperBox } from '@trustnxt/c2pa-ts/jumbf';
-import { ManifestStore, TrainingAndDataMiningAssertion } from '@trustnxt/c2pa-ts/manifest';
+import type * as Asset from '@trustnxt/c2pa-ts/asset';
+import type * as Jumbf from '@trustnxt/c2pa-ts/jumbf';
+import type * as Manifest from '@trustnxt/c2pa-ts/manifest';
 import type { ImageFormat } from '../../errors.js';
 import { startsWithAt } from '../bytes/view.js';
 import type { Block } from '../formats/handler.js';
@@ -21,6 +21,37 @@ import { SIGNAL } from '../signals.js';
 import { jumbfWithinBounds } from './jumbf-shape.js';
 
 export type C2paSignal = typeof SIGNAL.cawgTrainingMining | typeof SIGNAL.c2paTrainingMining;
+
+interface C2paTs {
+  readonly JPEG: typeof Asset.JPEG;
+  readonly SuperBox: typeof Jumbf.SuperBox;
+  readonly ManifestStore: typeof Manifest.ManifestStore;
+  readonly TrainingAndDataMiningAssertion: typeof Manifest.TrainingAndDataMiningAssertion;
+}
+
+let c2paTs: C2paTs | undefined;
+
+/**
+ * @trustnxt/c2pa-ts, loaded when the first file that carries a manifest
+ * store is read: loading it takes about 0.2 s, which every start of the
+ * command line would otherwise pay, for the few files that have one. Loaded
+ * synchronously (require of its ES modules), so reading stays a plain call.
+ */
+function c2pa(): C2paTs {
+  if (!c2paTs) {
+    const load = process.getBuiltinModule('node:module').createRequire(import.meta.url);
+    const { fileURLToPath } = process.getBuiltinModule('node:url');
+    const from = <T>(specifier: string) => load(fileURLToPath(import.meta.resolve(specifier))) as T;
+    const manifest = from<typeof Manifest>('@trustnxt/c2pa-ts/manifest');
+    c2paTs = {
+      JPEG: from<typeof Asset>('@trustnxt/c2pa-ts/asset').JPEG,
+      SuperBox: from<typeof Jumbf>('@trustnxt/c2pa-ts/jumbf').SuperBox,
+      ManifestStore: manifest.ManifestStore,
+      TrainingAndDataMiningAssertion: manifest.TrainingAndDataMiningAssertion,
+    };
+  }
+  return c2paTs;
+}
 
 /** Larger stores are not parsed (a 25 MB image has no need of one). */
 const MAX_STORE_BYTES = 16 * 1024 * 1024;
@@ -38,7 +69,7 @@ export function hasManifestStore(bytes: Uint8Array, blocks: readonly Block[]): b
 export function manifestStore(format: ImageFormat, bytes: Uint8Array, blocks: readonly Block[]): Uint8Array | undefined {
   if (!hasManifestStore(bytes, blocks)) return undefined;
   try {
-    if (format === 'jpeg') return new JPEG(bytes).getManifestJUMBF(); // APP11 segments to reassemble
+    if (format === 'jpeg') return new (c2pa().JPEG)(bytes).getManifestJUMBF(); // APP11 segments to reassemble
     const block = blocks.find((b) => b.type === 'caBX' || b.type === 'C2PA')!;
     const size = format === 'png' ? block.length - 12 : new DataView(bytes.buffer, bytes.byteOffset).getUint32(block.offset + 4, true);
     return bytes.subarray(block.offset + 8, block.offset + 8 + size);
@@ -73,6 +104,7 @@ export function readTrainingMining(jumbf: Uint8Array | undefined): C2paReading {
   const unreadable: C2paReading = { present: true, readable: false, trainingMining: [] };
   if (!jumbf || jumbf.length > MAX_STORE_BYTES || !jumbfWithinBounds(jumbf)) return unreadable;
   try {
+    const { ManifestStore, SuperBox, TrainingAndDataMiningAssertion } = c2pa();
     const active = ManifestStore.read(SuperBox.fromBuffer(jumbf as Uint8Array<ArrayBuffer>)).getActiveManifest();
     const trainingMining: TrainingMiningAssertion[] = [];
     for (const assertion of active?.assertions?.assertions ?? []) {

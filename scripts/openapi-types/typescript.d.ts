@@ -1,0 +1,2 @@
+import ts from 'typescript';
+export default ts;

@@ -1,0 +1,111 @@
+/**
+ * Writing a marked file so that no reader ever sees half of it, and nothing
+ * is replaced unasked: the bytes go to a temporary file created exclusively
+ * next to the target, then take the target's name. A new file is published
+ * by a hard link, which fails if a file appeared there meanwhile (the
+ * temporary file is then removed); a replacement (--in-place, --overwrite)
+ * by a rename, keeping the replaced file's permissions.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fchmodSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, writevSync } from 'node:fs';
+import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { CliError } from '../files.js';
+
+export interface WriteOptions {
+  /** Replace a file already there (keeping its permissions); otherwise one there is an error (EEXIST). */
+  readonly replace: boolean;
+}
+
+/** Bytes as one buffer or as the pieces that make it, in order (written with one writev). */
+export type Bytes = Uint8Array | readonly Uint8Array[];
+
+export async function writeAtomically(path: string, bytes: Bytes, options: WriteOptions): Promise<void> {
+  const dir = dirname(path);
+  const temporary = join(dir, `.optmark-${basename(path).slice(0, 80)}.${randomBytes(6).toString('hex')}.tmp`);
+  let mode = 0o644;
+  if (options.replace) {
+    const existing = await stat(path).catch(() => undefined);
+    if (existing) mode = existing.mode & 0o7777;
+  }
+  try {
+    await mkdir(dir, { recursive: true });
+    const file = await open(temporary, 'wx', mode);
+    try {
+      await file.writev(bytes instanceof Uint8Array ? [bytes] : [...bytes]);
+      // open()'s mode passes through the umask: the replaced file's own bits, exactly.
+      if (options.replace) await file.chmod(mode);
+    } finally {
+      await file.close();
+    }
+    if (options.replace) await rename(temporary, path);
+    else await publishNew(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${path} appeared while it was being written; not replaced`, 'output_exists');
+    throw new CliError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
+  }
+}
+
+async function publishNew(temporary: string, path: string): Promise<void> {
+  try {
+    await link(temporary, path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A file system without hard links: check, then rename (a small window, but no silent overwrite of what was there before).
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
+      if (await stat(path).then(() => true, () => false)) throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+      await rename(temporary, path);
+      return;
+    }
+    throw error;
+  }
+  await rm(temporary, { force: true });
+}
+
+/** writeAtomically for a worker thread, whose thread does nothing else: the same steps, without a trip through the thread pool for each. */
+export function writeAtomicallySync(path: string, bytes: Bytes, options: WriteOptions): void {
+  const dir = dirname(path);
+  const temporary = join(dir, `.optmark-${basename(path).slice(0, 80)}.${randomBytes(6).toString('hex')}.tmp`);
+  let mode = 0o644;
+  if (options.replace) {
+    try {
+      mode = statSync(path).mode & 0o7777;
+    } catch {
+      // nothing there yet
+    }
+  }
+  try {
+    mkdirSync(dir, { recursive: true });
+    const fd = openSync(temporary, 'wx', mode);
+    try {
+      const pieces = bytes instanceof Uint8Array ? [bytes] : [...bytes];
+      let left = pieces.reduce((n, p) => n + p.length, 0);
+      while (left > 0) {
+        const written = writevSync(fd, pieces);
+        left -= written;
+        if (left > 0) throw new Error(`short write (${written} bytes)`);
+      }
+      if (options.replace) fchmodSync(fd, mode);
+    } finally {
+      closeSync(fd);
+    }
+    if (options.replace) renameSync(temporary, path);
+    else {
+      try {
+        linkSync(temporary, path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+        if (statSync(path, { throwIfNoEntry: false })) throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+        renameSync(temporary, path);
+        return;
+      }
+      rmSync(temporary, { force: true });
+    }
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${path} appeared while it was being written; not replaced`, 'output_exists');
+    throw new CliError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
+  }
+}

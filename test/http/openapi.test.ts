@@ -1,0 +1,278 @@
+/**
+ * The OpenAPI document as tools use it: Redocly's recommended rules find no
+ * error in it, and real answers of running servers, one for every status
+ * each operation documents (and 404, 405), fit it: the body against the
+ * response's schema (the error code against that status's enum), every
+ * required header present, every header sent documented and its value
+ * fitting the header's schema.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HeldUpload, multipartBody, parseResponse, rawExchange, rawPost } from '../support/raw-http.js';
+import { freshPgDatabase, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { SAMPLE_JPEG } from '../process/support.js';
+
+const run = promisify(execFile);
+const REDOCLY = join(import.meta.dirname, '../../node_modules/.bin/redocly');
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Headers of the transport, not of the API (HTTP/1.1 framing, and the body's own type). */
+const TRANSPORT = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+class Checker {
+  readonly seen = new Set<string>();
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+
+  constructor(readonly doc: Json) {
+    addFormats.default(this.ajv);
+    this.ajv.addSchema(doc, 'openapi');
+  }
+
+  private resolve(node: Json): Json {
+    let at = node;
+    while (typeof at.$ref === 'string') {
+      at = (at.$ref as string).slice(2).split('/').reduce<Json>((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc);
+    }
+    return at;
+  }
+
+  private pointer(parts: readonly string[]): string {
+    return `openapi#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+  }
+
+  /** Check one answer; `headers` with lower-case names. */
+  check(method: string, path: string, status: number, headers: Record<string, string>, body: string): void {
+    const where = `${method.toUpperCase()} ${path} ${status}`;
+    const operation = this.doc.paths[path]?.[method];
+    let responsePath: string[];
+    if (!this.doc.paths[path]) responsePath = ['components', 'responses', 'NotFound'];
+    else if (!operation) responsePath = ['components', 'responses', 'MethodNotAllowed'];
+    else if (operation.responses[String(status)]) responsePath = ['paths', path, method, 'responses', String(status)];
+    else throw new Error(`${where}: status not documented`);
+    this.seen.add(`${method} ${path} ${status}`);
+    const response = this.resolve(responsePath.reduce<Json>((o, k) => o[k], this.doc));
+    const schemaPath = [...responsePath, 'content', 'application/json', 'schema'];
+    const validate = this.ajv.compile({ $ref: this.pointer(schemaPath) });
+    expect(headers['content-type'], where).toMatch(/^application\/json/);
+    const parsed = JSON.parse(body) as unknown;
+    expect(validate(parsed) ? [] : validate.errors, `${where} body ${body.slice(0, 300)}`).toEqual([]);
+    const documented = Object.fromEntries(Object.entries((response.headers ?? {}) as Json).map(([name, header]) => [name.toLowerCase(), this.resolve(header as Json)]));
+    for (const [name, header] of Object.entries(documented)) {
+      if (header.required) expect(headers, `${where}: required header ${name}`).toHaveProperty([name]);
+      if (headers[name] !== undefined) {
+        const check = this.ajv.compile(header.schema as Json);
+        expect(check(headers[name]) ? [] : check.errors, `${where}: header ${name}: ${headers[name]}`).toEqual([]);
+      }
+    }
+    for (const name of Object.keys(headers)) {
+      if (!TRANSPORT.has(name)) expect(documented, `${where}: header ${name} sent but not documented`).toHaveProperty([name]);
+    }
+  }
+
+  async fetched(method: string, path: string, response: Response): Promise<number> {
+    this.check(method, path, response.status, Object.fromEntries([...response.headers].map(([k, v]) => [k.toLowerCase(), v])), await response.text());
+    return response.status;
+  }
+
+  raw(method: string, path: string, text: string): number {
+    const response = parseResponse(text);
+    this.check(method, path, response.status, response.headers, response.body);
+    return response.status;
+  }
+
+  /** Every status of every operation the document lists, as `method path status`. */
+  documented(): string[] {
+    const all: string[] = [];
+    for (const [path, item] of Object.entries(this.doc.paths as Json)) {
+      for (const [method, operation] of Object.entries(item as Json)) {
+        for (const status of Object.keys((operation as Json).responses)) if (status !== 'default') all.push(`${method} ${path} ${status}`);
+      }
+    }
+    return all.sort();
+  }
+}
+
+/** A JPEG cut inside a segment: 422 corrupt_image. */
+const CORRUPT = SAMPLE_JPEG.subarray(0, 300);
+const form = (bytes: Uint8Array) => multipartBody([{ name: 'image', filename: 'photo.jpg', type: 'image/jpeg', data: bytes }]);
+const multipart = { 'Content-Type': 'multipart/form-data; boundary=optmark-boundary' };
+
+describe('the OpenAPI document', () => {
+  let t: TestServer;
+  let doc: Json;
+  let checker: Checker;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await startTestServer({ env: { OPTMARK_BASE_URL: 'https://optmark.example', OPTMARK_UPLOAD_STALL_SECONDS: '1' } });
+    doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as Json;
+    checker = new Checker(doc);
+    dir = mkdtempSync(join(tmpdir(), 'optmark-openapi-'));
+  });
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('passes Redocly\'s recommended rules without an error', async () => {
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const { stdout } = await run(REDOCLY, ['lint', file, '--format=json'], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch((error: { stdout: string }) => error);
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string; severity: string }> };
+    expect(report.problems.filter((p) => p.severity === 'error')).toEqual([]);
+    // The only warnings: the 404 and 405 answers, described once for every path rather than on each operation.
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`).sort()).toEqual([
+      'no-unused-components: Component: "MethodNotAllowed" is never used.',
+      'no-unused-components: Component: "NotFound" is never used.',
+    ]);
+  });
+
+  it('declares the upload as binary, its server, licence, contact, tags, the JWK schema and every public path', () => {
+    const image = doc.paths['/api/v1/protect'].post.requestBody.content['multipart/form-data'].schema.properties.image;
+    expect(image).toMatchObject({ type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' });
+    expect(doc.servers).toEqual([{ url: 'https://optmark.example', description: 'This deployment' }]);
+    expect(doc.info.license.name).toBeTruthy();
+    expect(doc.info.contact.url).toBe('https://optmark.example');
+    expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Keys', 'Health', 'Meta']);
+    expect(doc.components.schemas.Jwk.required).toEqual(['kty', 'crv', 'x', 'kid', 'alg', 'use']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/openapi.json', '/api/v1/protect', '/api/v1/usage', '/api/v1/verify', '/healthz', '/readyz']);
+    // The people's routes are not part of it.
+    expect(JSON.stringify(doc.paths)).not.toMatch(/sign-in|\/app\//);
+  });
+
+  it('gives each status its error codes, from the error-to-status map', () => {
+    const codes = (status: string) => doc.paths['/api/v1/protect'].post.responses[status].content['application/json'].schema.allOf[1].properties.code.enum;
+    expect(codes('401')).toEqual(['missing_api_key', 'invalid_api_key']);
+    expect(codes('429')).toEqual(['quota_exceeded', 'too_many_requests']);
+    expect(codes('503')).toEqual(['service_unavailable', 'server_busy']);
+    expect(codes('422')).toContain('conflicting_xmp');
+    expect(doc.paths['/api/v1/verify'].post.responses['422'].content['application/json'].schema.allOf[1].properties.code.enum).not.toContain('conflicting_xmp');
+    // Every request and response has an example.
+    for (const item of Object.values(doc.paths as Json)) {
+      for (const operation of Object.values(item as Json)) {
+        for (const [status, response] of Object.entries((operation as Json).responses as Json)) {
+          if (status === 'default') continue;
+          expect(Object.keys(response.content['application/json'].examples ?? {}).length, `${(operation as Json).operationId} ${status}`).toBeGreaterThan(0);
+        }
+        if ((operation as Json).requestBody) expect((operation as Json).requestBody.content['multipart/form-data'].examples).toBeDefined();
+      }
+    }
+  });
+
+  it('fits every answer of a running server, each documented status, headers included', async () => {
+    const pro = await t.key('pro');
+    const free = await t.key('free');
+    // An account whose month is used up.
+    const broke = await t.key('pro', 'openapi-broke');
+    await t.server.admin.setLimits('openapi-broke', { protectPerMonth: 0, verifyPerMonth: 0 });
+    const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+    for (const op of ['protect', 'verify'] as const) {
+      const path = `/api/v1/${op}`;
+      const post = (key: string | undefined, bytes: Uint8Array, headers: Record<string, string> = {}) =>
+        fetch(`${t.url}${path}`, { method: 'POST', headers: { ...(key ? auth(key) : {}), ...headers }, body: (() => { const f = new FormData(); f.append('image', new Blob([bytes]), 'photo.jpg'); return f; })() });
+      expect(await checker.fetched('post', path, await post(pro, SAMPLE_JPEG))).toBe(200);
+      // A repeat under one Idempotency-Key: Idempotent-Replayed on a 200 and on a refusal.
+      expect(await checker.fetched('post', path, await post(pro, SAMPLE_JPEG, { 'Idempotency-Key': `openapi-${op}` }))).toBe(200);
+      const replayed = await post(pro, SAMPLE_JPEG, { 'Idempotency-Key': `openapi-${op}` });
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(await checker.fetched('post', path, replayed)).toBe(200);
+      expect(await checker.fetched('post', path, await post(pro, CORRUPT, { 'Idempotency-Key': `openapi-bad-${op}` }))).toBe(422);
+      const replayedRefusal = await post(pro, CORRUPT, { 'Idempotency-Key': `openapi-bad-${op}` });
+      expect(replayedRefusal.headers.get('idempotent-replayed')).toBe('true');
+      expect(await checker.fetched('post', path, replayedRefusal)).toBe(422);
+      expect(await checker.fetched('post', path, await post(pro, Buffer.from('GIF89a not an image')))).toBe(415);
+      expect(await checker.fetched('post', path, await fetch(`${t.url}${path}`, { method: 'POST', headers: { ...auth(pro), 'Content-Type': 'text/plain' }, body: 'hello' }))).toBe(415);
+      expect(await checker.fetched('post', path, await fetch(`${t.url}${path}`, { method: 'POST', headers: auth(pro), body: new FormData() }))).toBe(400);
+      expect(await checker.fetched('post', path, await post(undefined, SAMPLE_JPEG))).toBe(401);
+      expect(await checker.fetched('post', path, await post(free, SAMPLE_JPEG))).toBe(403);
+      expect(await checker.fetched('post', path, await post(broke, SAMPLE_JPEG))).toBe(429);
+      // Declared over the limit: refused from Content-Length.
+      const large = await rawExchange(t.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${pro}\r\n${Object.entries(multipart).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\nContent-Length: 40000000\r\n\r\n`, 5000);
+      expect(checker.raw('post', path, large.text)).toBe(413);
+      // An upload that stalls (OPTMARK_UPLOAD_STALL_SECONDS=1).
+      const body = form(SAMPLE_JPEG);
+      const stalled = await rawExchange(t.url, [rawPost(path, { ...auth(pro), ...multipart, 'Content-Length': String(body.length) }, body.subarray(0, 200))], 10_000);
+      expect(checker.raw('post', path, stalled.text)).toBe(408);
+      expect(checker.raw('post', path, (await rawExchange(t.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    }
+
+    expect(await checker.fetched('get', '/api/v1/usage', await fetch(`${t.url}/api/v1/usage`, { headers: auth(pro) }))).toBe(200);
+    expect(await checker.fetched('get', '/api/v1/usage', await fetch(`${t.url}/api/v1/usage`))).toBe(401);
+    for (const path of ['/.well-known/jwks.json', '/healthz', '/readyz', '/api/v1/openapi.json', '/api/v1/usage']) {
+      if (path !== '/api/v1/usage') expect(await checker.fetched('get', path, await fetch(`${t.url}${path}`))).toBe(200);
+      expect(checker.raw('get', path, (await rawExchange(t.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    }
+    expect(await checker.fetched('get', '/api/v2/protect', await fetch(`${t.url}/api/v2/protect`))).toBe(404);
+    expect(await checker.fetched('get', '/api/v1/protect', await fetch(`${t.url}/api/v1/protect`))).toBe(405);
+  });
+
+  it('fits the answers of a server at capacity and of one whose database is gone', async () => {
+    // PostgreSQL behind a TCP proxy this test cuts.
+    const database = await freshPgDatabase();
+    const upstream = new URL(database.url);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const server = connect(Number(upstream.port || 5432), upstream.hostname);
+      for (const socket of [client, server]) {
+        sockets.add(socket);
+        socket.on('error', () => [client, server].forEach((x) => x.destroy()));
+      }
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(database.url);
+    proxied.port = String((proxy.address() as AddressInfo).port);
+    const s = await startTestServer({ backend: 'postgres', databaseUrl: proxied.toString(), env: { OPTMARK_MAX_IN_FLIGHT: '2', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '1', OPTMARK_AUTH_FAILURES_PER_MINUTE: '1' } });
+    try {
+      const [a, b, c] = [await s.key(), await s.key(), await s.key()];
+      const body = form(SAMPLE_JPEG);
+      for (const op of ['protect', 'verify'] as const) {
+        const path = `/api/v1/${op}`;
+        const held = [new HeldUpload(s.url, a, body, path), new HeldUpload(s.url, b, body, path)];
+        try {
+          // Once both are in flight: the same key again is 429 too_many_requests, a third key 503 server_busy.
+          // (Until the server has taken them, a call goes through: its 200 is checked too.)
+          const until = async (key: string, status: number) => {
+            let got = 0;
+            for (let i = 0; i < 50 && got !== status; i++) {
+              got = await checker.fetched('post', path, await postImage(s.url, key, SAMPLE_JPEG, { path }));
+              if (got !== status) await new Promise((r) => setTimeout(r, 100));
+            }
+            return got;
+          };
+          expect(await until(a, 429)).toBe(429);
+          expect(await until(c, 503)).toBe(503);
+        } finally {
+          for (const h of held) h.abort();
+        }
+      }
+      // Invalid keys from one address (127.0.0.2): its next request with a valid key is 429 too.
+      const from2 = { localAddress: '127.0.0.2' };
+      await rawExchange(s.url, `GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
+      const limited = await rawExchange(s.url, `GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a}\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
+      expect(checker.raw('get', '/api/v1/usage', limited.text)).toBe(429);
+      // The database gone: usage and readiness answer 503 with Retry-After.
+      await new Promise<void>((resolve) => {
+        proxy.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      expect(await checker.fetched('get', '/api/v1/usage', await fetch(`${s.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${b}` } }))).toBe(503);
+      expect(await checker.fetched('get', '/readyz', await fetch(`${s.url}/readyz`))).toBe(503);
+    } finally {
+      await s.close();
+      proxy.close();
+      await database.drop();
+    }
+    // Every status each operation documents was answered and checked, by this test and the one before.
+    expect([...checker.seen].filter((s) => !s.includes('/api/v2/') && !s.startsWith('get /api/v1/protect')).sort()).toEqual(checker.documented());
+  });
+});
