@@ -118,3 +118,22 @@ describe('the settings fill the table once', () => {
     }
   });
 });
+
+describe('a PostgreSQL database that goes away', () => {
+  it('is a 503 service_unavailable with Retry-After, not a 500', async () => {
+    const db = await freshPgDatabase();
+    const own = await startTestServer({ backend: 'postgres', databaseUrl: db.url });
+    try {
+      const key = await own.key('pro', 'vanishing');
+      expect((await fetch(`${own.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+      await db.drop();
+      const response = await fetch(`${own.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).not.toBeNull();
+      expect(await response.json()).toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      await own.close().catch(() => {});
+      await db.drop();
+    }
+  });
+});
