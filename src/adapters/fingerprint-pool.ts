@@ -20,7 +20,8 @@ export interface FingerprintPool {
 /**
  * The worker's compiled file. Run from the TypeScript sources (the tests),
  * this module is a .ts file that a worker thread cannot load; the build of
- * the same source (`npm run build`, which `npm test` runs first) is used.
+ * the same source is used: the tests' global setup builds it before any
+ * test runs (test/support/global-setup.ts), so it is never stale.
  */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
