@@ -9,6 +9,7 @@ import { systemClock } from '../app/ports.js';
 import { loadConfig } from '../config.js';
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { openDatabase } from '../adapters/db/open.js';
+import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
 import { runAdminOp, type AdminOp } from '../server/admin-protocol.js';
 import { callAdminSocket } from '../server/admin-socket.js';
@@ -25,6 +26,8 @@ async function run(op: AdminOp): Promise<unknown> {
     }
   }
   let database;
+  // The embedded database may be created here: for this user alone, as the server makes it.
+  if (!config.databaseUrl) process.umask(PRIVATE_UMASK);
   try {
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   } catch (error) {

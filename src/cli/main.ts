@@ -8,6 +8,7 @@ import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { ConfigError } from '../config.js';
 import { DatabaseStartError } from '../adapters/db/open.js';
 import { InvalidKeyFileError } from '../adapters/private-file.js';
+import { UnsafePermissionsError } from '../adapters/private-paths.js';
 import { CliError } from './files.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
@@ -93,13 +94,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** A bad environment variable, a locked data directory, a database that cannot start, a key file that cannot be used, an operating-system refusal. */
+/** A bad environment variable, a locked data directory, a database that cannot start, a key file that cannot be used, a private path others can write, an operating-system refusal. */
 function isSetupProblem(error: unknown): error is Error {
   return (
     error instanceof ConfigError ||
     error instanceof DataDirLockedError ||
     error instanceof DatabaseStartError ||
     error instanceof InvalidKeyFileError ||
+    error instanceof UnsafePermissionsError ||
     error instanceof CliError ||
     isSystemError(error)
   );

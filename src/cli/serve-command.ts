@@ -4,6 +4,7 @@
  * finish, the database closes.
  */
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { loadConfig } from '../config.js';
 import { startServer } from '../server/start.js';
@@ -16,6 +17,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const { positionals } = parse(args, {});
   if (positionals.length > 0) throw new UsageError('serve takes no arguments; configure it with environment variables (see README)');
   const config = loadConfig();
+  // Whatever the server, PGlite and the admin socket create is for this user alone.
+  process.umask(PRIVATE_UMASK);
   // A key file that exists and cannot be used refuses the start in one line
   // (InvalidKeyFileError), before the data directory is locked and the
   // database opened. Missing files are created by the server.

@@ -16,6 +16,7 @@ import { SqlStore } from '../adapters/db/sql-store.js';
 import { createProvenance } from '../app/provenance.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { checkDeploymentPaths } from '../adapters/private-paths.js';
 import { createFingerprintPool } from '../adapters/fingerprint-pool.js';
 import { createPixelDecoder } from '../adapters/pixels.js';
 import { createFingerprinting } from '../app/fingerprint.js';
@@ -57,6 +58,8 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   let app: FastifyInstance | undefined;
+  // Before anything is opened or created: a path another user can write refuses the start.
+  const permissionWarnings = checkDeploymentPaths(config);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -95,6 +98,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const sessions = createDashboardSessions({ access, clock });
     app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
+    for (const warning of permissionWarnings) server.log.warn(warning);
     if (sweeps) {
       sweeper = setInterval(() => {
         access.sweep(config.reservationTtlSeconds).then(
