@@ -20,6 +20,7 @@ import {
 import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages.js';
 import { setRateLimitHeaders } from './rate-limit.js';
+import { bodyLeftUnread } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -101,8 +102,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
-  // An upload we refuse before reading all of it is not drained: close the connection.
-  if (error.code === 'image_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
+  // An upload we refuse before reading all of it is not drained: close the
+  // connection. So is a body refused before anything read it (a missing key,
+  // a path or type not taken), which the client could send on for minutes.
+  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyLeftUnread(request)) reply.header('Connection', 'close');
   const body = errorBody(error, request.id);
   if (wantsPage(request)) return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
   return reply.code(status).type('application/json; charset=utf-8').send(body);

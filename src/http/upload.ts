@@ -55,6 +55,22 @@ const PART_HIGH_WATER_MARK = 1024 * 1024;
 /** Requests whose body fastify let through as multipart/form-data, unread. */
 const multipartRequests = new WeakSet<FastifyRequest>();
 
+/** Request bodies the upload reader has taken (read, or read to nothing to keep the connection). */
+const bodiesTaken = new WeakSet<IncomingMessage>();
+
+/**
+ * Whether a request came with a body that nothing has read or is reading:
+ * one refused before its body was wanted (a missing or wrong key, a limit,
+ * a path or a content type that is not taken). Its answer closes the
+ * connection, or Node would read and discard the rest of the body for as
+ * long as the client cares to send it (up to the request timeout).
+ */
+export function bodyLeftUnread(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+  return hasBody && !raw.complete && !bodiesTaken.has(raw);
+}
+
 /**
  * Let multipart/form-data bodies through to the routes without reading them
  * (readImagePart streams them). Register after removing the default parsers:
@@ -91,6 +107,7 @@ interface ImagePart {
 
 function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[]): Promise<Upload> {
   const { maxUploadBytes, stallSeconds } = limits;
+  bodiesTaken.add(raw);
   let busboy: BusboyInstance;
   try {
     busboy = Busboy({ headers: raw.headers as BusboyHeaders, limits: multipartLimits(maxUploadBytes), fileHwm: PART_HIGH_WATER_MARK });
