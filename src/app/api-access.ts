@@ -47,6 +47,7 @@ export interface ApiAccess {
   open(credential: Credential, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
   authenticate(credential: Credential): Promise<Principal>;
+  /** This month's usage of the principal's account; PlanNotAllowed for a plan without the API. */
   usage(principal: Principal): Promise<UsageReport>;
   /** Give back units of calls that never settled (a crash); returns how many. */
   sweep(olderThanSeconds: number): Promise<number>;
@@ -130,6 +131,8 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
     },
 
     async usage(principal) {
+      // Free of charge, not free of plan: the usage is part of the API.
+      if (!API_PLANS.includes(principal.plan)) throw new PlanNotAllowedError(principal.plan);
       const now = clock.now();
       return usageReport(await store.usage(principal.accountId, periodOf(now).key), limits, now);
     },

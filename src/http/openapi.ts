@@ -106,7 +106,7 @@ export function openApiDocument(options: { maxUploadBytes: number; version: stri
           summary: "This month's usage of the account behind the key (free of charge)",
           responses: {
             200: { description: 'Used, limit and remaining per operation', headers: RATE_HEADERS, content: { 'application/json': { schema: ref('Usage') } } },
-            ...errorResponses(['missing_api_key', 'invalid_api_key', 'too_many_requests', 'service_unavailable']),
+            ...errorResponses(['missing_api_key', 'invalid_api_key', 'plan_not_allowed', 'too_many_requests', 'service_unavailable']),
           },
         },
       },
