@@ -30,10 +30,12 @@ Usage:
       the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);
       a file in which verify would not find the mark (text on white, say) is refused,
       and one that already carries it is not marked again.
-  optmark verify <file...> [--jwks FILE|URL] [--json]
+  optmark verify <file...> [--jwks FILE|URL [--allow-private]] [--json]
       Report whether each file carries the opt-out, the other opt-out signals found,
       whether its provenance tag is valid (with --jwks: against another
       deployment's published keys), and whether the in-pixel fingerprint is found.
+      A JWKS URL is fetched without following redirects, at most 1 MB within 10 s,
+      and not from a loopback, private or link-local address unless --allow-private.
   optmark serve
       Run the HTTP API (configuration: environment variables, see README).
   optmark accounts create --name NAME --plan free|pro|lifetime [--json]

@@ -6,15 +6,16 @@ import { checkingProvenance } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
 
 export async function verifyCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, jwks: { type: 'string' } });
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, jwks: { type: 'string' }, 'allow-private': { type: 'boolean' } });
   if (positionals.length === 0) throw new UsageError('verify needs at least one file');
+  if (values['allow-private'] && values.jwks === undefined) throw new UsageError('--allow-private only goes with --jwks URL');
   let provenance;
   let fingerprint;
   let maxImagePixels;
   try {
     const config = loadConfig();
     maxImagePixels = config.maxImagePixels;
-    provenance = await checkingProvenance(config, values.jwks);
+    provenance = await checkingProvenance(config, values.jwks, { allowPrivate: values['allow-private'] ?? false });
     fingerprint = checkingFingerprint(config);
   } catch (error) {
     reportFailure(error, values.json);
