@@ -9,6 +9,7 @@ import { ConfigError } from '../config.js';
 import { DatabaseStartError } from '../adapters/db/open.js';
 import { InvalidKeyFileError } from '../adapters/private-file.js';
 import { UnsafePermissionsError } from '../adapters/private-paths.js';
+import { AdminSocketError } from '../server/admin-socket.js';
 import { CliError } from './files.js';
 import { adminCommand } from './admin-commands.js';
 import { protectCommand } from './protect-command.js';
@@ -104,6 +105,7 @@ function isSetupProblem(error: unknown): error is Error {
     error instanceof DatabaseStartError ||
     error instanceof InvalidKeyFileError ||
     error instanceof UnsafePermissionsError ||
+    error instanceof AdminSocketError ||
     error instanceof CliError ||
     isSystemError(error)
   );
