@@ -19,6 +19,7 @@ import {
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages.js';
+import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
 import { bodyLeftUnread } from './upload.js';
 
@@ -107,7 +108,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   // a path or type not taken), which the client could send on for minutes.
   if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyLeftUnread(request)) reply.header('Connection', 'close');
   const body = errorBody(error, request.id);
-  if (wantsPage(request)) return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
+  if (wantsPage(request)) {
+    // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).
+    reply.headers(PAGE_HEADERS);
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
+  }
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 

@@ -25,6 +25,7 @@ import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Opera
 import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pages.js';
 import { STYLE } from '../../web/style.js';
 import { clientGone } from '../client-gone.js';
+import { PAGE_HEADERS } from '../page-headers.js';
 import { holdTicket, settleTicketsOnSend } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
 import { readImagePart, type UploadLimits } from '../upload.js';
@@ -53,13 +54,6 @@ export interface DashboardRouteOptions {
   readonly secureCookies: boolean;
 }
 
-/** Pages are not cached, framed, sniffed or given scripts; they load nothing but their stylesheet. */
-const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-};
 
 /** A browser says where a request comes from; a form of another site must not act here. */
 function fromThisSite(request: FastifyRequest): boolean {
