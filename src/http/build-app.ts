@@ -137,7 +137,20 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     if (left > 0) app.log.warn({ running: left }, `stopping with ${left} call(s) still running after the request timeout`);
   });
 
+  // Behind a proxy the server does not trust, every client has the proxy's
+  // address, and the invalid-key limit (counted per address) locks them all
+  // out for one client's guesses: said once, at the first request that shows it.
+  let proxyNoted = config.authFailuresPerMinute === 0;
   app.addHook('onRequest', async (request, reply) => {
+    if (!proxyNoted && request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress) {
+      proxyNoted = true;
+      request.log.warn(
+        { peer: request.socket.remoteAddress },
+        config.trustProxy
+          ? 'a request carries X-Forwarded-For from an address OPTMARK_TRUST_PROXY does not list: if it is your proxy, add it, or every client behind it shares its address, and one client\'s invalid API keys lock out every client behind it (docs/operations.md#timeouts-and-limits)'
+          : 'a request carries X-Forwarded-For and OPTMARK_TRUST_PROXY is not set: behind a proxy every client has its address, so one client\'s invalid API keys lock out every client behind it; set OPTMARK_TRUST_PROXY to the proxy\'s address (docs/operations.md#timeouts-and-limits)',
+      );
+    }
     reply.header('Request-Id', request.id);
     // A browser must never guess a type (an upload may be a polyglot).
     reply.header('X-Content-Type-Options', 'nosniff');
