@@ -7,6 +7,8 @@ if (problem) {
   process.stderr.write(`${problem}\n`);
   process.exitCode = 1;
 } else {
+  // The server's allocator settings are set by re-executing this process, before the rest loads (src/cli/allocator.ts).
+  if (process.argv[2] === 'serve') (await import('../dist/cli/allocator.js')).withServingAllocator();
   const { main } = await import('../dist/cli/main.js');
   process.exitCode = await main(process.argv.slice(2));
 }

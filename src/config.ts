@@ -153,3 +153,28 @@ export function loadConfig(env: Env = process.env): Config {
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
   });
 }
+
+/**
+ * The glibc allocator settings `optmark serve` runs with
+ * (docs/operations.md#memory-allocator): blocks under 64 MB from the heap,
+ * up to 256 MB of freed memory kept for reuse.
+ */
+export const SERVE_MALLOC_TUNABLES: Readonly<Record<string, string>> = {
+  'glibc.malloc.mmap_threshold': '67108864',
+  'glibc.malloc.trim_threshold': '268435456',
+};
+
+/**
+ * GLIBC_TUNABLES with the server's allocator settings added where the
+ * environment does not set them already (a value of the operator's own
+ * wins), or undefined when there is nothing to add. glibc reads the
+ * variable when the process starts, so the server re-executes itself once
+ * with it (src/cli/allocator.ts).
+ */
+export function servingTunables(env: Env = process.env): string | undefined {
+  const given = (env.GLIBC_TUNABLES ?? '').split(':').filter((entry) => entry !== '');
+  const named = new Set(given.map((entry) => entry.split('=')[0]));
+  const missing = Object.entries(SERVE_MALLOC_TUNABLES).filter(([name]) => !named.has(name));
+  if (missing.length === 0) return undefined;
+  return [...given, ...missing.map(([name, value]) => `${name}=${value}`)].join(':');
+}

@@ -1,6 +1,6 @@
 /** Configuration from the environment: defaults, and bad values stop the start with the variable named. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, servingTunables } from '../src/config.js';
 
 describe('OPTMARK_AUTH_FAILURES_PER_MINUTE', () => {
   it('defaults to 100; 0 (off) and other whole numbers are taken', () => {
@@ -47,5 +47,19 @@ describe('OPTMARK_HEADERS_TIMEOUT and OPTMARK_REQUEST_TIMEOUT', () => {
 
   it('refuse a headers timeout longer than the request timeout (Node would then never apply the request timeout)', () => {
     expect(() => loadConfig({ OPTMARK_REQUEST_TIMEOUT: '1' })).toThrow(/OPTMARK_HEADERS_TIMEOUT \(10\) must not be longer than OPTMARK_REQUEST_TIMEOUT \(1\)/);
+  });
+});
+
+describe("the allocator settings optmark serve runs with (GLIBC_TUNABLES)", () => {
+  const OURS = 'glibc.malloc.mmap_threshold=67108864:glibc.malloc.trim_threshold=268435456';
+  it('are added to an environment without them, and after settings of the operator\'s own', () => {
+    expect(servingTunables({})).toBe(OURS);
+    expect(servingTunables({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' })).toBe(`glibc.malloc.arena_max=4:${OURS}`);
+  });
+
+  it("leave a value the operator set for one of them, and ask for nothing once both are there (so the server re-executes itself at most once)", () => {
+    expect(servingTunables({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' })).toBe('glibc.malloc.mmap_threshold=1048576:glibc.malloc.trim_threshold=268435456');
+    expect(servingTunables({ GLIBC_TUNABLES: OURS })).toBeUndefined();
+    expect(servingTunables({ GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${OURS}` })).toBeUndefined();
   });
 });
