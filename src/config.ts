@@ -33,12 +33,22 @@ export interface Config {
   readonly reservationTtlSeconds: number;
   /** The deployment's public address, the issuer in provenance tags (OPTMARK_BASE_URL; default http://HOST:PORT). */
   readonly baseUrl: string | undefined;
-  /** Image calls in flight at once, all keys together; more get 503 server_busy (OPTMARK_MAX_IN_FLIGHT, default 32). */
+  /**
+   * Image calls in flight at once, all keys together; more get 503
+   * server_busy (OPTMARK_MAX_IN_FLIGHT, default 32). While an account waits
+   * for one, each other account holds at most a quarter of them.
+   */
   readonly maxInFlight: number;
   /** Image calls in flight at once with one API key; more get 429 too_many_requests (OPTMARK_MAX_IN_FLIGHT_PER_KEY, default 8). */
   readonly maxInFlightPerKey: number;
   /** An upload that delivers less than 64 KiB in this many seconds gets 408 (OPTMARK_UPLOAD_STALL_SECONDS, default 20). */
   readonly uploadStallSeconds: number;
+  /**
+   * Bytes per second an upload must average over its whole body, judged from
+   * 10 s into it; slower gets 408 (OPTMARK_MIN_UPLOAD_RATE, default 32768 =
+   * 32 KiB/s; 0 turns it off).
+   */
+  readonly minUploadRate: number;
   /**
    * Requests with an invalid API key one client address may make per minute;
    * past that, its requests with a key get 429 too_many_requests until the
@@ -138,6 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
     maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
     uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),
+    minUploadRate: integer(env, 'OPTMARK_MIN_UPLOAD_RATE', 32 * 1024, 0, 1024 * 1024 * 1024),
     authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
     trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),

@@ -256,12 +256,23 @@ export class ServiceUnavailableError extends OptmarkError {
   }
 }
 
-/** The same key already has as many calls in flight as it may; one of them must finish first. */
+/**
+ * The same key already has as many calls in flight as it may, or its
+ * account has its share of them while other accounts wait for one
+ * (app/admission.ts); one of them must finish first.
+ */
 export class TooManyRequestsError extends OptmarkError {
   readonly code = 'too_many_requests';
   readonly retryAfterSeconds = 1;
-  constructor(readonly limit: number) {
-    super(`This API key already has ${limit} calls in progress; wait for one to finish`);
+  constructor(
+    readonly limit: number,
+    readonly scope: 'key' | 'account' = 'key',
+  ) {
+    super(
+      scope === 'key'
+        ? `This API key already has ${limit} calls in progress; wait for one to finish`
+        : `This account already has ${limit} calls in progress while other accounts wait for one; wait for one of yours to finish`,
+    );
   }
 }
 

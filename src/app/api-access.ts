@@ -13,7 +13,7 @@ import {
   QuotaExceededError,
   type Operation,
 } from '../errors.js';
-import type { Admission } from './admission.js';
+import type { Admission, Slot } from './admission.js';
 import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
 import { usageReport, type Limits, type UsageReport } from './usage.js';
 
@@ -25,6 +25,8 @@ export interface Ticket {
   /** Usage of this operation this month, this call included. */
   readonly used: number;
   readonly limit: number;
+  /** The call's place in flight (app/admission.ts): mark it working once the body is read; `preempted` says when it was taken away. */
+  readonly slot: Pick<Slot, 'working' | 'preempted'>;
   settle(succeeded: boolean): Promise<void>;
 }
 
@@ -80,14 +82,33 @@ export interface ApiAccessDeps {
   readonly onSettleError?: (error: unknown) => void;
 }
 
+/** Keys whose account admission remembers (a key never changes account); past it the memory starts again. */
+const MAX_KNOWN_KEYS = 10_000;
+
 export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   const { store, clock, limits, admission } = deps;
+  /** The account of each key seen, for admission, which counts calls per account before the reservation checks the key again. */
+  const accountOfKey = new Map<string, string>();
+
+  /** The account a key belongs to: remembered, or looked up (InvalidApiKeyError when there is no such key). */
+  const accountOf = async (credential: Credential, key: string): Promise<string> => {
+    const known = accountOfKey.get(key);
+    if (known !== undefined) return known;
+    const match = await store.authenticate(credential.keyDigest, clock.now());
+    if (!match) throw new InvalidApiKeyError();
+    if (accountOfKey.size >= MAX_KNOWN_KEYS) accountOfKey.clear();
+    accountOfKey.set(key, match.principal.accountId);
+    return match.principal.accountId;
+  };
+
   return {
     async open(credential, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
       // can only tell about digests, which reveal nothing usable about a key.
       const digest = credential.keyDigest;
-      const leave = admission.enter(digest.toString('base64'));
+      const key = digest.toString('base64');
+      const slot = admission.enter({ account: await accountOf(credential, key), key });
+      const leave = () => slot.leave();
       const now = clock.now();
       const period = periodOf(now);
       const limit = limits[operation];
@@ -95,7 +116,10 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       let outcome: Awaited<ReturnType<Store['authenticateAndReserve']>>;
       try {
         outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, limit, reservationId, plans: API_PLANS });
-        if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
+        if (outcome.kind === 'invalid') {
+          accountOfKey.delete(key);
+          throw new InvalidApiKeyError();
+        }
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
         if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
       } catch (error) {
@@ -109,6 +133,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         principal,
         used,
         limit,
+        slot,
         async settle(succeeded) {
           if (settled) return;
           settled = true;

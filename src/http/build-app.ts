@@ -32,7 +32,16 @@ const MAX_HEADER_BYTES = 16 * 1024;
 export interface HttpDeps {
   readonly config: Pick<
     Config,
-    'maxUploadBytes' | 'maxImagePixels' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl' | 'trustProxy' | 'authFailuresPerMinute'
+    | 'maxUploadBytes'
+    | 'maxImagePixels'
+    | 'logLevel'
+    | 'requestTimeoutSeconds'
+    | 'headersTimeoutSeconds'
+    | 'uploadStallSeconds'
+    | 'minUploadRate'
+    | 'baseUrl'
+    | 'trustProxy'
+    | 'authFailuresPerMinute'
   >;
   readonly access: ApiAccess;
   /**
@@ -172,7 +181,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
-  const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds };
+  const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds, minBytesPerSecond: config.minUploadRate };
   const { access, provenance, fingerprint } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;

@@ -23,10 +23,14 @@ import { ImageTooLargeError, RequestError, type OptmarkError } from '../errors.j
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
 export const STALL_BYTES = 64 * 1024;
+/** The minimum average rate applies from this many seconds into the body on: a slow start (a link waking up) is not judged. */
+export const RATE_GRACE_SECONDS = 10;
 
 export interface UploadLimits {
   readonly maxUploadBytes: number;
   readonly stallSeconds: number;
+  /** Bytes per second the whole body must average once RATE_GRACE_SECONDS have passed (0: no minimum). */
+  readonly minBytesPerSecond: number;
 }
 
 export interface Upload {
@@ -57,18 +61,21 @@ const multipartRequests = new WeakSet<FastifyRequest>();
 
 /** Request bodies the upload reader has taken (read, or read to nothing to keep the connection). */
 const bodiesTaken = new WeakSet<IncomingMessage>();
+/** Request bodies the upload reader stopped reading (413, 408, the call's place taken away). */
+const bodiesAbandoned = new WeakSet<IncomingMessage>();
 
 /**
  * Whether a request came with a body that nothing has read or is reading:
  * one refused before its body was wanted (a missing or wrong key, a limit,
- * a path or a content type that is not taken). Its answer closes the
- * connection, or Node would read and discard the rest of the body for as
- * long as the client cares to send it (up to the request timeout).
+ * a path or a content type that is not taken), or whose reading the upload
+ * reader stopped. Its answer closes the connection, or Node would read and
+ * discard the rest of the body for as long as the client cares to send it
+ * (up to the request timeout).
  */
 export function bodyLeftUnread(request: FastifyRequest): boolean {
   const raw = request.raw;
   const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
-  return hasBody && !raw.complete && !bodiesTaken.has(raw);
+  return hasBody && !raw.complete && (!bodiesTaken.has(raw) || bodiesAbandoned.has(raw));
 }
 
 /**
@@ -83,11 +90,16 @@ export function acceptMultipartBodies(app: FastifyInstance): void {
   });
 }
 
-export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
+/**
+ * @param stop aborted when the read must end now with its reason as the
+ *   answer (the call's place in flight was given to another account): the
+ *   rest of the body is not read, and the answer closes the connection.
+ */
+export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = [], stop?: AbortSignal): Promise<Upload> {
   if (!multipartRequests.has(request)) {
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
-  return readUpload(request.raw, limits, fieldNames);
+  return readUpload(request.raw, limits, fieldNames, stop);
 }
 
 /**
@@ -105,8 +117,8 @@ interface ImagePart {
   bytes?: Buffer;
 }
 
-function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[]): Promise<Upload> {
-  const { maxUploadBytes, stallSeconds } = limits;
+function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[], stop: AbortSignal | undefined): Promise<Upload> {
+  const { maxUploadBytes, stallSeconds, minBytesPerSecond } = limits;
   bodiesTaken.add(raw);
   let busboy: BusboyInstance;
   try {
@@ -138,6 +150,23 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       }
       receivedInWindow = 0;
     }, stallSeconds * 1000);
+    // The whole body's average rate, checked every second once the grace has
+    // passed: a trickle that keeps above the stall guard (64 KiB per window)
+    // would otherwise hold its place in flight for the whole request timeout.
+    const started = performance.now();
+    const pace =
+      minBytesPerSecond > 0
+        ? setInterval(() => {
+            const seconds = (performance.now() - started) / 1000;
+            if (seconds >= RATE_GRACE_SECONDS && received / seconds < minBytesPerSecond && !raw.complete) {
+              fail(
+                new RequestError('request_timeout', `The upload is too slow: ${received} bytes in ${Math.round(seconds)} s, under the minimum average of ${minBytesPerSecond} bytes a second`),
+                'stop',
+              );
+            }
+          }, 1000)
+        : undefined;
+    const stopped = () => fail(stop!.reason as OptmarkError, 'stop');
 
     /** Once the connection is gone, end the request too (and so the pipeline, which destroys the parser). */
     const endRequest = () => raw.destroy();
@@ -146,6 +175,8 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       if (settled) return false;
       settled = true;
       clearInterval(stall);
+      clearInterval(pace);
+      stop?.removeEventListener('abort', stopped);
       raw.off('data', count);
       return true;
     }
@@ -158,6 +189,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
         file.removeAllListeners('data');
         file.resume();
       }
+      if (rest === 'stop') bodiesAbandoned.add(raw);
       if (rest === 'stop' && piping && !raw.readableEnded) {
         // Read no more: the rest stays in the kernel until the answer closes the
         // connection. The request is not destroyed here, which would close the
@@ -230,6 +262,8 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       else fail(malformed(error), 'drain');
     });
     raw.on('data', count);
+    if (stop?.aborted) stopped();
+    else stop?.addEventListener('abort', stopped, { once: true });
   });
 }
 

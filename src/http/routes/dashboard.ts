@@ -26,9 +26,9 @@ import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pag
 import { STYLE } from '../../web/style.js';
 import { clientGone } from '../client-gone.js';
 import { PAGE_HEADERS } from '../page-headers.js';
-import { holdTicket, settleTicketsOnSend } from '../reservation.js';
+import { holdTicket, readCallUpload, settleTicketsOnSend } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
-import { readImagePart, type UploadLimits } from '../upload.js';
+import type { UploadLimits } from '../upload.js';
 
 const COOKIE = 'optmark_session';
 const SIGN_IN_BODY_LIMIT = 4096;
@@ -165,7 +165,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   });
 
   app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
-    const upload = await readImagePart(request, uploadLimits, ['value', 'fingerprint']);
+    const upload = await readCallUpload(request, uploadLimits, ['value', 'fingerprint']);
     // The value is checked by protect (invalid_option), before any pixel work.
     const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer, maxImagePixels };
     const result =
@@ -177,7 +177,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   });
 
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
-    const upload = await readImagePart(request, uploadLimits);
+    const upload = await readCallUpload(request, uploadLimits);
     const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
     return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });

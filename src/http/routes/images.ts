@@ -18,8 +18,8 @@ import { MethodNotAllowedError, type Operation } from '../../errors.js';
 import { clientGone } from '../client-gone.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
-import { holdTicket, settleTicketsOnSend } from '../reservation.js';
-import { readImagePart, type UploadLimits } from '../upload.js';
+import { holdTicket, readCallUpload, settleTicketsOnSend } from '../reservation.js';
+import type { UploadLimits } from '../upload.js';
 
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
@@ -54,7 +54,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
-      const upload = await readImagePart(request, uploadLimits);
+      const upload = await readCallUpload(request, uploadLimits);
       const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer, maxImagePixels });
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
@@ -67,7 +67,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     onRequest: refuseKeyGuessers,
     preHandler: reserve('verify'),
     handler: async (request, reply) => {
-      const upload = await readImagePart(request, uploadLimits);
+      const upload = await readCallUpload(request, uploadLimits);
       return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) })).result;
     },
   });
