@@ -69,6 +69,13 @@ export interface Config {
    * work (OPTMARK_MAX_IMAGE_PIXELS, default 268402689 = 16383 x 16383).
    */
   readonly maxImagePixels: number;
+  /**
+   * CPU-seconds of work per account per minute that calls may cost when they
+   * fail after their upload was processed or are given up by their client;
+   * past it the account's calls get 429 too_many_failed_calls until the minute
+   * ends (OPTMARK_FAILED_WORK_SECONDS, default 30; 0 turns it off; per process).
+   */
+  readonly failedWorkSeconds: number;
   /** Pixel decodes run at once (OPTMARK_DECODE_CONCURRENCY, default: the number of CPUs). */
   readonly decodeConcurrency: number;
   /** Decodes that may wait for a turn; past that, 503 server_busy (OPTMARK_DECODE_QUEUE, default 8). */
@@ -150,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),
     minUploadRate: integer(env, 'OPTMARK_MIN_UPLOAD_RATE', 32 * 1024, 0, 1024 * 1024 * 1024),
     authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
+    failedWorkSeconds: integer(env, 'OPTMARK_FAILED_WORK_SECONDS', 30, 0, 3600),
     trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
     // The default is explained in app/image-size.ts. The upper bound is what

@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'cross_site_request'
   | 'quota_exceeded'
   | 'too_many_requests'
+  | 'too_many_failed_calls'
   // administration
   | 'account_exists'
   | 'account_not_found'
@@ -295,12 +296,46 @@ export class TooManyAuthFailuresError extends OptmarkError {
   }
 }
 
+/**
+ * The account's calls that failed after their upload was processed, or
+ * whose client left before the answer, have used its budget of such work
+ * for the window (OPTMARK_FAILED_WORK_SECONDS per minute, app/failed-work.ts);
+ * its calls are refused until the window ends.
+ */
+export class TooManyFailedCallsError extends OptmarkError {
+  readonly code = 'too_many_failed_calls';
+  constructor(
+    readonly budgetSeconds: number,
+    readonly windowSeconds: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `This account's calls that failed or were given up after their upload took ${budgetSeconds} s of processing within ${windowSeconds} seconds; ` +
+        `its calls are refused for the next ${retryAfterSeconds} seconds`,
+    );
+  }
+}
+
 /** The server is at capacity (calls in flight, or decodes queued); shed now rather than run out of memory. */
 export class ServerBusyError extends OptmarkError {
   readonly code = 'server_busy';
   readonly retryAfterSeconds = 1;
   constructor(what = 'calls') {
     super(`The server is at capacity (${what}); try again in a moment`);
+  }
+}
+
+/**
+ * One of these errors raised on a worker thread, as the calling thread sees
+ * it: its code and its message (an error's class does not survive the trip
+ * between threads).
+ */
+export class RelayedError extends OptmarkError {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type Operation,
 } from '../errors.js';
 import type { Admission, Slot } from './admission.js';
+import type { FailedWork } from './failed-work.js';
 import { API_PLANS, type Clock, type Principal, type Store } from './ports.js';
 import { usageReport, type Limits, type UsageReport } from './usage.js';
 
@@ -27,6 +28,8 @@ export interface Ticket {
   readonly limit: number;
   /** The call's place in flight (app/admission.ts): mark it working once the body is read; `preempted` says when it was taken away. */
   readonly slot: Pick<Slot, 'working' | 'preempted'>;
+  /** The call failed after its body was processed, or was given up by its client: charge its work to the account (app/failed-work.ts). */
+  chargeFailedWork(seconds: number): void;
   settle(succeeded: boolean): Promise<void>;
 }
 
@@ -42,9 +45,10 @@ export interface Credential {
 
 export interface ApiAccess {
   /**
-   * Admit the call, authenticate and reserve one unit. Throws TooManyRequests
-   * or ServerBusy (admission), InvalidApiKey, PlanNotAllowed or
-   * QuotaExceeded. The admission slot is held until the ticket is settled.
+   * Admit the call, authenticate and reserve one unit. Throws InvalidApiKey,
+   * TooManyFailedCalls (the account's failed-work budget), TooManyRequests
+   * or ServerBusy (admission), PlanNotAllowed or QuotaExceeded. The
+   * admission slot is held until the ticket is settled.
    */
   open(credential: Credential, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
@@ -79,6 +83,8 @@ export interface ApiAccessDeps {
   readonly clock: Clock;
   readonly limits: Limits;
   readonly admission: Admission;
+  /** The per-account budget of failed and abandoned work; without it, nothing is counted or refused. */
+  readonly failedWork?: FailedWork;
   readonly onSettleError?: (error: unknown) => void;
 }
 
@@ -107,7 +113,10 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       // can only tell about digests, which reveal nothing usable about a key.
       const digest = credential.keyDigest;
       const key = digest.toString('base64');
-      const slot = admission.enter({ account: await accountOf(credential, key), key });
+      const account = await accountOf(credential, key);
+      // An account past its budget of failed work is refused before it takes a place.
+      deps.failedWork?.admit(account);
+      const slot = admission.enter({ account, key });
       const leave = () => slot.leave();
       const now = clock.now();
       const period = periodOf(now);
@@ -134,6 +143,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         used,
         limit,
         slot,
+        chargeFailedWork: (seconds) => deps.failedWork?.charge(principal.accountId, seconds),
         async settle(succeeded) {
           if (settled) return;
           settled = true;

@@ -12,11 +12,28 @@ import type { Clock } from './ports.js';
 export interface KeySource {
   readonly active?: { readonly kid: string; readonly privateKey: KeyObject };
   publicKey(kid: string): KeyObject | undefined;
+  /** Every public key, by kid (what a snapshot for another thread carries); a source without it gives none. */
+  publicKeys?(): ReadonlyMap<string, KeyObject>;
+}
+
+/**
+ * Everything signing and checking need, as of one moment, in a form that can
+ * be sent to a worker thread (KeyObjects are cloned by postMessage): the
+ * issuer, the time a tag signed there says, the active key, the public keys.
+ */
+export interface ProvenanceSnapshot {
+  readonly issuer: string;
+  /** Milliseconds since the epoch. */
+  readonly now: number;
+  readonly active: { readonly kid: string; readonly privateKey: KeyObject } | undefined;
+  readonly publicKeys: ReadonlyMap<string, KeyObject>;
 }
 
 export interface Provenance {
   readonly signer: TagSigner;
   check(tag: string, file: { digest: Uint8Array; dataMining: string | undefined }): TagCheck;
+  /** The keys and the time, for signing or checking on another thread (provenanceFromSnapshot). */
+  snapshot(): ProvenanceSnapshot;
 }
 
 export function createProvenance(deps: { keys: KeySource; issuer: () => string; clock: Clock }): Provenance {
@@ -24,6 +41,7 @@ export function createProvenance(deps: { keys: KeySource; issuer: () => string; 
   const check: Provenance['check'] = (tag, file) => checkTag(tag, (kid) => keys.publicKey(kid), file);
   return {
     check,
+    snapshot: () => ({ issuer: deps.issuer(), now: deps.clock.now().getTime(), active: keys.active, publicKeys: new Map(keys.publicKeys?.() ?? []) }),
     signer: {
       sign(digest, dataMining) {
         const active = keys.active;
@@ -36,6 +54,15 @@ export function createProvenance(deps: { keys: KeySource; issuer: () => string; 
   };
 }
 
+/** The provenance a snapshot describes: the same signer and check, on another thread. */
+export function provenanceFromSnapshot(snapshot: ProvenanceSnapshot): Provenance {
+  return createProvenance({
+    keys: { active: snapshot.active, publicKey: (kid) => snapshot.publicKeys.get(kid), publicKeys: () => snapshot.publicKeys },
+    issuer: () => snapshot.issuer,
+    clock: { now: () => new Date(snapshot.now) },
+  });
+}
+
 /** Public keys from a JWKS document (RFC 7517), for checking another deployment's tags. */
 export function keysFromJwks(jwks: unknown): KeySource {
   const entries = (jwks as { keys?: unknown }).keys;
@@ -45,5 +72,5 @@ export function keysFromJwks(jwks: unknown): KeySource {
     if (typeof entry.kid !== 'string' || entry.kty !== 'OKP' || entry.crv !== 'Ed25519') continue;
     byKid.set(entry.kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: entry.x }, format: 'jwk' }));
   }
-  return { publicKey: (kid) => byKid.get(kid) };
+  return { publicKey: (kid) => byKid.get(kid), publicKeys: () => byKid };
 }

@@ -11,6 +11,7 @@ import type { ApiAccess } from '../app/api-access.js';
 import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
 import type { DashboardSessions } from '../app/dashboard-sessions.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
+import type { MetadataWorkers } from '../app/off-loop.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
@@ -55,6 +56,8 @@ export interface HttpDeps {
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts); without them, here. */
+  readonly workers?: MetadataWorkers;
   /** The public signing keys, published at /.well-known/jwks.json. */
   readonly jwks: () => unknown;
   readonly ping: () => Promise<void>;
@@ -182,12 +185,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     return deps.jwks();
   });
   const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds, minBytesPerSecond: config.minUploadRate };
-  const { access, provenance, fingerprint } = deps;
+  const { access, provenance, fingerprint, workers } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
-  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock });
+  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, workers, upload, maxImagePixels, clock });
   const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
-  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, upload, maxImagePixels, clock, secureCookies });
+  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, workers, upload, maxImagePixels, clock, secureCookies });
   return app;
 }
 

@@ -14,6 +14,7 @@ import {
   ServerBusyError,
   ServiceUnavailableError,
   TooManyAuthFailuresError,
+  TooManyFailedCallsError,
   TooManyRequestsError,
   type ErrorCode,
 } from '../errors.js';
@@ -59,6 +60,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   ambiguous_xmp: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
+  too_many_failed_calls: 429,
   header_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
@@ -99,7 +101,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
     setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
   }
-  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError || error instanceof TooManyAuthFailuresError) {
+  if (
+    error instanceof ServiceUnavailableError ||
+    error instanceof ServerBusyError ||
+    error instanceof TooManyRequestsError ||
+    error instanceof TooManyAuthFailuresError ||
+    error instanceof TooManyFailedCallsError
+  ) {
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);

@@ -33,7 +33,7 @@ const RATE_HEADERS = {
 const IMAGE_ERRORS = [
   'malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'missing_api_key', 'invalid_api_key', 'plan_not_allowed',
   'request_timeout', 'image_too_large', 'unsupported_content_type', 'unsupported_image_format', 'corrupt_image', 'invalid_xmp', 'quota_exceeded',
-  'too_many_requests', 'service_unavailable', 'server_busy', 'internal_error',
+  'too_many_requests', 'too_many_failed_calls', 'service_unavailable', 'server_busy', 'internal_error',
 ] as const;
 
 const imageBody = {

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
 import { createAdmission } from '../app/admission.js';
+import { createFailedWork } from '../app/failed-work.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { createDashboardSessions } from '../app/dashboard-sessions.js';
 import { systemClock, type Clock } from '../app/ports.js';
@@ -17,7 +18,7 @@ import { createProvenance } from '../app/provenance.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
 import { checkDeploymentPaths } from '../adapters/private-paths.js';
-import { createFingerprintPool } from '../adapters/fingerprint-pool.js';
+import { createWorkerPool } from '../adapters/worker-pool.js';
 import { createPixelDecoder } from '../adapters/pixels.js';
 import { createFingerprinting } from '../app/fingerprint.js';
 import { buildHttpApp } from '../http/build-app.js';
@@ -74,15 +75,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let url = config.baseUrl ?? `http://${config.host}:${config.port}`;
   const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
   const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
-  const access = createApiAccess({ store, clock, limits, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
+  const failedWork = createFailedWork({ budgetSeconds: config.failedWorkSeconds, clock });
+  const access = createApiAccess({ store, clock, limits, admission, failedWork, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const admin = createAdmin({ store, clock, limits });
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
-  const pool = createFingerprintPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
+  const pool = createWorkerPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
   const fingerprint = createFingerprinting({
     pixels,
     detect: (task) => pool.detect(task),
-    embed: (task) => pool.embed(task),
+    embed: (task, signal) => pool.embed(task, signal),
     detecting: () => fingerprintKeys.detecting,
     marking: () => fingerprintKeys.marking,
   });
@@ -96,7 +98,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
     const sessions = createDashboardSessions({ access, clock });
-    app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, sessions, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     if (sweeps) {

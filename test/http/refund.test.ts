@@ -204,6 +204,7 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
       },
       accepts: real.signer.accepts,
     },
+    snapshot: real.snapshot,
   };
   const fingerprint: Fingerprinting = {
     async check() {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { adminSocketPath } from '../../../src/server/admin-socket.js';
 import { onCleanup } from './cleanup.js';
 import { sleep } from './net.js';
 
@@ -204,7 +205,7 @@ export async function cli<T = Record<string, unknown>>(args: readonly string[], 
  */
 export function adminOp<T>(dataDir: string, operation: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: join(dataDir, 'admin.sock'), path: '/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const req = request({ socketPath: adminSocketPath(dataDir), path: '/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (part: Buffer) => parts.push(part));
       res.on('error', reject);

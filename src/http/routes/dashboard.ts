@@ -18,13 +18,14 @@ import { SESSION_HOURS, type DashboardSession, type DashboardSessions } from '..
 import type { ApiAccess } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
-import { protect, protectWithFingerprint } from '../../app/protect-image.js';
+import type { MetadataWorkers } from '../../app/off-loop.js';
+import { protectOffLoop, protectWithFingerprint } from '../../app/protect-image.js';
 import type { Provenance } from '../../app/provenance.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { CrossSiteRequestError, InvalidApiKeyError, NotSignedInError, type Operation } from '../../errors.js';
 import { dashboardPage, signInPage, STYLE_PATH, verifyPage } from '../../web/pages.js';
 import { STYLE } from '../../web/style.js';
-import { clientGone } from '../client-gone.js';
+import { runCallWork } from '../call-work.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { holdTicket, readCallUpload, settleTicketsOnSend } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER } from '../schemas.js';
@@ -46,6 +47,8 @@ export interface DashboardRouteOptions {
   readonly sessions: DashboardSessions;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
+  readonly workers: MetadataWorkers | undefined;
   readonly upload: UploadLimits;
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS), as on the API. */
   readonly maxImagePixels: number;
@@ -75,7 +78,7 @@ function attachment(filename: string): string {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
-  const { access, authFailures, sessions, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
+  const { access, authFailures, sessions, provenance, fingerprint, workers, upload: uploadLimits, maxImagePixels, clock } = options;
   const tokenOf = (request: FastifyRequest) => parseCookie(request.headers.cookie ?? '')[COOKIE];
   const cookie = (value: string, maxAge: number) =>
     stringifySetCookie({ name: COOKIE, value, httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
@@ -167,9 +170,12 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
   app.post('/dashboard/protect', { config: { page: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readCallUpload(request, uploadLimits, ['value', 'fingerprint']);
     // The value is checked by protect (invalid_option), before any pixel work.
-    const protectOptions = { value: upload.fields.value, filename: upload.filename, signer: provenance.signer, maxImagePixels };
-    const result =
-      upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, fingerprint, protectOptions) : protect(upload.bytes, protectOptions);
+    const protectOptions = { value: upload.fields.value, filename: upload.filename, maxImagePixels };
+    const result = await runCallWork(request, reply, (signal) =>
+      upload.fields.fingerprint === 'on'
+        ? protectWithFingerprint(upload.bytes, fingerprint, protectOptions, { workers, signal, provenance })
+        : protectOffLoop(upload.bytes, protectOptions, provenance, { workers, signal }),
+    );
     // As the API says it (the page cannot: the answer is the file); the page warns before marking.
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
@@ -178,7 +184,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
 
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, uploadLimits);
-    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
+    const { result, details } = await runCallWork(request, reply, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }));
     return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });
 }

@@ -8,14 +8,15 @@
  * key counts against its address (app/auth-failures.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { protect, type ProtectResult } from '../../app/protect-image.js';
+import type { MetadataWorkers } from '../../app/off-loop.js';
+import { protectOffLoop, type ProtectResult } from '../../app/protect-image.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
 import { MethodNotAllowedError, type Operation } from '../../errors.js';
-import { clientGone } from '../client-gone.js';
+import { runCallWork } from '../call-work.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, protectResult, usageResult, verifyResult } from '../schemas.js';
 import { holdTicket, readCallUpload, settleTicketsOnSend } from '../reservation.js';
@@ -26,6 +27,8 @@ export interface ImageRouteOptions {
   readonly authFailures: AuthFailures;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
+  readonly workers: MetadataWorkers | undefined;
   readonly upload: UploadLimits;
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS). */
   readonly maxImagePixels: number;
@@ -35,7 +38,7 @@ export interface ImageRouteOptions {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock } = options;
+  const { access, authFailures, provenance, fingerprint, workers, upload: uploadLimits, maxImagePixels, clock } = options;
 
   /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
   const refuseKeyGuessers = async (request: FastifyRequest) => {
@@ -55,7 +58,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readCallUpload(request, uploadLimits);
-      const result = protect(upload.bytes, { filename: upload.filename, signer: provenance.signer, maxImagePixels });
+      const result = await runCallWork(request, reply, (signal) => protectOffLoop(upload.bytes, { filename: upload.filename, maxImagePixels }, provenance, { workers, signal }));
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
@@ -68,7 +71,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('verify'),
     handler: async (request, reply) => {
       const upload = await readCallUpload(request, uploadLimits);
-      return (await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) })).result;
+      return (await runCallWork(request, reply, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }))).result;
     },
   });
 
