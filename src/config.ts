@@ -27,9 +27,14 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Seconds a client may take to send its headers (OPTMARK_HEADERS_TIMEOUT, default 10). */
   readonly headersTimeoutSeconds: number;
-  /** Seconds a whole request may take, upload included (OPTMARK_REQUEST_TIMEOUT, default 120). */
+  /** Seconds a whole request may take to arrive, upload included, and its processing after it (OPTMARK_REQUEST_TIMEOUT, default 120). */
   readonly requestTimeoutSeconds: number;
-  /** Seconds a quota reservation may stay open before a crash sweep returns it (OPTMARK_RESERVATION_TTL, default 300). */
+  /**
+   * Seconds a server on PostgreSQL may go without renewing its lease before
+   * another gives back the units its calls reserved (a crash)
+   * (OPTMARK_RESERVATION_TTL, default 300); more than twice the request
+   * timeout, the longest a call can last.
+   */
   readonly reservationTtlSeconds: number;
   /** The deployment's public address, the issuer in provenance tags (OPTMARK_BASE_URL; default http://HOST:PORT). */
   readonly baseUrl: string | undefined;
@@ -140,6 +145,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutSeconds > requestTimeoutSeconds) {
     throw new ConfigError(`OPTMARK_HEADERS_TIMEOUT (${headersTimeoutSeconds}) must not be longer than OPTMARK_REQUEST_TIMEOUT (${requestTimeoutSeconds})`);
   }
+  // A call takes at most the request timeout to arrive and as long again to be
+  // processed (http/call-work.ts): a lease shorter than that would let a slow
+  // server's reservations be taken for a crash's.
+  const reservationTtlSeconds = integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400);
+  if (reservationTtlSeconds <= 2 * requestTimeoutSeconds) {
+    throw new ConfigError(
+      `OPTMARK_RESERVATION_TTL (${reservationTtlSeconds}) must be more than twice OPTMARK_REQUEST_TIMEOUT (${requestTimeoutSeconds}): a call may take that long, its upload and then its processing`,
+    );
+  }
   return Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -151,7 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     headersTimeoutSeconds,
     requestTimeoutSeconds,
-    reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
+    reservationTtlSeconds,
     maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
     maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
     uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),

@@ -63,3 +63,12 @@ describe("the allocator settings optmark serve runs with (GLIBC_TUNABLES)", () =
     expect(servingTunables({ GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${OURS}` })).toBeUndefined();
   });
 });
+
+describe('OPTMARK_RESERVATION_TTL', () => {
+  it('must be more than twice the request timeout (a call lasts at most its upload and as long again for its work)', () => {
+    expect(loadConfig({}).reservationTtlSeconds).toBe(300);
+    expect(loadConfig({ OPTMARK_REQUEST_TIMEOUT: '4', OPTMARK_HEADERS_TIMEOUT: '4', OPTMARK_RESERVATION_TTL: '9' }).reservationTtlSeconds).toBe(9);
+    expect(() => loadConfig({ OPTMARK_RESERVATION_TTL: '240' })).toThrow(/OPTMARK_RESERVATION_TTL \(240\) must be more than twice OPTMARK_REQUEST_TIMEOUT \(120\)/);
+    expect(() => loadConfig({ OPTMARK_REQUEST_TIMEOUT: '200' })).toThrow(/OPTMARK_RESERVATION_TTL \(300\) must be more than twice OPTMARK_REQUEST_TIMEOUT \(200\)/);
+  });
+});

@@ -55,8 +55,10 @@ export interface ApiAccess {
   authenticate(credential: Credential): Promise<Principal>;
   /** This month's usage of the principal's account; PlanNotAllowed for a plan without the API. */
   usage(principal: Principal): Promise<UsageReport>;
-  /** Give back units of calls that never settled (a crash); returns how many. */
-  sweep(olderThanSeconds: number): Promise<number>;
+  /** Give back units of calls whose server is gone (no heartbeat for `ttlSeconds`: a crash); renews this server's own lease first; returns how many. */
+  sweep(ttlSeconds: number): Promise<number>;
+  /** Renew this server's lease on its reservations (PostgreSQL). */
+  heartbeat(): Promise<void>;
 }
 
 /** The credential of an API key as typed (malformed keys and bad checksums never reach the database). */
@@ -172,8 +174,13 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       return usageReport(await store.usage(principal.accountId, periodOf(now).key), limits, now);
     },
 
-    sweep(olderThanSeconds) {
-      return store.sweepReservations(new Date(clock.now().getTime() - olderThanSeconds * 1000));
+    sweep(ttlSeconds) {
+      const now = clock.now();
+      return store.sweepReservations(new Date(now.getTime() - ttlSeconds * 1000), now);
+    },
+
+    async heartbeat() {
+      await store.heartbeat?.(clock.now());
     },
   };
 }

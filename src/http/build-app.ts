@@ -188,9 +188,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const { access, provenance, fingerprint, workers } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
-  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, workers, upload, maxImagePixels, clock });
+  const callSeconds = config.requestTimeoutSeconds;
+  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, workers, callSeconds, upload, maxImagePixels, clock });
   const secureCookies = config.baseUrl?.startsWith('https:') ?? false;
-  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, workers, upload, maxImagePixels, clock, secureCookies });
+  await app.register(dashboardRoutes, { access, authFailures, sessions: deps.sessions, provenance, fingerprint, workers, callSeconds, upload, maxImagePixels, clock, secureCookies });
   return app;
 }
 

@@ -3,6 +3,7 @@
  * admin socket; and an orderly stop (no new connections, in-flight requests
  * finish, then the database closes and the data directory is unlocked).
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin, type IssuedKey } from '../app/admin.js';
 import { createAdmission } from '../app/admission.js';
@@ -26,6 +27,13 @@ import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
 /** How often reservations left by a crash are looked for. */
 const SWEEP_INTERVAL_MS = 60_000;
+/**
+ * How often a server on PostgreSQL renews its lease on its reservations: a
+ * quarter of the reservation TTL (so that three renewals in a row may fail,
+ * the database away for a moment, before others judge it gone), between 1
+ * and 30 s.
+ */
+const heartbeatMs = (ttlSeconds: number) => Math.min(30_000, Math.max(1000, (ttlSeconds * 1000) / 4));
 /**
  * How long each step of the stop after the HTTP server (pending writes, the
  * database, the workers) may take before it is given up on and reported:
@@ -67,7 +75,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
   });
   const onWriteError = (error: unknown) => app?.log.warn({ err: error }, 'could not record finished calls');
-  const sqlStore = new SqlStore(database.db, onWriteError);
+  // On PostgreSQL, this server's reservations carry its id, and a lease it renews (migration 002).
+  const sqlStore = new SqlStore(database.db, onWriteError, database.kind === 'postgres' ? randomUUID() : undefined);
   // The embedded database has one user, this process: its bookkeeping can live in memory.
   const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
   const limits = { protect: config.protectLimit, verify: config.verifyLimit };
@@ -90,11 +99,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
 
   let sweeper: NodeJS.Timeout | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
   try {
     const bootstrapKey = await admin.bootstrap();
     // Only PostgreSQL keeps reservations in the database; the embedded store
-    // holds them in memory, so a crash leaves none to give back.
+    // holds them in memory, so a crash leaves none to give back. The first
+    // sweep also takes this server's lease, before it reserves anything.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
     const sessions = createDashboardSessions({ access, clock });
@@ -109,6 +120,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         );
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
+      heartbeat = setInterval(() => {
+        access.heartbeat().catch((error: unknown) => server.log.warn({ err: error }, 'could not renew the lease on reservations'));
+      }, heartbeatMs(config.reservationTtlSeconds));
+      heartbeat.unref();
     }
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, admin, server.log);
     url = await server.listen({ port: config.port, host: config.host });
@@ -124,6 +139,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);
+          clearInterval(heartbeat);
           // Every step runs even when one before it fails (a read-only data
           // directory, a database that stopped): a step skipped would leave a
           // thread or handle that keeps the process from exiting.
@@ -154,6 +170,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     };
   } catch (error) {
     clearInterval(sweeper);
+    clearInterval(heartbeat);
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keyCredential } from '../../src/app/api-access.js';
 import { generatedImages } from '../support/generated.js';
+import { pngWithLongXmp } from '../support/build.js';
 import { HeldUpload, multipartBody } from '../support/raw-http.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
 
@@ -123,17 +124,21 @@ describe('the calendar month (UTC), with an injected clock', () => {
     expect((await postImage(server.url, key, JPEG, { path: '/api/v1/verify' })).status).toBe(429);
   });
 
-  it('PostgreSQL: gives back the units of calls that never settled (a crash) after the reservation TTL', async () => {
+  it('PostgreSQL: gives back the units of calls whose server is gone (a crash) once it has not renewed its lease for the reservation TTL', async () => {
     const clock = { time: new Date('2026-06-10T12:00:00Z'), now: () => clock.time };
-    server = await startTestServer({ backend: 'postgres', clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
-    await server.key('pro', 'crashed');
-    // Reserve as a request would, and never settle: what a killed process leaves.
-    const issued = await server.server.admin.issueKey('crashed');
-    await server.server.access.open(keyCredential(issued.key), 'protect');
-    expect((await server.server.admin.usage('crashed')).protect.used).toBe(1);
-    clock.time = new Date('2026-06-10T12:04:00Z');
+    const crashed = await startTestServer({ backend: 'postgres', clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
+    await crashed.key('pro', 'crashed');
+    // Reserve as a request would, and never settle: what a killed process leaves (its lease, renewed at 12:00, then never again).
+    const issued = await crashed.server.admin.issueKey('crashed');
+    await crashed.server.access.open(keyCredential(issued.key), 'protect');
+    expect((await crashed.server.admin.usage('crashed')).protect.used).toBe(1);
+    await crashed.server.close();
+
+    // Another server on the same database sweeps.
+    const later = { time: new Date('2026-06-10T12:04:00Z'), now: () => later.time };
+    server = await startTestServer({ backend: 'postgres', databaseUrl: crashed.databaseUrl, clock: later, env: { OPTMARK_RESERVATION_TTL: '300' } });
     expect(await server.server.access.sweep(300)).toBe(0);
-    clock.time = new Date('2026-06-10T12:05:01Z');
+    later.time = new Date('2026-06-10T12:05:01Z');
     expect(await server.server.access.sweep(300)).toBe(1);
     expect((await server.server.admin.usage('crashed')).protect.used).toBe(0);
   });
@@ -156,5 +161,68 @@ describe('the calendar month (UTC), with an injected clock', () => {
     await server.close();
     server = undefined;
     rmSync(dataDir, { recursive: true, force: true });
+  });
+});
+
+describe('PostgreSQL: a call that outlives the reservation TTL', () => {
+  const BODY = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
+  const statuses: number[] = [];
+
+  it('is never given back while its server lives: with a limit of 1, a second call is refused, and the count equals the 200s', async () => {
+    const clock = { time: new Date('2026-06-10T12:00:00Z'), now: () => clock.time };
+    server = await startTestServer({ backend: 'postgres', clock, env: { OPTMARK_PROTECT_LIMIT: '1', OPTMARK_RESERVATION_TTL: '300' } });
+    const key = await server.key('pro', 'slow');
+    // A call whose unit is reserved and which runs on (its upload held open)...
+    const slow = new HeldUpload(server.url, key, BODY);
+    await expect.poll(async () => (await server!.server.admin.usage('slow')).protect.used).toBe(1);
+    // ... past the TTL, and the periodic sweep runs.
+    clock.time = new Date('2026-06-10T12:10:00Z');
+    expect(await server.server.access.sweep(300)).toBe(0);
+    const second = await postImage(server.url, key, JPEG);
+    statuses.push(second.status);
+    expect(second.status).toBe(429);
+    statuses.push((await slow.finish()).status);
+    expect(statuses).toEqual([429, 200]);
+    await expect.poll(async () => (await server!.server.admin.usage('slow')).protect.used).toBe(1);
+  });
+
+  it('swept by another server that judged its server gone, it is counted again when it returns 200', async () => {
+    const first = await startTestServer({ backend: 'postgres', env: { OPTMARK_PROTECT_LIMIT: '10', OPTMARK_RESERVATION_TTL: '300' } });
+    try {
+      const key = await first.key('pro', 'judged');
+      const call = new HeldUpload(first.url, key, BODY);
+      await expect.poll(async () => (await first.server.admin.usage('judged')).protect.used).toBe(1);
+      // A second server whose clock runs an hour ahead finds the first one's lease run out, and its
+      // sweep at start gives the unit back.
+      const ahead = { now: () => new Date(Date.now() + 3600_000) };
+      server = await startTestServer({ backend: 'postgres', databaseUrl: first.databaseUrl, clock: ahead, env: { OPTMARK_RESERVATION_TTL: '300' } });
+      expect((await first.server.admin.usage('judged')).protect.used).toBe(0);
+      expect(await server.server.access.sweep(300)).toBe(0);
+      // The call was still running: it returns 200, and its commit counts it again.
+      expect((await call.finish()).status).toBe(200);
+      await expect.poll(async () => (await first.server.admin.usage('judged')).protect.used, { timeout: 5000 }).toBe(1);
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe("a call's work after its body: at most the request timeout", () => {
+  it('a verify whose work outlasts it is answered 503 service_unavailable at that time, its unit given back', async () => {
+    server = await startTestServer({ env: { OPTMARK_REQUEST_TIMEOUT: '1', OPTMARK_HEADERS_TIMEOUT: '1', OPTMARK_RESERVATION_TTL: '3' } });
+    const key = await server.key('pro', 'late');
+    // 8 MB of XMP markup: about a second or more of reading on the worker pool, several in parallel on two threads.
+    const long = pngWithLongXmp(8_000_000, false);
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => postImage(server!.url, key, long, { path: '/api/v1/verify' })));
+    const statuses = answers.map((a) => a.status);
+    const bodies = (await Promise.all(answers.map((a) => a.json()))) as Array<{ code?: string; error?: string }>;
+    const late = bodies.filter((b) => b.code === 'service_unavailable');
+    expect(late.length, JSON.stringify(statuses)).toBeGreaterThan(0);
+    expect(late[0]!.error).toMatch(/could not be finished within 1 s/);
+    expect(answers.find((a) => a.status === 503)!.headers.get('retry-after')).toBe('5');
+    // Answered at the deadline, not when the work would have ended.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect((await server.server.admin.usage('late')).verify.used).toBe(statuses.filter((s) => s === 200).length);
   });
 });

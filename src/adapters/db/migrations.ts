@@ -54,6 +54,21 @@ const MIGRATIONS: Record<string, Migration> = {
      )`,
     `create index reservations_created on reservations (created_at)`,
   ),
+  // Which server holds each reservation, and whether that server is alive: a
+  // reservation is given back only once its server has stopped renewing its
+  // lease (heartbeat) for the reservation TTL. The TTL alone gave back units
+  // of calls still running (a call that outlived it was then not counted, and
+  // a limit of 1 let two calls through). Rows from before this step name no
+  // server and are judged by their age, as before.
+  '002-instances': statements(
+    `create table instances (
+       id uuid primary key,
+       started_at timestamptz not null,
+       heartbeat_at timestamptz not null
+     )`,
+    `alter table reservations add column instance_id uuid`,
+    `create index reservations_instance on reservations (instance_id)`,
+  ),
 };
 
 export const migrationProvider: MigrationProvider = {

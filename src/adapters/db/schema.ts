@@ -35,6 +35,15 @@ export interface ReservationsTable {
   period: string;
   operation: string;
   created_at: Timestamp;
+  /** The server that holds it (migration 002); null for rows from before. */
+  instance_id: string | null;
+}
+
+/** Servers sharing the database, each with its lease: the last time it said it was alive. */
+export interface InstancesTable {
+  id: string;
+  started_at: Timestamp;
+  heartbeat_at: Timestamp;
 }
 
 export interface Database {
@@ -42,4 +51,5 @@ export interface Database {
   api_keys: ApiKeysTable;
   usage: UsageTable;
   reservations: ReservationsTable;
+  instances: InstancesTable;
 }

@@ -34,16 +34,31 @@ const BATCH_DELAY_MS = 10;
 /** While writing fails, try again this often. */
 const RETRY_DELAY_MS = 1000;
 
+/** What a reservation counted, kept while its call runs: a commit whose row was swept counts it again. */
+interface Reserved {
+  readonly accountId: string;
+  readonly period: string;
+  readonly operation: Operation;
+}
+
 export class SqlStore implements Store {
-  private commits: Array<{ reservationId: string; keyId: string; now: Date }> = [];
+  private commits: Array<{ reservationId: string; keyId: string; now: Date; reserved: Reserved | undefined }> = [];
+  /** Reservations of calls still running, by id. */
+  private readonly reserved = new Map<string, Reserved>();
   /** Reservations committed whose row is not deleted yet (queued, or in a batch being written): a refund must not give them back. */
   private readonly committed = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly flushing = new Set<Promise<void>>();
 
+  /**
+   * @param instanceId this server's id in the `instances` table: its
+   *   reservations carry it, and are given back only once it stops renewing
+   *   its lease (a server that reads and administers only may omit it).
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onFlushError: (error: unknown) => void = () => {},
+    private readonly instanceId?: string,
   ) {}
 
   authenticateAndReserve(r: ReserveRequest): Promise<ReserveOutcome> {
@@ -67,8 +82,8 @@ export class SqlStore implements Store {
           returning used
         ),
         reserved as (
-          insert into reservations (id, account_id, period, operation, created_at)
-          select ${r.reservationId}::uuid, k.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz from k, u
+          insert into reservations (id, account_id, period, operation, created_at, instance_id)
+          select ${r.reservationId}::uuid, k.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz, ${this.instanceId ?? null}::uuid from k, u
         )
         select k.*, u.used from k left join u on true
       `.execute(this.db);
@@ -77,6 +92,7 @@ export class SqlStore implements Store {
       const match = toMatch(row);
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
       if (row.used === null) return { kind: 'exhausted', ...match };
+      this.reserved.set(r.reservationId, { accountId: row.account_id, period: r.period, operation: r.operation });
       return { kind: 'reserved', ...match, used: Number(row.used) };
     });
   }
@@ -101,7 +117,9 @@ export class SqlStore implements Store {
   }
 
   commit(reservationId: string, keyId: string, now: Date): Promise<void> {
-    this.commits.push({ reservationId, keyId, now });
+    const reserved = this.reserved.get(reservationId);
+    this.reserved.delete(reservationId);
+    this.commits.push({ reservationId, keyId, now, reserved });
     this.committed.add(reservationId);
     if (this.commits.length >= MAX_BATCH) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), BATCH_DELAY_MS).unref();
@@ -111,9 +129,11 @@ export class SqlStore implements Store {
   /**
    * Settle the queued commits in one statement: their reservations are
    * deleted, and their keys' last_used_at moved on (at most once a minute:
-   * it is a hint, not a log). A failed write is retried. A crash before it
-   * succeeds loses no unit of a failed call; it under-counts the few
-   * successful ones the sweep then gives back.
+   * it is a hint, not a log). A commit whose reservation is gone (swept by a
+   * server that judged this one dead while its call still ran) counts its
+   * unit again: the call returned 200. A failed write is retried. A crash
+   * before it succeeds loses no unit of a failed call; it under-counts the
+   * few successful ones the sweep then gives back.
    */
   async flush(): Promise<void> {
     clearTimeout(this.flushTimer);
@@ -124,13 +144,33 @@ export class SqlStore implements Store {
       return;
     }
     const now = batch.at(-1)!.now;
+    // What each commit counted, for those whose row a sweep has deleted (a commit of unknown origin counts nothing again).
+    const counted = batch.filter((c) => c.reserved !== undefined);
+    const list = (values: string[]) => values.join(',');
     const flushing = guarded(async () => {
       await sql`
         with settled as (
-          delete from reservations where id = any (string_to_array(${batch.map((c) => c.reservationId).join(',')}, ',')::uuid[])
+          delete from reservations where id = any (string_to_array(${list(batch.map((c) => c.reservationId))}, ',')::uuid[])
+          returning id
+        ),
+        swept as (
+          select c.account_id, c.period, c.operation, count(*)::int as n
+          from unnest(
+            string_to_array(${list(counted.map((c) => c.reservationId))}, ',')::uuid[],
+            string_to_array(${list(counted.map((c) => c.reserved!.accountId))}, ',')::uuid[],
+            string_to_array(${list(counted.map((c) => c.reserved!.period))}, ','),
+            string_to_array(${list(counted.map((c) => c.reserved!.operation))}, ',')
+          ) as c (id, account_id, period, operation)
+          where c.id not in (select id from settled)
+          group by c.account_id, c.period, c.operation
+        ),
+        recounted as (
+          insert into usage (account_id, period, operation, used)
+          select account_id, period, operation, n from swept
+          on conflict (account_id, period, operation) do update set used = usage.used + excluded.used
         )
         update api_keys set last_used_at = ${now}
-        where id = any (string_to_array(${[...new Set(batch.map((c) => c.keyId))].join(',')}, ','))
+        where id = any (string_to_array(${list([...new Set(batch.map((c) => c.keyId))])}, ','))
           and (last_used_at is null or last_used_at < ${now}::timestamptz - ${TOUCH_INTERVAL})
       `.execute(this.db);
       for (const c of batch) this.committed.delete(c.reservationId);
@@ -148,6 +188,7 @@ export class SqlStore implements Store {
   refund(reservationId: string): Promise<void> {
     // Committed but not written yet: its row still exists, and deleting it here would give back a unit of a 200.
     if (this.committed.has(reservationId)) return Promise.resolve();
+    this.reserved.delete(reservationId);
     return guarded(async () => {
       // Deleting the reservation and decrementing happen together, and only
       // if the reservation was still open: a second refund finds nothing.
@@ -159,12 +200,36 @@ export class SqlStore implements Store {
     });
   }
 
-  async sweepReservations(cutoff: Date): Promise<number> {
+  async heartbeat(now: Date): Promise<void> {
+    if (!this.instanceId) return;
+    await guarded(async () => {
+      await sql`
+        insert into instances (id, started_at, heartbeat_at) values (${this.instanceId}::uuid, ${now}, ${now})
+        on conflict (id) do update set heartbeat_at = excluded.heartbeat_at
+      `.execute(this.db);
+    });
+  }
+
+  async sweepReservations(cutoff: Date, now: Date): Promise<number> {
     // Commits still queued here are calls that returned 200: write them first.
     await this.flush();
+    // This server is alive: renewed first, so that its own calls are never given back.
+    await this.heartbeat(now);
+    const self = this.instanceId ?? null;
     return guarded(async () => {
+      // Gone: a server whose lease ran out (or that left no lease: it never
+      // started, or its row was swept); rows that name no server, by age.
       const { rows } = await sql<{ n: number }>`
-        with r as (delete from reservations where created_at < ${cutoff} returning account_id, period, operation),
+        with gone as (
+          delete from instances where heartbeat_at < ${cutoff} and id is distinct from ${self}::uuid
+        ),
+        r as (
+          delete from reservations res
+          where (res.instance_id is null and res.created_at < ${cutoff})
+             or (res.instance_id is not null and res.instance_id is distinct from ${self}::uuid
+                 and not exists (select 1 from instances i where i.id = res.instance_id and i.heartbeat_at >= ${cutoff}))
+          returning account_id, period, operation
+        ),
         c as (select account_id, period, operation, count(*)::int as n from r group by account_id, period, operation),
         u as (
           update usage set used = usage.used - c.n from c

@@ -49,6 +49,8 @@ export interface DashboardRouteOptions {
   readonly fingerprint: Fingerprinting;
   /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
   readonly workers: MetadataWorkers | undefined;
+  /** How long a call's work may take after its body was read (OPTMARK_REQUEST_TIMEOUT): http/call-work.ts. */
+  readonly callSeconds: number;
   readonly upload: UploadLimits;
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS), as on the API. */
   readonly maxImagePixels: number;
@@ -78,7 +80,7 @@ function attachment(filename: string): string {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
-  const { access, authFailures, sessions, provenance, fingerprint, workers, upload: uploadLimits, maxImagePixels, clock } = options;
+  const { access, authFailures, sessions, provenance, fingerprint, workers, callSeconds, upload: uploadLimits, maxImagePixels, clock } = options;
   const tokenOf = (request: FastifyRequest) => parseCookie(request.headers.cookie ?? '')[COOKIE];
   const cookie = (value: string, maxAge: number) =>
     stringifySetCookie({ name: COOKIE, value, httpOnly: true, sameSite: 'strict', secure: options.secureCookies, path: '/dashboard', maxAge });
@@ -171,7 +173,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
     const upload = await readCallUpload(request, uploadLimits, ['value', 'fingerprint']);
     // The value is checked by protect (invalid_option), before any pixel work.
     const protectOptions = { value: upload.fields.value, filename: upload.filename, maxImagePixels };
-    const result = await runCallWork(request, reply, (signal) =>
+    const result = await runCallWork(request, reply, callSeconds, (signal) =>
       upload.fields.fingerprint === 'on'
         ? protectWithFingerprint(upload.bytes, fingerprint, protectOptions, { workers, signal, provenance })
         : protectOffLoop(upload.bytes, protectOptions, provenance, { workers, signal }),
@@ -184,7 +186,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardRo
 
   app.post('/dashboard/verify', { config: { page: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, uploadLimits);
-    const { result, details } = await runCallWork(request, reply, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }));
+    const { result, details } = await runCallWork(request, reply, callSeconds, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }));
     return sendPage(reply, verifyPage({ principal: request.ticket!.principal, formToken: request.dashboardSession!.formToken, filename: upload.filename, result, details }));
   });
 }

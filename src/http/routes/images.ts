@@ -29,6 +29,8 @@ export interface ImageRouteOptions {
   readonly fingerprint: Fingerprinting;
   /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
   readonly workers: MetadataWorkers | undefined;
+  /** How long a call's work may take after its body was read (OPTMARK_REQUEST_TIMEOUT): http/call-work.ts. */
+  readonly callSeconds: number;
   readonly upload: UploadLimits;
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS). */
   readonly maxImagePixels: number;
@@ -38,7 +40,7 @@ export interface ImageRouteOptions {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, authFailures, provenance, fingerprint, workers, upload: uploadLimits, maxImagePixels, clock } = options;
+  const { access, authFailures, provenance, fingerprint, workers, callSeconds, upload: uploadLimits, maxImagePixels, clock } = options;
 
   /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
   const refuseKeyGuessers = async (request: FastifyRequest) => {
@@ -58,7 +60,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
       const upload = await readCallUpload(request, uploadLimits);
-      const result = await runCallWork(request, reply, (signal) => protectOffLoop(upload.bytes, { filename: upload.filename, maxImagePixels }, provenance, { workers, signal }));
+      const result = await runCallWork(request, reply, callSeconds, (signal) => protectOffLoop(upload.bytes, { filename: upload.filename, maxImagePixels }, provenance, { workers, signal }));
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
@@ -71,7 +73,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: reserve('verify'),
     handler: async (request, reply) => {
       const upload = await readCallUpload(request, uploadLimits);
-      return (await runCallWork(request, reply, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }))).result;
+      return (await runCallWork(request, reply, callSeconds, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }))).result;
     },
   });
 
