@@ -11,6 +11,7 @@ import {
   MissingApiKeyError,
   PlanNotAllowedError,
   QuotaExceededError,
+  ServiceUnavailableError,
   type Operation,
 } from '../errors.js';
 import type { Admission, Slot } from './admission.js';
@@ -135,6 +136,10 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, limit, period.end);
       } catch (error) {
         leave();
+        // The database may have run the reservation and lost only its answer:
+        // a refund, which gives nothing back where there is no reservation,
+        // makes sure the unit of a call that fails is not kept.
+        if (error instanceof ServiceUnavailableError) store.refund(reservationId).catch(() => {});
         throw error;
       }
       const { principal, used } = outcome;

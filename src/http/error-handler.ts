@@ -22,7 +22,7 @@ import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages.js';
 import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
-import { bodyLeftUnread } from './upload.js';
+import { bodyAbandoned, lingerOnUnwantedBody } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -112,9 +112,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
   // An upload we refuse before reading all of it is not drained: close the
-  // connection. So is a body refused before anything read it (a missing key,
-  // a path or type not taken), which the client could send on for minutes.
-  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyLeftUnread(request)) reply.header('Connection', 'close');
+  // connection. A body refused before anything read it (a missing key, a
+  // path or type not taken) is given a moment and a megabyte to end, then
+  // its connection is closed: the client could send on for minutes.
+  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyAbandoned(request)) reply.header('Connection', 'close');
+  else lingerOnUnwantedBody(request, reply);
   const body = errorBody(error, request.id);
   if (wantsPage(request)) {
     // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).

@@ -64,18 +64,54 @@ const bodiesTaken = new WeakSet<IncomingMessage>();
 /** Request bodies the upload reader stopped reading (413, 408, the call's place taken away). */
 const bodiesAbandoned = new WeakSet<IncomingMessage>();
 
-/**
- * Whether a request came with a body that nothing has read or is reading:
- * one refused before its body was wanted (a missing or wrong key, a limit,
- * a path or a content type that is not taken), or whose reading the upload
- * reader stopped. Its answer closes the connection, or Node would read and
- * discard the rest of the body for as long as the client cares to send it
- * (up to the request timeout).
- */
-export function bodyLeftUnread(request: FastifyRequest): boolean {
-  const raw = request.raw;
+/** Whether a request came with a body, and not all of it has arrived. */
+function bodyStillComing(raw: IncomingMessage): boolean {
   const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
-  return hasBody && !raw.complete && (!bodiesTaken.has(raw) || bodiesAbandoned.has(raw));
+  return hasBody && !raw.complete;
+}
+
+/** The upload reader stopped reading this request's body (413, 408, the call's place taken away): its answer closes the connection. */
+export function bodyAbandoned(request: FastifyRequest): boolean {
+  return bodyStillComing(request.raw) && bodiesAbandoned.has(request.raw);
+}
+
+/** What the rest of a body refused unread may still bring before its connection is closed. */
+export const LINGER = { ms: 2000, bytes: 1024 * 1024 } as const;
+
+/**
+ * A request refused before anything wanted its body (a missing or wrong
+ * key, a limit, a path or a content type that is not taken): once its answer
+ * is out, Node reads and discards the rest of the body to keep the
+ * connection, for as long as the client cares to send it (up to the request
+ * timeout). That rest is allowed LINGER (2 s, 1 MiB): a client that sent a
+ * small body with a wrong key gets its answer and keeps its connection; one
+ * that goes on sending has its connection closed. (Closing at once, with the
+ * body unread, would reset the connection under a client still writing,
+ * which may then lose the answer.)
+ */
+export function lingerOnUnwantedBody(request: FastifyRequest, reply: { raw: { once(event: 'finish', listener: () => void): unknown } }): void {
+  const raw = request.raw;
+  if (!bodyStillComing(raw) || bodiesTaken.has(raw)) return;
+  reply.raw.once('finish', () => {
+    const socket = raw.socket;
+    if (!socket || socket.destroyed || raw.complete) return;
+    const start = socket.bytesRead;
+    const close = () => {
+      clearTimeout(timer);
+      socket.off('data', watch);
+      if (!raw.complete) socket.destroy();
+    };
+    const watch = () => {
+      if (raw.complete) {
+        clearTimeout(timer);
+        socket.off('data', watch);
+      } else if (socket.bytesRead - start > LINGER.bytes) close();
+    };
+    const timer = setTimeout(close, LINGER.ms);
+    timer.unref();
+    socket.on('data', watch);
+    socket.once('close', () => clearTimeout(timer));
+  });
 }
 
 /**

@@ -67,6 +67,9 @@ const MIGRATIONS: Record<string, Migration> = {
        heartbeat_at timestamptz not null
      )`,
     `alter table reservations add column instance_id uuid`,
+    // Given back by a sweep while its call may still run: kept, so that the
+    // call's commit counts it again and a refund does not give it back twice.
+    `alter table reservations add column swept boolean not null default false`,
     `create index reservations_instance on reservations (instance_id)`,
   ),
 };

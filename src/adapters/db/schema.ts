@@ -37,6 +37,8 @@ export interface ReservationsTable {
   created_at: Timestamp;
   /** The server that holds it (migration 002); null for rows from before. */
   instance_id: string | null;
+  /** Given back by a sweep (its server judged gone) while its call may still run. */
+  swept: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** Servers sharing the database, each with its lease: the last time it said it was alive. */

@@ -33,18 +33,13 @@ const MAX_BATCH = 64;
 const BATCH_DELAY_MS = 10;
 /** While writing fails, try again this often. */
 const RETRY_DELAY_MS = 1000;
-
-/** What a reservation counted, kept while its call runs: a commit whose row was swept counts it again. */
-interface Reserved {
-  readonly accountId: string;
-  readonly period: string;
-  readonly operation: Operation;
-}
+/** Refunds kept for another try while the database is away (a few MB at most). */
+const MAX_UNREFUNDED = 100_000;
 
 export class SqlStore implements Store {
-  private commits: Array<{ reservationId: string; keyId: string; now: Date; reserved: Reserved | undefined }> = [];
-  /** Reservations of calls still running, by id. */
-  private readonly reserved = new Map<string, Reserved>();
+  private commits: Array<{ reservationId: string; keyId: string; now: Date }> = [];
+  /** Refunds the database did not confirm (it was away): tried again until it does, since this server's own sweep never gives them back. */
+  private readonly unrefunded = new Set<string>();
   /** Reservations committed whose row is not deleted yet (queued, or in a batch being written): a refund must not give them back. */
   private readonly committed = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -92,7 +87,6 @@ export class SqlStore implements Store {
       const match = toMatch(row);
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
       if (row.used === null) return { kind: 'exhausted', ...match };
-      this.reserved.set(r.reservationId, { accountId: row.account_id, period: r.period, operation: r.operation });
       return { kind: 'reserved', ...match, used: Number(row.used) };
     });
   }
@@ -117,9 +111,7 @@ export class SqlStore implements Store {
   }
 
   commit(reservationId: string, keyId: string, now: Date): Promise<void> {
-    const reserved = this.reserved.get(reservationId);
-    this.reserved.delete(reservationId);
-    this.commits.push({ reservationId, keyId, now, reserved });
+    this.commits.push({ reservationId, keyId, now });
     this.committed.add(reservationId);
     if (this.commits.length >= MAX_BATCH) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), BATCH_DELAY_MS).unref();
@@ -129,48 +121,41 @@ export class SqlStore implements Store {
   /**
    * Settle the queued commits in one statement: their reservations are
    * deleted, and their keys' last_used_at moved on (at most once a minute:
-   * it is a hint, not a log). A commit whose reservation is gone (swept by a
-   * server that judged this one dead while its call still ran) counts its
-   * unit again: the call returned 200. A failed write is retried. A crash
-   * before it succeeds loses no unit of a failed call; it under-counts the
-   * few successful ones the sweep then gives back.
+   * it is a hint, not a log). A commit whose reservation was swept (given
+   * back by a server that judged this one gone while its call still ran)
+   * counts its unit again: the call returned 200. A failed write is retried;
+   * a retry after a write whose answer was lost finds the rows gone and
+   * counts nothing twice. A crash before it succeeds loses no unit of a
+   * failed call; it under-counts the few successful ones the sweep then
+   * gives back. Refunds the database did not confirm are tried again here.
    */
   async flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    await this.retryRefunds().catch(() => {
+      this.flushTimer ??= setTimeout(() => void this.flush(), RETRY_DELAY_MS).unref();
+    });
     const batch = this.commits.splice(0);
     if (batch.length === 0) {
       await Promise.all(this.flushing);
       return;
     }
     const now = batch.at(-1)!.now;
-    // What each commit counted, for those whose row a sweep has deleted (a commit of unknown origin counts nothing again).
-    const counted = batch.filter((c) => c.reserved !== undefined);
-    const list = (values: string[]) => values.join(',');
     const flushing = guarded(async () => {
       await sql`
         with settled as (
-          delete from reservations where id = any (string_to_array(${list(batch.map((c) => c.reservationId))}, ',')::uuid[])
-          returning id
+          delete from reservations where id = any (string_to_array(${batch.map((c) => c.reservationId).join(',')}, ',')::uuid[])
+          returning account_id, period, operation, swept
         ),
-        swept as (
-          select c.account_id, c.period, c.operation, count(*)::int as n
-          from unnest(
-            string_to_array(${list(counted.map((c) => c.reservationId))}, ',')::uuid[],
-            string_to_array(${list(counted.map((c) => c.reserved!.accountId))}, ',')::uuid[],
-            string_to_array(${list(counted.map((c) => c.reserved!.period))}, ','),
-            string_to_array(${list(counted.map((c) => c.reserved!.operation))}, ',')
-          ) as c (id, account_id, period, operation)
-          where c.id not in (select id from settled)
-          group by c.account_id, c.period, c.operation
+        recount as (
+          select account_id, period, operation, count(*)::int as n from settled where swept group by account_id, period, operation
         ),
         recounted as (
-          insert into usage (account_id, period, operation, used)
-          select account_id, period, operation, n from swept
-          on conflict (account_id, period, operation) do update set used = usage.used + excluded.used
+          update usage set used = usage.used + recount.n from recount
+          where usage.account_id = recount.account_id and usage.period = recount.period and usage.operation = recount.operation
         )
         update api_keys set last_used_at = ${now}
-        where id = any (string_to_array(${list([...new Set(batch.map((c) => c.keyId))])}, ','))
+        where id = any (string_to_array(${[...new Set(batch.map((c) => c.keyId))].join(',')}, ','))
           and (last_used_at is null or last_used_at < ${now}::timestamptz - ${TOUCH_INTERVAL})
       `.execute(this.db);
       for (const c of batch) this.committed.delete(c.reservationId);
@@ -188,16 +173,43 @@ export class SqlStore implements Store {
   refund(reservationId: string): Promise<void> {
     // Committed but not written yet: its row still exists, and deleting it here would give back a unit of a 200.
     if (this.committed.has(reservationId)) return Promise.resolve();
-    this.reserved.delete(reservationId);
     return guarded(async () => {
       // Deleting the reservation and decrementing happen together, and only
-      // if the reservation was still open: a second refund finds nothing.
+      // if the reservation was still open (a second refund finds nothing)
+      // and not given back already by a sweep.
       await sql`
-        with r as (delete from reservations where id = ${reservationId}::uuid returning account_id, period, operation)
+        with r as (delete from reservations where id = ${reservationId}::uuid returning account_id, period, operation, swept)
         update usage set used = usage.used - 1 from r
-        where usage.account_id = r.account_id and usage.period = r.period and usage.operation = r.operation
+        where usage.account_id = r.account_id and usage.period = r.period and usage.operation = r.operation and not r.swept
+      `.execute(this.db);
+      this.unrefunded.delete(reservationId);
+    }).catch((error: unknown) => {
+      // Not confirmed: the statement may or may not have run. A refund is
+      // safe to repeat, and nothing else would give the unit back while this
+      // server lives: tried again (all of them in one statement) until the
+      // database confirms it.
+      if (this.unrefunded.size < MAX_UNREFUNDED) this.unrefunded.add(reservationId);
+      this.flushTimer ??= setTimeout(() => void this.flush(), RETRY_DELAY_MS).unref();
+      throw error;
+    });
+  }
+
+  /** The refunds the database has not confirmed, in one statement; each gives its unit back once, and only if still reserved. */
+  private async retryRefunds(): Promise<void> {
+    const ids = [...this.unrefunded];
+    if (ids.length === 0) return;
+    await guarded(async () => {
+      await sql`
+        with r as (
+          delete from reservations where id = any (string_to_array(${ids.join(',')}, ',')::uuid[])
+          returning account_id, period, operation, swept
+        ),
+        c as (select account_id, period, operation, count(*)::int as n from r where not swept group by account_id, period, operation)
+        update usage set used = usage.used - c.n from c
+        where usage.account_id = c.account_id and usage.period = c.period and usage.operation = c.operation
       `.execute(this.db);
     });
+    for (const id of ids) this.unrefunded.delete(id);
   }
 
   async heartbeat(now: Date): Promise<void> {
@@ -216,6 +228,11 @@ export class SqlStore implements Store {
     // This server is alive: renewed first, so that its own calls are never given back.
     await this.heartbeat(now);
     const self = this.instanceId ?? null;
+    // A reservation given back stays, marked swept, so that the commit of a
+    // call still running counts it again, and a refund does not give it back
+    // twice; it is forgotten once it is older than any call can last (the TTL
+    // is more than twice the longest call), with a TTL's margin.
+    const forgetBefore = new Date(cutoff.getTime() - (now.getTime() - cutoff.getTime()));
     return guarded(async () => {
       // Gone: a server whose lease ran out (or that left no lease: it never
       // started, or its row was swept); rows that name no server, by age.
@@ -224,11 +241,15 @@ export class SqlStore implements Store {
           delete from instances where heartbeat_at < ${cutoff} and id is distinct from ${self}::uuid
         ),
         r as (
-          delete from reservations res
-          where (res.instance_id is null and res.created_at < ${cutoff})
-             or (res.instance_id is not null and res.instance_id is distinct from ${self}::uuid
-                 and not exists (select 1 from instances i where i.id = res.instance_id and i.heartbeat_at >= ${cutoff}))
+          update reservations res set swept = true
+          where not res.swept and (
+            (res.instance_id is null and res.created_at < ${cutoff})
+            or (res.instance_id is not null and res.instance_id is distinct from ${self}::uuid
+                and not exists (select 1 from instances i where i.id = res.instance_id and i.heartbeat_at >= ${cutoff})))
           returning account_id, period, operation
+        ),
+        forgotten as (
+          delete from reservations where swept and created_at < ${forgetBefore}
         ),
         c as (select account_id, period, operation, count(*)::int as n from r group by account_id, period, operation),
         u as (
