@@ -127,20 +127,27 @@ describe('the calendar month (UTC), with an injected clock', () => {
   it('PostgreSQL: gives back the units of calls whose server is gone (a crash) once it has not renewed its lease for the reservation TTL', async () => {
     const clock = { time: new Date('2026-06-10T12:00:00Z'), now: () => clock.time };
     const crashed = await startTestServer({ backend: 'postgres', clock, env: { OPTMARK_RESERVATION_TTL: '300' } });
-    await crashed.key('pro', 'crashed');
-    // Reserve as a request would, and never settle: what a killed process leaves (its lease, renewed at 12:00, then never again).
-    const issued = await crashed.server.admin.issueKey('crashed');
-    await crashed.server.access.open(keyCredential(issued.key), 'protect');
-    expect((await crashed.server.admin.usage('crashed')).protect.used).toBe(1);
-    await crashed.server.close();
+    try {
+      await crashed.key('pro', 'crashed');
+      // Reserve as a request would, and never settle: what a killed process leaves (its lease, renewed at 12:00, then never again).
+      const issued = await crashed.server.admin.issueKey('crashed');
+      await crashed.server.access.open(keyCredential(issued.key), 'protect');
+      expect((await crashed.server.admin.usage('crashed')).protect.used).toBe(1);
+      await crashed.server.close();
 
-    // Another server on the same database sweeps.
-    const later = { time: new Date('2026-06-10T12:04:00Z'), now: () => later.time };
-    server = await startTestServer({ backend: 'postgres', databaseUrl: crashed.databaseUrl, clock: later, env: { OPTMARK_RESERVATION_TTL: '300' } });
-    expect(await server.server.access.sweep(300)).toBe(0);
-    later.time = new Date('2026-06-10T12:05:01Z');
-    expect(await server.server.access.sweep(300)).toBe(1);
-    expect((await server.server.admin.usage('crashed')).protect.used).toBe(0);
+      // Another server on the same database sweeps.
+      const later = { time: new Date('2026-06-10T12:04:00Z'), now: () => later.time };
+      server = await startTestServer({ backend: 'postgres', databaseUrl: crashed.databaseUrl, clock: later, env: { OPTMARK_RESERVATION_TTL: '300' } });
+      expect(await server.server.access.sweep(300)).toBe(0);
+      later.time = new Date('2026-06-10T12:05:01Z');
+      expect(await server.server.access.sweep(300)).toBe(1);
+      expect((await server.server.admin.usage('crashed')).protect.used).toBe(0);
+    } finally {
+      // The server on its database first, then the one that made it (which drops it, and removes its data directory).
+      await server?.close();
+      server = undefined;
+      await crashed.close();
+    }
   });
 
   it('embedded: counts what returned 200 across a restart, and nothing of calls that never finished', async () => {
@@ -203,6 +210,8 @@ describe('PostgreSQL: a call that outlives the reservation TTL', () => {
       expect((await call.finish()).status).toBe(200);
       await expect.poll(async () => (await first.server.admin.usage('judged')).protect.used, { timeout: 5000 }).toBe(1);
     } finally {
+      await server?.close();
+      server = undefined;
       await first.close();
     }
   });
