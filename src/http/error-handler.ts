@@ -22,7 +22,7 @@ import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages.js';
 import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
-import { bodyAbandoned, lingerOnUnwantedBody } from './upload.js';
+import { bodyAbandoned, closeGently, lingerOnUnwantedBody } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -115,8 +115,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   // connection. A body refused before anything read it (a missing key, a
   // path or type not taken) is given a moment and a megabyte to end, then
   // its connection is closed: the client could send on for minutes.
-  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyAbandoned(request)) reply.header('Connection', 'close');
-  else lingerOnUnwantedBody(request, reply);
+  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyAbandoned(request)) {
+    reply.header('Connection', 'close');
+    closeGently(request);
+  } else lingerOnUnwantedBody(request, reply);
   const body = errorBody(error, request.id);
   if (wantsPage(request)) {
     // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).

@@ -16,6 +16,7 @@
  * image_too_large, ...); their statuses are the error handler's.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -75,19 +76,48 @@ export function bodyAbandoned(request: FastifyRequest): boolean {
   return bodyStillComing(request.raw) && bodiesAbandoned.has(request.raw);
 }
 
-/** What the rest of a body refused unread may still bring before its connection is closed. */
-export const LINGER = { ms: 2000, bytes: 1024 * 1024 } as const;
+/**
+ * What the rest of a body left unread may still bring, once its answer is
+ * out, before its connection is closed: time for a client to finish the
+ * writes it has in flight and read the answer (closing at once, with data
+ * unread, resets the connection, and a client still writing may then lose
+ * the answer), not enough to feed the server a body for free.
+ */
+export const LINGER = { ms: 1000, bytes: 8 * 1024 * 1024 } as const;
+
+/**
+ * Once its answer is out, read and throw away what `socket` still receives
+ * until its client closes, LINGER.ms pass or LINGER.bytes arrive; then
+ * `done` (which closes it, or keeps it when the body has ended in time).
+ */
+function linger(socket: Socket, ended: () => boolean, done: () => void): void {
+  const start = socket.bytesRead;
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    socket.off('data', watch);
+    socket.off('end', finish);
+    done();
+  };
+  const watch = () => {
+    if (ended() || socket.bytesRead - start > LINGER.bytes) finish();
+  };
+  const timer = setTimeout(finish, LINGER.ms);
+  timer.unref();
+  socket.on('data', watch);
+  socket.once('end', finish);
+  socket.once('close', () => clearTimeout(timer));
+}
 
 /**
  * A request refused before anything wanted its body (a missing or wrong
  * key, a limit, a path or a content type that is not taken): once its answer
  * is out, Node reads and discards the rest of the body to keep the
  * connection, for as long as the client cares to send it (up to the request
- * timeout). That rest is allowed LINGER (2 s, 1 MiB): a client that sent a
- * small body with a wrong key gets its answer and keeps its connection; one
- * that goes on sending has its connection closed. (Closing at once, with the
- * body unread, would reset the connection under a client still writing,
- * which may then lose the answer.)
+ * timeout). The rest is given LINGER: a client that sent a small body with a
+ * wrong key keeps its connection, one that goes on sending has it closed.
  */
 export function lingerOnUnwantedBody(request: FastifyRequest, reply: { raw: { once(event: 'finish', listener: () => void): unknown } }): void {
   const raw = request.raw;
@@ -95,23 +125,32 @@ export function lingerOnUnwantedBody(request: FastifyRequest, reply: { raw: { on
   reply.raw.once('finish', () => {
     const socket = raw.socket;
     if (!socket || socket.destroyed || raw.complete) return;
-    const start = socket.bytesRead;
-    const close = () => {
-      clearTimeout(timer);
-      socket.off('data', watch);
+    linger(socket, () => raw.complete, () => {
       if (!raw.complete) socket.destroy();
-    };
-    const watch = () => {
-      if (raw.complete) {
-        clearTimeout(timer);
-        socket.off('data', watch);
-      } else if (socket.bytesRead - start > LINGER.bytes) close();
-    };
-    const timer = setTimeout(close, LINGER.ms);
-    timer.unref();
-    socket.on('data', watch);
-    socket.once('close', () => clearTimeout(timer));
+    });
   });
+}
+
+/**
+ * The connection of an answer that says `Connection: close` while the body
+ * is still coming (413, 408, a place taken away: the reader stopped reading
+ * it): closed gently. Node would end and destroy the socket as soon as the
+ * answer is written, with the rest of the body unread, which resets the
+ * connection under a client still writing (it may then lose the answer):
+ * instead the answer is followed by the end of the server's side, and what
+ * the client still sends is read and thrown away for LINGER before the
+ * socket is destroyed.
+ */
+export function closeGently(request: FastifyRequest): void {
+  const raw = request.raw;
+  const socket = raw.socket;
+  if (!socket || !bodyStillComing(raw)) return;
+  // Node's server calls destroySoon once an answer with Connection: close is written.
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    this.end();
+    raw.resume();
+    linger(this, () => false, () => this.destroy());
+  };
 }
 
 /**
