@@ -45,13 +45,13 @@ export async function measureServerPath(): Promise<ServerPathResults> {
   sharp.concurrency(1);
   const where = pinning();
   log(`latency (server path): running on CPU(s) ${where.cpusAllowed} (${where.how})${MIXED ? ', with in-thread detections between the pool calls (--mixed)' : ''}`);
-  const { createFingerprintPool } = await import('../src/adapters/fingerprint-pool.js');
+  const { createWorkerPool } = await import('../src/adapters/worker-pool.js');
   const twelve = await prepareTwelveMp();
   // The secret as the server holds it (version 1); the pool derives the key from (version, secret), so the file is marked with that key.
   const secret = { version: 1, secret: new Uint8Array(BENCH_SECRET) };
   const key = deriveFingerprintKey(BENCH_SECRET, String(secret.version));
   const files = { marked: await twelve.deliver(embedFingerprint(twelve.raster, key).data), unmarked: twelve.unmarked };
-  const workers = createFingerprintPool({ threads: 1, queue: 4 });
+  const workers = createWorkerPool({ threads: 1, queue: 4 });
   const verify = createFingerprinting({
     pixels: createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 }),
     detect: workers.detect,

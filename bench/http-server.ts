@@ -15,6 +15,11 @@ import { freePort } from './stress/support/net.js';
 
 const execFileAsync = promisify(execFile);
 
+/** An environment without the project's settings (OPTMARK_*, DATABASE_URL, PORT, HOST): each run states its own. */
+function withoutOptmarkSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^(OPTMARK_|DATABASE_URL$|PORT$|HOST$)/.test(name)));
+}
+
 /** Newest modification time of any file under `dir`. */
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -113,7 +118,7 @@ export async function startBenchServer(options: ServerOptions): Promise<BenchSer
   cpSync(join(options.template, 'pgdata'), join(dataDir, 'pgdata'), { recursive: true });
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...withoutOptmarkSettings(process.env),
     DATABASE_URL: '',
     HOST: '127.0.0.1',
     PORT: String(port),

@@ -10,6 +10,8 @@ if (problem) {
 } else {
   // Compiled code kept on disk between runs (Node's compile cache, in the system's temporary folder): a command starts sooner.
   module.enableCompileCache?.();
+  // The server's allocator settings are set by re-executing this process, before the rest loads (src/cli/allocator.ts).
+  if (process.argv[2] === 'serve') (await import('../dist/cli/allocator.js')).withServingAllocator();
   const { main } = await import('../dist/cli/main.js');
   process.exitCode = await main(process.argv.slice(2));
 }

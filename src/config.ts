@@ -33,18 +33,33 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Seconds a client may take to send its headers (OPTMARK_HEADERS_TIMEOUT, default 10). */
   readonly headersTimeoutSeconds: number;
-  /** Seconds a whole request may take, upload included (OPTMARK_REQUEST_TIMEOUT, default 120). */
+  /** Seconds a whole request may take to arrive, upload included, and its processing after it (OPTMARK_REQUEST_TIMEOUT, default 120). */
   readonly requestTimeoutSeconds: number;
-  /** Seconds a quota reservation may stay open before a crash sweep returns it (OPTMARK_RESERVATION_TTL, default 300). */
+  /**
+   * Seconds a server on PostgreSQL may go without renewing its lease before
+   * another gives back the units its calls reserved (a crash)
+   * (OPTMARK_RESERVATION_TTL, default 300); more than twice the request
+   * timeout, the longest a call can last.
+   */
   readonly reservationTtlSeconds: number;
   /** The deployment's public address, the issuer in provenance tags (OPTMARK_BASE_URL; default http://HOST:PORT). */
   readonly baseUrl: string | undefined;
-  /** Image calls in flight at once, all keys together; more get 503 server_busy (OPTMARK_MAX_IN_FLIGHT, default 32). */
+  /**
+   * Image calls in flight at once, all keys together; more get 503
+   * server_busy (OPTMARK_MAX_IN_FLIGHT, default 32). While an account waits
+   * for one, each other account holds at most a quarter of them.
+   */
   readonly maxInFlight: number;
   /** Image calls in flight at once with one API key; more get 429 too_many_requests (OPTMARK_MAX_IN_FLIGHT_PER_KEY, default 8). */
   readonly maxInFlightPerKey: number;
   /** An upload that delivers less than 64 KiB in this many seconds gets 408 (OPTMARK_UPLOAD_STALL_SECONDS, default 20). */
   readonly uploadStallSeconds: number;
+  /**
+   * Bytes per second an upload must average over its whole body, judged from
+   * 10 s into it; slower gets 408 (OPTMARK_MIN_UPLOAD_RATE, default 32768 =
+   * 32 KiB/s; 0 turns it off).
+   */
+  readonly minUploadRate: number;
   /**
    * Requests with an invalid API key one client address may make per minute;
    * past that, its requests with a key get 429 too_many_requests until the
@@ -65,6 +80,13 @@ export interface Config {
    * work (OPTMARK_MAX_IMAGE_PIXELS, default 268402689 = 16383 x 16383).
    */
   readonly maxImagePixels: number;
+  /**
+   * CPU-seconds of work per account per minute that calls may cost when they
+   * fail after their upload was processed or are given up by their client;
+   * past it the account's calls get 429 too_many_failed_calls until the minute
+   * ends (OPTMARK_FAILED_WORK_SECONDS, default 30; 0 turns it off; per process).
+   */
+  readonly failedWorkSeconds: number;
   /** Pixel decodes run at once (OPTMARK_DECODE_CONCURRENCY, default: the number of CPUs). */
   readonly decodeConcurrency: number;
   /** Decodes that may wait for a turn; past that, 503 server_busy (OPTMARK_DECODE_QUEUE, default 8). */
@@ -152,6 +174,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutSeconds > requestTimeoutSeconds) {
     throw new ConfigError(`OPTMARK_HEADERS_TIMEOUT (${headersTimeoutSeconds}) must not be longer than OPTMARK_REQUEST_TIMEOUT (${requestTimeoutSeconds})`);
   }
+  // A call takes at most the request timeout to arrive and as long again to be
+  // processed (http/call-work.ts): a lease shorter than that would let a slow
+  // server's reservations be taken for a crash's.
+  const reservationTtlSeconds = integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400);
+  if (reservationTtlSeconds <= 2 * requestTimeoutSeconds) {
+    throw new ConfigError(
+      `OPTMARK_RESERVATION_TTL (${reservationTtlSeconds}) must be more than twice OPTMARK_REQUEST_TIMEOUT (${requestTimeoutSeconds}): a call may take that long, its upload and then its processing`,
+    );
+  }
   return Object.freeze({
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -167,11 +198,13 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     headersTimeoutSeconds,
     requestTimeoutSeconds,
-    reservationTtlSeconds: integer(env, 'OPTMARK_RESERVATION_TTL', 300, 1, 86_400),
+    reservationTtlSeconds,
     maxInFlight: integer(env, 'OPTMARK_MAX_IN_FLIGHT', 32, 1, 100_000),
     maxInFlightPerKey: integer(env, 'OPTMARK_MAX_IN_FLIGHT_PER_KEY', 8, 1, 100_000),
     uploadStallSeconds: integer(env, 'OPTMARK_UPLOAD_STALL_SECONDS', 20, 1, 3600),
+    minUploadRate: integer(env, 'OPTMARK_MIN_UPLOAD_RATE', 32 * 1024, 0, 1024 * 1024 * 1024),
     authFailuresPerMinute: integer(env, 'OPTMARK_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
+    failedWorkSeconds: integer(env, 'OPTMARK_FAILED_WORK_SECONDS', 30, 0, 3600),
     trustProxy: addressList(env, 'OPTMARK_TRUST_PROXY'),
     maxPixels: integer(env, 'OPTMARK_MAX_PIXELS', 100_000_000, 1, 0x3fff * 0x3fff),
     // The default is explained in app/image-size.ts. The upper bound is what
@@ -187,4 +220,29 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     mailFrom: env.OPTMARK_MAIL_FROM?.trim() || `optmark <no-reply@${baseUrl ? new URL(baseUrl).hostname : 'localhost'}>`,
   });
+}
+
+/**
+ * The glibc allocator settings `optmark serve` runs with
+ * (docs/operations.md#memory-allocator): blocks under 64 MB from the heap,
+ * up to 256 MB of freed memory kept for reuse.
+ */
+export const SERVE_MALLOC_TUNABLES: Readonly<Record<string, string>> = {
+  'glibc.malloc.mmap_threshold': '67108864',
+  'glibc.malloc.trim_threshold': '268435456',
+};
+
+/**
+ * GLIBC_TUNABLES with the server's allocator settings added where the
+ * environment does not set them already (a value of the operator's own
+ * wins), or undefined when there is nothing to add. glibc reads the
+ * variable when the process starts, so the server re-executes itself once
+ * with it (src/cli/allocator.ts).
+ */
+export function servingTunables(env: Env = process.env): string | undefined {
+  const given = (env.GLIBC_TUNABLES ?? '').split(':').filter((entry) => entry !== '');
+  const named = new Set(given.map((entry) => entry.split('=')[0]));
+  const missing = Object.entries(SERVE_MALLOC_TUNABLES).filter(([name]) => !named.has(name));
+  if (missing.length === 0) return undefined;
+  return [...given, ...missing.map(([name, value]) => `${name}=${value}`)].join(':');
 }

@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'quota_exceeded'
   | 'too_many_requests'
+  | 'too_many_failed_calls'
   // administration
   | 'account_exists'
   | 'account_not_found'
@@ -352,12 +353,23 @@ export class ServiceUnavailableError extends OptmarkError {
   }
 }
 
-/** The same key already has as many calls in flight as it may; one of them must finish first. */
+/**
+ * The same key already has as many calls in flight as it may, or its
+ * account has its share of them while other accounts wait for one
+ * (app/admission.ts); one of them must finish first.
+ */
 export class TooManyRequestsError extends OptmarkError {
   readonly code = 'too_many_requests';
   readonly retryAfterSeconds = 1;
-  constructor(readonly limit: number) {
-    super(`This API key already has ${limit} calls in progress; wait for one to finish`);
+  constructor(
+    readonly limit: number,
+    readonly scope: 'key' | 'account' = 'key',
+  ) {
+    super(
+      scope === 'key'
+        ? `This API key already has ${limit} calls in progress; wait for one to finish`
+        : `This account already has ${limit} calls in progress while other accounts wait for one; wait for one of yours to finish`,
+    );
   }
 }
 
@@ -388,12 +400,46 @@ export class TooManySignInsError extends OptmarkError {
   }
 }
 
+/**
+ * The account's calls that failed after their upload was processed, or
+ * whose client left before the answer, have used its budget of such work
+ * for the window (OPTMARK_FAILED_WORK_SECONDS per minute, app/failed-work.ts);
+ * its calls are refused until the window ends.
+ */
+export class TooManyFailedCallsError extends OptmarkError {
+  readonly code = 'too_many_failed_calls';
+  constructor(
+    readonly budgetSeconds: number,
+    readonly windowSeconds: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `This account's calls that failed or were given up after their upload took ${budgetSeconds} s of processing within ${windowSeconds} seconds; ` +
+        `its calls are refused for the next ${retryAfterSeconds} seconds`,
+    );
+  }
+}
+
 /** The server is at capacity (calls in flight, or decodes queued); shed now rather than run out of memory. */
 export class ServerBusyError extends OptmarkError {
   readonly code = 'server_busy';
   readonly retryAfterSeconds = 1;
   constructor(what = 'calls') {
     super(`The server is at capacity (${what}); try again in a moment`);
+  }
+}
+
+/**
+ * One of these errors raised on a worker thread, as the calling thread sees
+ * it: its code and its message (an error's class does not survive the trip
+ * between threads).
+ */
+export class RelayedError extends OptmarkError {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

@@ -1,6 +1,6 @@
 /** Configuration from the environment: defaults, and bad values stop the start with the variable named. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadClientSettings, loadConfig } from '../src/config.js';
+import { ConfigError, loadClientSettings, loadConfig, servingTunables } from '../src/config.js';
 
 describe('OPTMARK_AUTH_FAILURES_PER_MINUTE', () => {
   it('defaults to 100; 0 (off) and other whole numbers are taken', () => {
@@ -58,5 +58,28 @@ describe('OPTMARK_URL and OPTMARK_API_KEY', () => {
 
   it.each(['optmark.example', 'ftp://optmark.example', 'https://'])('refuses OPTMARK_URL=%s', (value) => {
     expect(() => loadClientSettings({ OPTMARK_URL: value })).toThrow(/OPTMARK_URL must be an http:\/\/ or https:\/\/ URL/);
+  });
+});
+
+describe("the allocator settings optmark serve runs with (GLIBC_TUNABLES)", () => {
+  const OURS = 'glibc.malloc.mmap_threshold=67108864:glibc.malloc.trim_threshold=268435456';
+  it('are added to an environment without them, and after settings of the operator\'s own', () => {
+    expect(servingTunables({})).toBe(OURS);
+    expect(servingTunables({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' })).toBe(`glibc.malloc.arena_max=4:${OURS}`);
+  });
+
+  it("leave a value the operator set for one of them, and ask for nothing once both are there (so the server re-executes itself at most once)", () => {
+    expect(servingTunables({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' })).toBe('glibc.malloc.mmap_threshold=1048576:glibc.malloc.trim_threshold=268435456');
+    expect(servingTunables({ GLIBC_TUNABLES: OURS })).toBeUndefined();
+    expect(servingTunables({ GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${OURS}` })).toBeUndefined();
+  });
+});
+
+describe('OPTMARK_RESERVATION_TTL', () => {
+  it('must be more than twice the request timeout (a call lasts at most its upload and as long again for its work)', () => {
+    expect(loadConfig({}).reservationTtlSeconds).toBe(300);
+    expect(loadConfig({ OPTMARK_REQUEST_TIMEOUT: '4', OPTMARK_HEADERS_TIMEOUT: '4', OPTMARK_RESERVATION_TTL: '9' }).reservationTtlSeconds).toBe(9);
+    expect(() => loadConfig({ OPTMARK_RESERVATION_TTL: '240' })).toThrow(/OPTMARK_RESERVATION_TTL \(240\) must be more than twice OPTMARK_REQUEST_TIMEOUT \(120\)/);
+    expect(() => loadConfig({ OPTMARK_REQUEST_TIMEOUT: '200' })).toThrow(/OPTMARK_RESERVATION_TTL \(300\) must be more than twice OPTMARK_REQUEST_TIMEOUT \(200\)/);
   });
 });

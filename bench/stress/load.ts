@@ -21,10 +21,22 @@
  *    declaring 99.98 megapixels (1-bit black) while one more verifies a small
  *    JPEG: only 200 or 503 server_busy; the small calls' p99 within 3 s; the
  *    server's peak resident size within 1.5 GiB.
+ * 5. Hostile XMP, 20 s: 8 clients (one account each) verify a PNG carrying
+ *    8 MB of XMP markup broken at its end (about a second of parsing, then
+ *    422 invalid_xmp, nothing counted) while /healthz is asked every 50 ms:
+ *    the hostile answers only 422 (or 503 server_busy past the worker pool's
+ *    queue), /healthz p99 within 100 ms (the XMP is read on the worker pool,
+ *    not on the event loop: before, /healthz took 5 to 10 s), with the
+ *    failed-work budget off so that the load lasts. 5b. The same 8 clients
+ *    with a budget of 5 CPU-seconds per account per minute, 45 s (8 accounts
+ *    share the pool's threads, so each spends about a quarter of a second a
+ *    second: the default 30 would take two minutes): every account gets 429
+ *    too_many_failed_calls, with Retry-After, once its budget is spent, and
+ *    /healthz stays within 100 ms.
  *
  * Options: --baseline-seconds N (run 1 per level; 0 skips it), --seconds N
  * (runs 2 and 2b), --low-seconds N (run 3), --bomb-seconds N (run 4),
- * --clients N (runs 2 and 2b).
+ * --hostile-seconds N (run 5; 0 skips 5 and 5b), --clients N (runs 2 and 2b).
  * Exits 1 when a property fails.
  */
 import { parseArgs } from 'node:util';
@@ -32,22 +44,31 @@ import sharp from 'sharp';
 import { cpuSnapshot, cpuUse } from '../cpu-usage.js';
 import { autocannonLoad } from './support/autocannon-load.js';
 import { countsTable, latencies, latencyTable, Load, ok, type Outcome } from './support/clients.js';
-import { blackPng } from '../../test/support/build.js';
+import { Histogram } from './support/histogram.js';
+import { blackPng, pngWithLongXmp } from '../../test/support/build.js';
 import { corpusUploads, mix, multipart, smallJpeg, type Upload } from './support/corpus.js';
 import { freePort, sleep } from './support/net.js';
 import { Checks, mb, ms, table } from './support/report.js';
 import { RssSampler } from './support/rss.js';
-import { errorLines, logSummary, Serve, showWarnings, usageOf } from './support/server.js';
+import { adminOp, errorLines, logSummary, Serve, showWarnings, usageOf } from './support/server.js';
 import { freshDataDir, prepare } from './support/setup.js';
 
 const { values } = parseArgs({
-  options: { 'baseline-seconds': { type: 'string', default: '60' }, seconds: { type: 'string', default: '60' }, 'low-seconds': { type: 'string', default: '20' }, 'bomb-seconds': { type: 'string', default: '20' }, clients: { type: 'string', default: '32' } },
+  options: {
+    'baseline-seconds': { type: 'string', default: '60' },
+    seconds: { type: 'string', default: '60' },
+    'low-seconds': { type: 'string', default: '20' },
+    'bomb-seconds': { type: 'string', default: '20' },
+    'hostile-seconds': { type: 'string', default: '20' },
+    clients: { type: 'string', default: '32' },
+  },
 });
 const BASELINE_SECONDS = Number(values['baseline-seconds']);
 const SECONDS = Number(values.seconds);
 const LOW_SECONDS = Number(values['low-seconds']);
 const BOMB_SECONDS = Number(values['bomb-seconds']);
 const CLIENTS = Number(values.clients);
+const HOSTILE_SECONDS = Number(values['hostile-seconds']);
 const LOW_LIMITS = { protect: 300, verify: 500 };
 /** Admission refusals the server may answer under load (both carry Retry-After); anything else is a failure. */
 const ADMISSION = new Set(['429 too_many_requests', '503 server_busy']);
@@ -61,6 +82,13 @@ const OVERLOAD_RSS_MB = 2048;
 const BOMB_CLIENTS = 8;
 const BOMB_PROBE_P99_MS = 3000;
 const BOMB_RSS_MB = 1536;
+/** Run 5's bounds. */
+const HOSTILE_CLIENTS = 8;
+const HEALTHZ_P99_MS = 100;
+const HEALTHZ_EVERY_MS = 50;
+/** Run 5b: a budget each of 8 accounts spends in about 20 s on two cores, and a run long enough for it. */
+const BUDGET_SECONDS = 5;
+const BUDGET_RUN_SECONDS = 45;
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const checks = new Checks(log);
@@ -238,6 +266,80 @@ if (BOMB_SECONDS > 0) {
   checks.check(name, `small calls p99 <= ${BOMB_PROBE_P99_MS} ms`, probeTimes.count > 0 && probeTimes.percentile(99) <= BOMB_PROBE_P99_MS, `${ms(probeTimes.percentile(99))} ms over ${probeTimes.count} calls`);
   checks.check(name, `RSS peak <= ${BOMB_RSS_MB} MB`, rss.peakMb <= BOMB_RSS_MB, `${mb(rss.peakMb)} MB`);
   checks.check(name, 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+}
+
+/** /healthz asked every HEALTHZ_EVERY_MS until stopped: its latencies, and any answer that is not 200. */
+function pollHealth(url: string) {
+  const times = new Histogram();
+  let failures = 0;
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const response = await fetch(`${url}/healthz`);
+        await response.arrayBuffer();
+        if (response.status !== 200) failures++;
+      } catch {
+        failures++;
+      }
+      times.record(performance.now() - started);
+      await sleep(HEALTHZ_EVERY_MS);
+    }
+  })();
+  return {
+    times,
+    get failures() {
+      return failures;
+    },
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+async function hostileRun(name: string, seconds: number, env: Record<string, string>, allowed: (o: Outcome) => boolean) {
+  const hostile = multipart('hostile.png', pngWithLongXmp(8_000_000, true));
+  log(`\n== ${name}: ${HOSTILE_CLIENTS} clients, one account each, verify a ${(hostile.bytes / 1e6).toFixed(1)} MB PNG whose XMP is markup broken at its end, ${seconds} s; /healthz every ${HEALTHZ_EVERY_MS} ms`);
+  const dataDir = freshDataDir(template);
+  const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, OPTMARK_LOG_LEVEL: 'warn', ...env });
+  const keys: string[] = [];
+  for (let i = 0; i < HOSTILE_CLIENTS; i++) {
+    await adminOp(dataDir, { op: 'createAccount', name: `hostile-${i}`, plan: 'pro' });
+    keys.push((await adminOp<{ key: string }>(dataDir, { op: 'issueKey', account: `hostile-${i}` })).key);
+  }
+  const health = pollHealth(server.url);
+  const loads = keys.map((key) => new Load({ url: server.url, key, clients: 1, next: () => ({ op: 'verify', upload: hostile }) }).start());
+  await sleep(seconds * 1000);
+  await Promise.all(loads.map((load) => load.stop()));
+  await health.stop();
+  const exit = await server.stop();
+  const outcomes = loads.flatMap((load) => load.outcomes);
+  log(countsTable(outcomes));
+  const hostileTimes = latencies(outcomes.filter((o) => o.status === 422));
+  log(`hostile verifies: ${hostileTimes.count} x 422, p50 ${ms(hostileTimes.percentile(50))} ms; /healthz: ${health.times.count} answers, p50 ${ms(health.times.percentile(50))} ms, p99 ${ms(health.times.percentile(99))} ms, max ${ms(health.times.max)} ms`);
+  const strange = outcomes.filter((o) => !allowed(o));
+  checks.check(name, 'only the expected answers', strange.length === 0 && hostileTimes.count > 0, `${outcomes.length} answers, ${strange.length} others${strange.length ? ` (e.g. ${strange[0]!.status} ${strange[0]!.code})` : ''}`);
+  checks.check(name, `/healthz p99 <= ${HEALTHZ_P99_MS} ms, every answer 200`, health.failures === 0 && health.times.percentile(99) <= HEALTHZ_P99_MS, `${ms(health.times.percentile(99))} ms over ${health.times.count}, ${health.failures} failed`);
+  checks.check(name, 'clean stop, no error logged', exit.code === 0 && errorLines(server) === 0, `exit ${JSON.stringify(exit)}; ${logSummary(server)}`);
+  showWarnings(log, server, 4);
+  return { outcomes, perAccount: loads.map((load) => load.outcomes) };
+}
+
+if (HOSTILE_SECONDS > 0) {
+  await hostileRun('hostile XMP', HOSTILE_SECONDS, { OPTMARK_FAILED_WORK_SECONDS: '0' }, (o) => (o.status === 422 && o.code === 'invalid_xmp') || (o.status === 503 && o.code === 'server_busy'));
+  const name = 'hostile XMP, failed-work budget';
+  const budgeted = await hostileRun(
+    name,
+    BUDGET_RUN_SECONDS,
+    { OPTMARK_FAILED_WORK_SECONDS: String(BUDGET_SECONDS) },
+    (o) => (o.status === 422 && o.code === 'invalid_xmp') || (o.status === 503 && o.code === 'server_busy') || (o.status === 429 && o.code === 'too_many_failed_calls' && Number(o.retryAfter) >= 1),
+  );
+  const spent = (o: Outcome) => o.status === 429 && o.code === 'too_many_failed_calls';
+  const refusedAccounts = budgeted.perAccount.filter((outcomes) => outcomes.some(spent)).length;
+  const refusals = budgeted.outcomes.filter(spent).length;
+  checks.check(name, 'every account gets 429 too_many_failed_calls once its budget is spent', refusedAccounts === HOSTILE_CLIENTS, `${refusedAccounts} of ${HOSTILE_CLIENTS} accounts, ${refusals} refusals`);
 }
 
 process.exit(checks.summary() ? 0 : 1);

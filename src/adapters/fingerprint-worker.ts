@@ -58,3 +58,25 @@ export function embedAndTransfer(task: EmbedTask): EmbedOutcome {
   const moved = move({ [transferableSymbol]: outcome.marked.data.buffer, [valueSymbol]: outcome });
   return moved as unknown as EmbedOutcome;
 }
+
+/** CPU-seconds this thread spent since `started` (process.threadCpuUsage). */
+function cpuSince(started: NodeJS.CpuUsage): number {
+  const used = process.threadCpuUsage(started);
+  return (used.user + used.system) / 1e6;
+}
+
+/** `detect` as the server's pool runs it: with the CPU time it took, which the call is charged (app/work-meter.ts). */
+export function detectMetered(task: DetectTask): { value: FingerprintCheck; cpu: number } {
+  const started = process.threadCpuUsage();
+  const value = detect(task);
+  return { value, cpu: cpuSince(started) };
+}
+
+/** `embedAndTransfer` as the server's pool runs it: with the CPU time it took. */
+export function embedMetered(task: EmbedTask): { value: EmbedOutcome; cpu: number } {
+  const started = process.threadCpuUsage();
+  const outcome = embed(task);
+  const answer = { value: outcome, cpu: cpuSince(started) };
+  if ('refused' in outcome) return answer;
+  return move({ [transferableSymbol]: outcome.marked.data.buffer, [valueSymbol]: answer }) as unknown as { value: EmbedOutcome; cpu: number };
+}

@@ -17,6 +17,7 @@ import { sniff } from '../core/formats/sniff.js';
 import { carryMetadata } from '../core/formats/carry-metadata.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, ServerBusyError, UnsupportedFormatError } from '../errors.js';
+import { chargeWork } from '../app/work-meter.js';
 
 sharp.block({ operation: ['VipsForeignLoad'] });
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp'] });
@@ -105,10 +106,10 @@ export interface PixelDecoder {
    * Run `job` holding one slot from start to end, with the same bound and
    * queue as `decode` (ServerBusyError past the queue): for work that keeps
    * full-size pixels after the decode (embed, encode). `bytes` is checked
-   * against the pixel limit before a slot is waited for. The `held` functions
-   * must not be used once `job` has settled.
+   * against the pixel limit before a slot is waited for; `signal` gives up
+   * the wait. The `held` functions must not be used once `job` has settled.
    */
-  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixels) => Promise<T>): Promise<T>;
+  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixels) => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Slots in use (decodes and held jobs) and callers waiting for one, now. */
   readonly load: { readonly running: number; readonly waiting: number };
 }
@@ -155,6 +156,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
 
   /** The decode itself, in a slot the caller holds. */
   async function decodeHeld(bytes: Uint8Array, options: DecodeOptions, { format, size } = declared(bytes)): Promise<Pixels> {
+    const started = performance.now();
     try {
       let pipeline = sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', sequentialRead: true });
       if (options.orient) pipeline = pipeline.rotate();
@@ -165,11 +167,22 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       return { data, width: info.width, height: info.height, channels: info.channels };
     } catch (error) {
       throw refusal(error, format, size, limits.maxPixels);
+    } finally {
+      chargeWork((performance.now() - started) / 1000);
     }
   }
 
   /** The encode itself, in a slot the caller holds. sharp reads the raw pixels where they are (no copy). */
   async function encodeHeld(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array> {
+    const started = performance.now();
+    try {
+      return await encodeWith(original, pixels);
+    } finally {
+      chargeWork((performance.now() - started) / 1000);
+    }
+  }
+
+  async function encodeWith(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array> {
     const handler = sniff(original);
     let raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
     // Without this, one or two channels (grey, grey + alpha) would be written as sRGB.
@@ -204,9 +217,9 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
         throw refusal(error, format, declaredDimensions(bytes, format), limits.maxPixels);
       }
     },
-    async withSlot(bytes, job) {
+    async withSlot(bytes, job, signal) {
       declared(bytes);
-      const done = await turn();
+      const done = await turn(signal);
       let holding = true;
       const held = <A extends unknown[], R>(work: (...args: A) => Promise<R>) =>
         (...args: A): Promise<R> => {

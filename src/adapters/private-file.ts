@@ -7,7 +7,8 @@
  * write leaves a moment in which another process finds the file empty (a
  * lock without its pid, a key ring that does not parse); writing a private
  * temporary file and hard-linking it into place does not: the link either
- * appears complete or not at all.
+ * appears complete or not at all. Temporary files are created exclusively,
+ * under random names, never through a symbolic link (writeTemporary).
  *
  * WatchedJsonFile: a JSON file kept in memory as parsed, followed when
  * another process rewrites it.
@@ -15,12 +16,35 @@
  * InvalidKeyFileError: such a file exists but cannot be used (not JSON, or
  * not the file it should be): a problem of setup, named in one line.
  */
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+/**
+ * A new temporary file next to `path`, holding `text`: created exclusively
+ * (never an existing file), never through a symbolic link, under a name no
+ * one can guess (128 random bits), with `mode`; written and synced. Another
+ * user who can write the directory cannot prepare it: a predictable name
+ * opened through a planted link handed the key file's content to them.
+ */
+function writeTemporary(path: string, text: string, mode: number): string {
+  const temporary = `${path}.${randomBytes(16).toString('hex')}.tmp`;
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    const bytes = Buffer.from(text, 'utf8');
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  return temporary;
+}
+
 export function createExclusive(path: string, text: string, mode = 0o600): void {
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temporary, text, { mode, flag: 'wx' });
+  const temporary = writeTemporary(path, text, mode);
   try {
     linkSync(temporary, path);
   } finally {
@@ -37,9 +61,13 @@ function writePrivateJson(path: string, value: unknown, how: 'create' | 'replace
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(value, null, 2)}\n`;
   if (how === 'create') return createExclusive(path, text);
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, path);
+  const temporary = writeTemporary(path, text, 0o600);
+  try {
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;

@@ -131,6 +131,11 @@ export class SigningKeys {
     return this.ring.current.publicKeys.get(kid);
   }
 
+  /** Every public key of the ring, active and retired, by kid. */
+  publicKeys(): ReadonlyMap<string, KeyObject> {
+    return this.ring.current.publicKeys;
+  }
+
   /** The public keys, active and retired, as a JWKS (RFC 7517). */
   jwks(): { keys: PublicJwk[] } {
     return { keys: this.ring.current.file.keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'EdDSA', use: 'sig' })) };

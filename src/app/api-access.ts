@@ -13,9 +13,11 @@ import {
   PlanNotAllowedError,
   QuotaExceededError,
   ScopeNotAllowedError,
+  ServiceUnavailableError,
   type Operation,
 } from '../errors.js';
-import type { Admission } from './admission.js';
+import type { Admission, Slot } from './admission.js';
+import type { FailedWork } from './failed-work.js';
 import { API_PLANS, type Clock, type Plan, type Principal, type Store } from './ports.js';
 import { usageReport, type UsageReport } from './usage.js';
 
@@ -27,14 +29,17 @@ export interface Ticket {
   /** Usage of this operation this month, this call included. */
   readonly used: number;
   readonly limit: number;
+  /** The call's place in flight (app/admission.ts): mark it working once the body is read; `preempted` says when it was taken away. */
+  readonly slot: Pick<Slot, 'working' | 'preempted'>;
+  /** The call failed after its body was processed, or was given up by its client: charge its work to the account (app/failed-work.ts). */
+  chargeFailedWork(seconds: number): void;
   settle(succeeded: boolean): Promise<void>;
 }
 
 /**
- * Who a call says it is: the SHA-256 of the API key it presents, in an
- * `Authorization` header or through a dashboard session opened with the key.
- * Both paths reach the same accounting: a dashboard upload counts exactly
- * like an API call.
+ * Who a call says it is: the SHA-256 of the API key it presents in its
+ * `Authorization` header. (A dashboard call is a signed-in user's:
+ * openForUser, which reaches the same accounting.)
  */
 export interface Credential {
   readonly keyDigest: Buffer;
@@ -42,9 +47,10 @@ export interface Credential {
 
 export interface ApiAccess {
   /**
-   * Admit the call, authenticate and reserve one unit. Throws TooManyRequests
-   * or ServerBusy (admission), InvalidApiKey, PlanNotAllowed or
-   * QuotaExceeded. The admission slot is held until the ticket is settled.
+   * Admit the call, authenticate and reserve one unit. Throws InvalidApiKey,
+   * TooManyFailedCalls (the account's failed-work budget), TooManyRequests
+   * or ServerBusy (admission), PlanNotAllowed or QuotaExceeded. The
+   * admission slot is held until the ticket is settled.
    */
   open(credential: Credential, operation: Operation): Promise<Ticket>;
   /**
@@ -55,11 +61,14 @@ export interface ApiAccess {
   openForUser(who: { accountId: string; accountName: string; plan: Plan; userId: string }, operation: Operation): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
   authenticate(credential: Credential): Promise<Principal>;
+  /** This month's usage of the principal's account; PlanNotAllowed for a plan without the API. */
   usage(principal: Principal): Promise<UsageReport>;
   /** This month's usage of an account (the dashboard's meters). */
   accountUsage(accountId: string): Promise<UsageReport>;
-  /** Give back units of calls that never settled (a crash); returns how many. */
-  sweep(olderThanSeconds: number): Promise<number>;
+  /** Give back units of calls whose server is gone (no heartbeat for `ttlSeconds`: a crash); renews this server's own lease first; returns how many. */
+  sweep(ttlSeconds: number): Promise<number>;
+  /** Renew this server's lease on its reservations (PostgreSQL). */
+  heartbeat(): Promise<void>;
 }
 
 /** The credential of an API key as typed (malformed keys and bad checksums never reach the database). */
@@ -85,28 +94,48 @@ export interface ApiAccessDeps {
   readonly store: Store;
   readonly clock: Clock;
   readonly admission: Admission;
+  /** The per-account budget of failed and abandoned work; without it, nothing is counted or refused. */
+  readonly failedWork?: FailedWork;
   readonly onSettleError?: (error: unknown) => void;
 }
 
+/** Keys whose account admission remembers (a key never changes account); past it the memory starts again. */
+const MAX_KNOWN_KEYS = 10_000;
+
 export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   const { store, clock, admission } = deps;
+  /** The account of each key seen, for admission, which counts calls per account before the reservation checks the key again. */
+  const accountOfKey = new Map<string, string>();
 
-  function ticket(operation: Operation, principal: Principal, used: number, limit: number, reservationId: string, leave: () => void): Ticket {
+  /** The account a key belongs to: remembered, or looked up (InvalidApiKeyError when there is no such key). */
+  const accountOf = async (credential: Credential, key: string): Promise<string> => {
+    const known = accountOfKey.get(key);
+    if (known !== undefined) return known;
+    const match = await store.authenticate(credential.keyDigest, clock.now());
+    if (!match) throw new InvalidApiKeyError();
+    if (accountOfKey.size >= MAX_KNOWN_KEYS) accountOfKey.clear();
+    accountOfKey.set(key, match.principal.accountId);
+    return match.principal.accountId;
+  };
+
+  function ticket(operation: Operation, principal: Principal, used: number, limit: number, reservationId: string, slot: Slot): Ticket {
     let settled = false;
     return {
       operation,
       principal,
       used,
       limit,
+      slot,
+      chargeFailedWork: (seconds) => deps.failedWork?.charge(principal.accountId, seconds),
       async settle(succeeded) {
         if (settled) return;
         settled = true;
-        leave();
+        slot.leave();
         try {
           await (succeeded ? store.commit(reservationId, principal.keyId, clock.now()) : store.refund(reservationId));
         } catch (error) {
           // The response is already decided; an unsettled reservation is
-          // given back by the sweep after its TTL.
+          // given back by the sweep once this server stops renewing its lease.
           deps.onSettleError?.(error);
         }
       },
@@ -119,32 +148,46 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
     return usageReport(used, limits, now);
   }
 
+  /** A reservation's failure: the slot given back, and (the database may have run the reservation and lost only its answer) a refund, which gives nothing back where there is no reservation. */
+  function failed(slot: Slot, reservationId: string, error: unknown): never {
+    slot.leave();
+    if (error instanceof ServiceUnavailableError) store.refund(reservationId).catch(() => {});
+    throw error;
+  }
+
   return {
     async open(credential, operation) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
       // can only tell about digests, which reveal nothing usable about a key.
       const digest = credential.keyDigest;
-      const leave = admission.enter(digest.toString('base64'));
+      const key = digest.toString('base64');
+      const account = await accountOf(credential, key);
+      // An account past its budget of failed work is refused before it takes a place.
+      deps.failedWork?.admit(account);
+      const slot = admission.enter({ account, key });
       const now = clock.now();
       const period = periodOf(now);
       const reservationId = randomUUID();
       let outcome: Awaited<ReturnType<Store['authenticateAndReserve']>>;
       try {
         outcome = await store.authenticateAndReserve({ digest, now, period: period.key, operation, reservationId, plans: API_PLANS });
-        if (outcome.kind === 'invalid') throw new InvalidApiKeyError();
+        if (outcome.kind === 'invalid') {
+          accountOfKey.delete(key);
+          throw new InvalidApiKeyError();
+        }
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
         if (outcome.kind === 'out-of-scope') throw new ScopeNotAllowedError(operation, outcome.principal.scopes);
         if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
       } catch (error) {
-        leave();
-        throw error;
+        failed(slot, reservationId, error);
       }
       const { principal, used, limit } = outcome;
-      return ticket(operation, principal, used, limit, reservationId, leave);
+      return ticket(operation, principal, used, limit, reservationId, slot);
     },
 
     async openForUser(who, operation) {
-      const leave = admission.enter(`user:${who.userId}`);
+      deps.failedWork?.admit(who.accountId);
+      const slot = admission.enter({ account: who.accountId, key: `user:${who.userId}` });
       const now = clock.now();
       const period = periodOf(now);
       const reservationId = randomUUID();
@@ -155,12 +198,11 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.plan);
         if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
       } catch (error) {
-        leave();
-        throw error;
+        failed(slot, reservationId, error);
       }
       const { used, limit } = outcome;
       const principal: Principal = { accountId: who.accountId, accountName: who.accountName, plan: who.plan, keyId: null, userId: who.userId, scopes: ['protect', 'verify'] };
-      return ticket(operation, principal, used, limit, reservationId, leave);
+      return ticket(operation, principal, used, limit, reservationId, slot);
     },
 
     async authenticate(credential) {
@@ -169,11 +211,20 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       return match.principal;
     },
 
-    usage: (principal) => accountUsage(principal.accountId),
+    async usage(principal) {
+      // Free of charge, not free of plan: the usage is part of the API.
+      if (!API_PLANS.includes(principal.plan)) throw new PlanNotAllowedError(principal.plan);
+      return accountUsage(principal.accountId);
+    },
     accountUsage,
 
-    sweep(olderThanSeconds) {
-      return store.sweepReservations(new Date(clock.now().getTime() - olderThanSeconds * 1000));
+    sweep(ttlSeconds) {
+      const now = clock.now();
+      return store.sweepReservations(new Date(now.getTime() - ttlSeconds * 1000), now);
+    },
+
+    async heartbeat() {
+      await store.heartbeat?.(clock.now());
     },
   };
 }

@@ -19,7 +19,7 @@
  * at 100 megapixels) all along, and the slots are what bounds them. The
  * pixels go to the embedder and come back without a copy (transferred).
  */
-import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, type Orientation, type Raster } from '../core/fingerprint/index.js';
+import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, shapeRefusal, type Orientation, type Raster } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
@@ -44,8 +44,8 @@ export interface PixelPort {
   /** One bounded decode; its slot is free again when it returns. */
   decode(bytes: Uint8Array, options?: DecodeRequest): Promise<Raster>;
   probe(bytes: Uint8Array): Promise<{ space: string; depth: string; pages: number; orientation: number }>;
-  /** `job` holding one decode slot from start to end; its decode and encode take no other. */
-  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixelPort) => Promise<T>): Promise<T>;
+  /** `job` holding one decode slot from start to end; its decode and encode take no other. `signal` gives up the wait for the slot. */
+  withSlot<T>(bytes: Uint8Array, job: (held: HeldPixelPort) => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /** What the detector is given: a reduced copy of the image and the secrets to look for, newest first. */
@@ -57,7 +57,7 @@ export interface DetectTask {
   readonly secrets: readonly FingerprintSecret[];
 }
 
-/** Runs the detector somewhere that does not block (src/adapters/fingerprint-pool.ts). */
+/** Runs the detector somewhere that does not block (src/adapters/worker-pool.ts). */
 export type DetectPort = (task: DetectTask) => Promise<FingerprintCheck>;
 
 /** What the embedder is given: the full-size pixels as stored, how they are displayed, and the secret to mark with. */
@@ -77,8 +77,8 @@ export type EmbedOutcome =
   | { readonly marked: { readonly data: Uint8Array; readonly width: number; readonly height: number; readonly channels: number } }
   | { readonly refused: string };
 
-/** Runs the embedder somewhere that does not block (src/adapters/fingerprint-pool.ts). */
-export type EmbedPort = (task: EmbedTask) => Promise<EmbedOutcome>;
+/** Runs the embedder somewhere that does not block (src/adapters/worker-pool.ts); `signal` stops it. */
+export type EmbedPort = (task: EmbedTask, signal?: AbortSignal) => Promise<EmbedOutcome>;
 
 /** What marking did: the file with the mark, and whether it was added now or found there already. */
 export interface Marked {
@@ -94,7 +94,14 @@ export interface Fingerprinting {
    *   answers NO_FINGERPRINT, and one decoded by then is not sent to the detector.
    */
   check(bytes: Uint8Array, signal?: AbortSignal): Promise<FingerprintCheck>;
-  mark(bytes: Uint8Array): Promise<Marked>;
+  /**
+   * @param signal aborted when the answer is no longer wanted (the client
+   *   left, the call's time is up): the marking stops before its next costly
+   *   step (probe, check for a mark already there, decode, embed, encode,
+   *   self-check), a wait for a slot is given up, an embedding under way on
+   *   the pool is stopped, and it rejects with the signal's reason.
+   */
+  mark(bytes: Uint8Array, signal?: AbortSignal): Promise<Marked>;
 }
 
 export interface FingerprintDeps {
@@ -128,6 +135,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       throw error;
     }
     if (signal?.aborted) return NO_FINGERPRINT;
+    // A detection takes milliseconds: it is not stopped once started (stopping it would cost its worker thread).
     return detectIn(reduced, secrets, deps);
   };
 
@@ -151,12 +159,19 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
   return {
     check,
 
-    async mark(bytes) {
+    async mark(bytes, signal) {
       const secret = deps.marking();
       if (!secret) throw new FingerprintNotPossibleError('this deployment has no fingerprint key');
+      // What the header already decides is refused from it, before anything is decoded:
+      // a shape the embedder refuses (too small, too elongated), a decode over the budget.
+      const size = declaredDimensions(bytes, sniff(bytes).format);
+      const misshapen = size && shapeRefusal(size.width, size.height);
+      if (misshapen) throw new FingerprintNotPossibleError(misshapen.message.replace(/^The image is /, 'it is '));
       const costly = overDecodeBudget(bytes);
       if (costly) throw new FingerprintNotPossibleError(`${costly}; protect it without the fingerprint, which decodes no pixels`);
+      signal?.throwIfAborted();
       const facts = await deps.pixels.probe(bytes).catch(overDecoderLimit);
+      signal?.throwIfAborted();
       // libvips decodes only the default image of an APNG (it reports one
       // page): marking it would silently drop the animation.
       if (facts.pages > 1 || isAnimatedPng(bytes)) throw new FingerprintNotPossibleError('it is animated');
@@ -167,19 +182,29 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // every marking adds its own pattern and re-encodes, so each round
       // would cost another 6 dB or so of PSNR for nothing.
       // Its decoding cost was checked above; its size is the embedder's to refuse.
-      if ((await lookFor(bytes, deps.detecting())).present) return { bytes, fingerprint: 'found' };
+      const already = await lookFor(bytes, deps.detecting(), signal);
+      signal?.throwIfAborted();
+      if (already.present) return { bytes, fingerprint: 'found' };
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';
-      const marking = deps.pixels.withSlot(bytes, async (held) => {
-        const pixels = await held.decode(bytes, { stored: true });
-        // Handed over (transferred where the pool can): nothing here reads the decoded pixels again.
-        const outcome = await deps.embed({ data: pixels.data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret });
-        if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
-        const encoded = await held.encodeLike(bytes, outcome.marked);
-        await refuseUnfound(encoded, held, deps);
-        return { bytes: encoded, fingerprint: 'added' } as const;
-      });
+      const marking = deps.pixels.withSlot(
+        bytes,
+        async (held) => {
+          signal?.throwIfAborted();
+          const pixels = await held.decode(bytes, { stored: true });
+          signal?.throwIfAborted();
+          // Handed over (transferred where the pool can): nothing here reads the decoded pixels again.
+          const outcome = await deps.embed({ data: pixels.data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret }, signal);
+          if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
+          signal?.throwIfAborted();
+          const encoded = await held.encodeLike(bytes, outcome.marked);
+          signal?.throwIfAborted();
+          await refuseUnfound(encoded, held, deps, signal);
+          return { bytes: encoded, fingerprint: 'added' } as const;
+        },
+        signal,
+      );
       return marking.catch(overDecoderLimit);
     },
   };
@@ -211,8 +236,10 @@ function overDecoderLimit(error: unknown): never {
  * such a file is refused rather than delivered re-encoded for nothing (and
  * the refusal counts nothing).
  */
-async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps): Promise<void> {
-  const found = await detectIn(await held.decode(encoded, DETECT_DECODE), deps.detecting(), deps);
+async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps, signal: AbortSignal | undefined): Promise<void> {
+  const reduced = await held.decode(encoded, DETECT_DECODE);
+  signal?.throwIfAborted();
+  const found = await detectIn(reduced, deps.detecting(), deps);
   if (found.present) return;
   const votes = found.blocks === 0 ? 'no block of it could vote' : `${Math.round(found.confidence * found.blocks)} of ${found.blocks} blocks matched`;
   throw new FingerprintNotPossibleError(

@@ -153,8 +153,15 @@ export interface Store {
   /** The call failed: give the unit back. A second refund, or a refund after commit, does nothing. */
   refund(reservationId: string): Promise<void>;
   usage(accountId: string, period: string): Promise<Record<Operation, number>>;
-  /** Give back every unit reserved before `cutoff` and never settled (a crash). Returns how many. */
-  sweepReservations(cutoff: Date): Promise<number>;
+  /**
+   * Give back every unit reserved by a server that is gone (a crash): one
+   * whose last heartbeat is before `cutoff`, or, for units that name no
+   * server, reserved before it. This server's heartbeat is renewed first at
+   * `now`, so its own calls in flight are never given back. Returns how many.
+   */
+  sweepReservations(cutoff: Date, now: Date): Promise<number>;
+  /** Renew this server's lease on its reservations (stores that keep them in memory have none). */
+  heartbeat?(now: Date): Promise<void>;
 
   /** The account's limits (its plan's, with its overrides). */
   accountLimits(accountId: string): Promise<AccountLimits>;

@@ -1,11 +1,14 @@
 import { InvalidOptionError } from '../errors.js';
 import { sha256Hex } from '../core/bytes/digest.js';
-import { writeDataMining, type TagSigner } from '../core/metadata.js';
+import { openImage, writeDataMining, xmpTextLength, type OpenedImage, type TagSigner } from '../core/metadata.js';
 import { SIGNAL } from '../core/signals.js';
 import { DEFAULT_CODE, DMI_VOCAB_PREFIX, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
 import { refuseOversizedImage } from './image-size.js';
+import { INLINE_XMP_CHARACTERS, type OffLoop } from './off-loop.js';
+import type { Provenance } from './provenance.js';
+import { onThisThread } from './work-meter.js';
 
 export interface ProtectOptions {
   /**
@@ -62,11 +65,21 @@ export interface ProtectResult {
  *   CorruptImageError, InvalidXmpError, AmbiguousXmpError, InvalidOptionError
  */
 export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
+  return protectOpened(bytes, openChecked(bytes, options), options);
+}
+
+/** The checks protect makes before the XMP is read, and the container opened. */
+function openChecked(bytes: Uint8Array, options: ProtectOptions): OpenedImage {
   // First, from the header alone: a declared size past the limit is refused
   // whatever else is wrong with the file, so protect and verify agree on it.
   refuseOversizedImage(bytes, options.maxImagePixels);
+  checkedValue(options);
+  return openImage(bytes);
+}
+
+function protectOpened(bytes: Uint8Array, opened: OpenedImage, options: ProtectOptions): ProtectResult {
   const value = checkedValue(options);
-  const written = writeDataMining(bytes, uriFor(value ?? DEFAULT_CODE), { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true });
+  const written = writeDataMining(bytes, uriFor(value ?? DEFAULT_CODE), { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true }, opened);
   let sha256: string | undefined;
   return {
     bytes: written.bytes,
@@ -92,13 +105,42 @@ export function protect(bytes: Uint8Array, options: ProtectOptions = {}): Protec
  *
  * @throws what protect throws, and FingerprintNotPossibleError
  */
-export async function protectWithFingerprint(bytes: Uint8Array, fingerprint: Fingerprinting, options: ProtectOptions = {}): Promise<ProtectResult> {
+export async function protectWithFingerprint(
+  bytes: Uint8Array,
+  fingerprint: Fingerprinting,
+  options: ProtectOptions = {},
+  server?: OffLoop & { readonly provenance: Provenance | undefined },
+): Promise<ProtectResult> {
   // Everything protect would refuse in the file as it is (its size, its
   // container, its XMP, the value asked for), refused as protect refuses it,
   // before the costly part: marking decodes the pixels. Nothing is signed.
-  protect(bytes, { ...options, signer: undefined });
-  const marked = await fingerprint.mark(bytes);
-  return { ...protect(marked.bytes, options), fingerprint: marked.fingerprint };
+  const check = { ...options, signer: undefined };
+  if (server) await protectOffLoop(bytes, check, undefined, server);
+  else protect(bytes, check);
+  const marked = await fingerprint.mark(bytes, server?.signal);
+  const result = server ? await protectOffLoop(marked.bytes, options, server.provenance, server) : protect(marked.bytes, options);
+  return { ...result, fingerprint: marked.fingerprint };
+}
+
+/**
+ * protect as a server runs it: the same answer, the same refusals, without
+ * holding the event loop. A file whose XMP is short (nearly all) is marked
+ * on this thread; one whose XMP is long, on the worker pool within its time
+ * budget (app/off-loop.ts). The work is charged to the call's meter.
+ * `options.signer` is not used: `provenance` signs, here or on the pool.
+ */
+export async function protectOffLoop(bytes: Uint8Array, options: Omit<ProtectOptions, 'signer'>, provenance: Provenance | undefined, offLoop: OffLoop): Promise<ProtectResult> {
+  offLoop.signal?.throwIfAborted();
+  const { workers } = offLoop;
+  const here = onThisThread(() => {
+    const opened = openChecked(bytes, options);
+    if (workers && xmpTextLength(opened) > INLINE_XMP_CHARACTERS) return undefined;
+    return { result: protectOpened(bytes, opened, { ...options, signer: provenance?.signer }) };
+  });
+  if (here) return here.result;
+  // A copy goes to the pool: the caller may use its bytes again (protectWithFingerprint does).
+  const task = { bytes: new Uint8Array(bytes), value: options.value, keepExisting: options.keepExisting, filename: options.filename, maxImagePixels: options.maxImagePixels, signing: provenance?.snapshot() };
+  return workers!.protect(task, offLoop.signal);
 }
 
 /** The code asked for, or undefined for the default (keep the file's own opt-out, else DEFAULT_CODE). */

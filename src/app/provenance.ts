@@ -12,39 +12,67 @@ import type { Clock } from './ports.js';
 export interface KeySource {
   readonly active?: { readonly kid: string; readonly privateKey: KeyObject };
   publicKey(kid: string): KeyObject | undefined;
+  /** Every public key, by kid (what a snapshot for another thread carries); a source without it gives none. */
+  publicKeys?(): ReadonlyMap<string, KeyObject>;
+}
+
+/**
+ * Everything signing and checking need, as of one moment, in a form that can
+ * be sent to a worker thread (KeyObjects are cloned by postMessage): the
+ * issuer, the time a tag signed there says, the active key, the public keys.
+ */
+export interface ProvenanceSnapshot {
+  readonly issuer: string;
+  /** Milliseconds since the epoch. */
+  readonly now: number;
+  readonly active: { readonly kid: string; readonly privateKey: KeyObject } | undefined;
+  readonly publicKeys: ReadonlyMap<string, KeyObject>;
 }
 
 export interface Provenance {
   readonly signer: TagSigner;
   /**
-   * A signer whose tags say `iat` (seconds since the epoch) instead of now:
-   * a repeated call is answered with the very bytes of the first (Ed25519 is
-   * deterministic), as long as the same key is the active one.
+   * This provenance with its clock stopped at `iat` (seconds since the
+   * epoch): its tags say `iat` instead of now, here and on another thread
+   * (its snapshot), so a repeated call is answered with the very bytes of
+   * the first (Ed25519 is deterministic), as long as the same key is the
+   * active one.
    */
-  signerAt(iat: number): TagSigner;
+  at(iat: number): Provenance;
   /** The active key's id (what a tag signed now names). */
   activeKid(): string | undefined;
   check(tag: string, file: { digest: Uint8Array; dataMining: string | undefined }): TagCheck;
+  /** The keys and the time, for signing or checking on another thread (provenanceFromSnapshot). */
+  snapshot(): ProvenanceSnapshot;
 }
 
 export function createProvenance(deps: { keys: KeySource; issuer: () => string; clock: Clock }): Provenance {
   const { keys } = deps;
   const check: Provenance['check'] = (tag, file) => checkTag(tag, (kid) => keys.publicKey(kid), file);
-  const signerAt = (iat: () => number): TagSigner => ({
-    sign(digest, dataMining) {
-      const active = keys.active;
-      if (!active) throw new Error('internal: no active signing key');
-      const claims = { iss: deps.issuer(), kid: active.kid, iat: iat(), dmi: dataMining, sha256: digestClaim(digest) };
-      return signTag(claims, active.privateKey);
-    },
-    accepts: (tag, digest, dataMining) => check(tag, { digest, dataMining }).valid,
-  });
   return {
     check,
-    signer: signerAt(() => Math.floor(deps.clock.now().getTime() / 1000)),
-    signerAt: (iat) => signerAt(() => iat),
+    snapshot: () => ({ issuer: deps.issuer(), now: deps.clock.now().getTime(), active: keys.active, publicKeys: new Map(keys.publicKeys?.() ?? []) }),
+    signer: {
+      sign(digest, dataMining) {
+        const active = keys.active;
+        if (!active) throw new Error('internal: no active signing key');
+        const claims = { iss: deps.issuer(), kid: active.kid, iat: Math.floor(deps.clock.now().getTime() / 1000), dmi: dataMining, sha256: digestClaim(digest) };
+        return signTag(claims, active.privateKey);
+      },
+      accepts: (tag, digest, dataMining) => check(tag, { digest, dataMining }).valid,
+    },
+    at: (iat) => createProvenance({ ...deps, clock: { now: () => new Date(iat * 1000) } }),
     activeKid: () => keys.active?.kid,
   };
+}
+
+/** The provenance a snapshot describes: the same signer and check, on another thread. */
+export function provenanceFromSnapshot(snapshot: ProvenanceSnapshot): Provenance {
+  return createProvenance({
+    keys: { active: snapshot.active, publicKey: (kid) => snapshot.publicKeys.get(kid), publicKeys: () => snapshot.publicKeys },
+    issuer: () => snapshot.issuer,
+    clock: { now: () => new Date(snapshot.now) },
+  });
 }
 
 /** Public keys from a JWKS document (RFC 7517), for checking another deployment's tags. */
@@ -56,5 +84,5 @@ export function keysFromJwks(jwks: unknown): KeySource {
     if (typeof entry.kid !== 'string' || entry.kty !== 'OKP' || entry.crv !== 'Ed25519') continue;
     byKid.set(entry.kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: entry.x }, format: 'jwk' }));
   }
-  return { publicKey: (kid) => byKid.get(kid) };
+  return { publicKey: (kid) => byKid.get(kid), publicKeys: () => byKid };
 }

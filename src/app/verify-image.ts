@@ -1,8 +1,10 @@
 import { sha256Hex } from '../core/bytes/digest.js';
-import { readMetadata, type ImageMetadata } from '../core/metadata.js';
+import { openImage, readMetadata, xmpTextLength, type ImageMetadata, type OpenedImage } from '../core/metadata.js';
 import { NO_TAG, type TagCheck } from '../core/provenance/tag.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { refuseOversizedImage } from './image-size.js';
+import { INLINE_XMP_CHARACTERS, type MetadataWorkers, type OffLoop } from './off-loop.js';
+import { onThisThread } from './work-meter.js';
 import type { Provenance } from './provenance.js';
 import { isOptedOut, signalsOf, specSignals, type Signal } from '../core/signals.js';
 import { trainingMiningSignals, type C2paReading } from '../core/c2pa/training-mining.js';
@@ -83,9 +85,18 @@ export const NO_FINGERPRINT: FingerprintCheck = { present: false, confidence: 0,
  * @throws EmptyImageError, UnsupportedFormatError, ImageDimensionsTooLargeError, CorruptImageError, InvalidXmpError
  */
 export function inspect(bytes: Uint8Array, options: VerifyOptions = {}): { result: VerifyResult; details: VerifyDetails } {
+  return inspectOpened(bytes, openChecked(bytes, options), options);
+}
+
+/** The check inspect makes before the XMP is read, and the container opened. */
+function openChecked(bytes: Uint8Array, options: VerifyOptions): OpenedImage {
   // The same refusal as protect's, first, from the header alone.
   refuseOversizedImage(bytes, options.maxImagePixels);
-  const metadata = readMetadata(bytes);
+  return openImage(bytes);
+}
+
+function inspectOpened(bytes: Uint8Array, opened: OpenedImage, options: VerifyOptions): { result: VerifyResult; details: VerifyDetails } {
+  const metadata = readMetadata(bytes, opened);
   const { facts } = metadata;
   const found = [...signalsOf(facts), ...trainingMiningSignals(metadata.c2pa)];
   const result: VerifyResult = {
@@ -127,11 +138,32 @@ export function verify(bytes: Uint8Array, options: VerifyOptions = {}): VerifyRe
  */
 export async function inspectWithFingerprint(
   bytes: Uint8Array,
-  options: VerifyOptions & { readonly fingerprint: Fingerprinting; readonly signal?: AbortSignal },
+  options: VerifyOptions & { readonly fingerprint: Fingerprinting; readonly signal?: AbortSignal; readonly workers?: MetadataWorkers },
 ): Promise<{ result: VerifyResult; details: VerifyDetails }> {
-  const inspected = inspect(bytes, options);
+  const inspected = options.workers ? await inspectOffLoop(bytes, options, { workers: options.workers, signal: options.signal }) : inspect(bytes, options);
+  options.signal?.throwIfAborted();
   const fingerprint = await options.fingerprint.check(bytes, options.signal);
   return { result: { ...inspected.result, fingerprint }, details: inspected.details };
+}
+
+/**
+ * inspect as a server runs it: the same answer, the same refusals, without
+ * holding the event loop. A file whose XMP is short (nearly all) is read on
+ * this thread; one whose XMP is long, on the worker pool within its time
+ * budget (app/off-loop.ts). The work is charged to the call's meter.
+ */
+export async function inspectOffLoop(bytes: Uint8Array, options: VerifyOptions, offLoop: OffLoop): Promise<{ result: VerifyResult; details: VerifyDetails }> {
+  offLoop.signal?.throwIfAborted();
+  const { workers } = offLoop;
+  const here = onThisThread(() => {
+    const opened = openChecked(bytes, options);
+    if (workers && xmpTextLength(opened) > INLINE_XMP_CHARACTERS) return undefined;
+    return { inspection: inspectOpened(bytes, opened, options) };
+  });
+  if (here) return here.inspection;
+  // A copy goes to the pool: the fingerprint check needs these bytes afterwards.
+  const task = { bytes: new Uint8Array(bytes), maxImagePixels: options.maxImagePixels, checking: options.provenance?.snapshot() };
+  return workers!.inspect(task, offLoop.signal);
 }
 
 /** The tag check; the content digest is only computed when there is a tag to check. */

@@ -11,6 +11,7 @@ import { systemClock } from '../app/ports.js';
 import { loadConfig } from '../config.js';
 import { DataDirLockedError } from '../adapters/data-dir-lock.js';
 import { openDatabase } from '../adapters/db/open.js';
+import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { SqlStore } from '../adapters/db/sql-store.js';
 import { SqlPeopleStore } from '../adapters/db/people-store.js';
 import { createPasswordHasher } from '../adapters/password-hasher.js';
@@ -39,6 +40,8 @@ async function run(op: AdminOp): Promise<unknown> {
     );
   }
   let database;
+  // The embedded database may be created here: for this user alone, as the server makes it.
+  if (!config.databaseUrl) process.umask(PRIVATE_UMASK);
   try {
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, limitSeeds: config.limitSeeds });
   } catch (error) {

@@ -9,6 +9,7 @@ import { createProvenance, keysFromJwks, type KeySource, type Provenance } from 
 import { systemClock } from '../app/ports.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import type { Config } from '../config.js';
+import { fetchJwks } from './fetch-jwks.js';
 import { CliError } from './files.js';
 
 const issuer = (config: Config) => () => config.baseUrl ?? `http://${config.host}:${config.port}`;
@@ -31,23 +32,36 @@ export function announceCreatedKeyRing(keys: SigningKeys): void {
 }
 
 /** For verify: a JWKS when one is named (file or URL), else the key ring if it exists. */
-export async function checkingProvenance(config: Config, jwks: string | undefined): Promise<Provenance> {
+export async function checkingProvenance(config: Config, jwks: string | undefined, options: { allowPrivate?: boolean } = {}): Promise<Provenance> {
   let keys: KeySource = { publicKey: () => undefined };
-  if (jwks !== undefined) keys = await loadJwks(jwks);
+  if (jwks !== undefined) keys = await loadJwks(jwks, options.allowPrivate ?? false);
   else keys = SigningKeys.openExisting(config.signingKeysPath) ?? keys;
   return createProvenance({ keys, issuer: issuer(config), clock: systemClock });
 }
 
-/** The public keys of a JWKS file or URL; anything unreadable or not a JWKS is a CliError. */
-async function loadJwks(source: string): Promise<KeySource> {
+/**
+ * The public keys of a JWKS file or URL; anything unreadable or not a JWKS
+ * is a CliError. A URL is fetched with the limits of fetch-jwks.ts (no
+ * redirect, no private address unless allowed, 1 MB, 10 s); no message
+ * repeats what was read.
+ */
+async function loadJwks(source: string, allowPrivate: boolean): Promise<KeySource> {
+  let document: unknown;
   try {
-    let document: unknown;
-    if (/^https?:\/\//.test(source)) {
-      const response = await fetch(source, { signal: AbortSignal.timeout(10_000) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      document = await response.json();
+    if (/^https?:\/\//i.test(source)) {
+      document = await fetchJwks(source, { allowPrivate });
     } else {
-      document = JSON.parse(await readFile(source, 'utf8'));
+      let text: string;
+      try {
+        text = await readFile(source, 'utf8');
+      } catch (error) {
+        throw new Error((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      }
+      try {
+        document = JSON.parse(text);
+      } catch {
+        throw new Error('it is not JSON');
+      }
     }
     return keysFromJwks(document);
   } catch (error) {

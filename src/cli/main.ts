@@ -38,11 +38,13 @@ export const USAGE: Readonly<Record<string, string>> = {
       in the process list. --concurrency: files at once (default: the CPUs here, 4 with a server).
       --report writes one row per file. On a terminal a progress bar, else one line per file.
 `,
-  verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL] [--fail-on-unmarked] [--concurrency N]
-                 [--report FILE.csv|FILE.json] [--json] [--server URL [--key-file FILE|-]]
+  verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL [--allow-private]] [--fail-on-unmarked]
+                 [--concurrency N] [--report FILE.csv|FILE.json] [--json] [--server URL [--key-file FILE|-]]
       Report whether each file carries the opt-out, the other opt-out signals found,
       whether its provenance tag is valid (with --jwks: against another
       deployment's published keys), and whether the in-pixel fingerprint is found.
+      A JWKS URL is fetched without following redirects, at most 1 MB within 10 s,
+      and not from a loopback, private or link-local address unless --allow-private.
       With --server, the deployment's API checks (each file counts toward its verify limit).
       --fail-on-unmarked: exit 3 when a file does not opt out (a failed file, exit 1, wins).
 `,
@@ -147,20 +149,25 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /**
  * A bad environment variable, a locked data directory, a database that
- * cannot start, a key file that cannot be used, an operating-system
- * refusal. Their classes are loaded only here, on the way out (a module
- * that was never loaded cannot have thrown).
+ * cannot start, a key file that cannot be used, a private path others can
+ * write, an admin socket that cannot be made, an operating-system refusal.
+ * Their classes are loaded only here, on the way out (a module that was
+ * never loaded cannot have thrown).
  */
 async function isSetupProblem(error: unknown): Promise<boolean> {
   if (isSystemError(error)) return true;
-  const [{ ConfigError }, { DataDirLockedError }, { InvalidKeyFileError }, { CliError }] = await Promise.all([
+  const [{ ConfigError }, { DataDirLockedError }, { InvalidKeyFileError }, { UnsafePermissionsError }, { CliError }] = await Promise.all([
     import('../config.js'),
     import('../adapters/data-dir-lock.js'),
     import('../adapters/private-file.js'),
+    import('../adapters/private-paths.js'),
     import('./files.js'),
   ]);
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof InvalidKeyFileError || error instanceof CliError) return true;
-  return (error as Error | undefined)?.constructor?.name === 'DatabaseStartError' && (await import('../adapters/db/open.js')).DatabaseStartError === error?.constructor;
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof InvalidKeyFileError || error instanceof UnsafePermissionsError || error instanceof CliError) return true;
+  const name = (error as Error | undefined)?.constructor?.name;
+  if (name === 'DatabaseStartError') return (await import('../adapters/db/open.js')).DatabaseStartError === error?.constructor;
+  if (name === 'AdminSocketError') return (await import('../server/admin-socket.js')).AdminSocketError === error?.constructor;
+  return false;
 }
 
 /** A file-system or other operating-system refusal (EROFS, ENOSPC, EACCES ...): its message names the path and the cause. */

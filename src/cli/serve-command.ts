@@ -4,6 +4,7 @@
  * finish, the database closes.
  */
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
+import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { loadConfig } from '../config.js';
 import { LOCAL_OWNER } from '../app/first-start.js';
@@ -41,12 +42,25 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   const { positionals } = parse(args, {});
   if (positionals.length > 0) throw new UsageError('serve takes no arguments; configure it with environment variables (see README)');
   const config = loadConfig();
+  // Whatever the server, PGlite and the admin socket create is for this user alone.
+  process.umask(PRIVATE_UMASK);
   // A key file that exists and cannot be used refuses the start in one line
   // (InvalidKeyFileError), before the data directory is locked and the
   // database opened. Missing files are created by the server.
   SigningKeys.openExisting(config.signingKeysPath);
   FingerprintKeys.openExisting(config.fingerprintKeysPath);
-  const server = await startServer(config);
+  // A signal that arrives while the server starts (after it listens, the
+  // first start still writes its file) is kept and acted on once it has
+  // started: without a handler, it would end the process on the spot.
+  let early: NodeJS.Signals | undefined;
+  const keep = (signal: NodeJS.Signals) => (early ??= signal);
+  process.on('SIGTERM', keep).on('SIGINT', keep);
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } finally {
+    process.off('SIGTERM', keep).off('SIGINT', keep);
+  }
   // Said as protect says it: a secret made now is what every tag or mark
   // from this deployment will depend on, so its place is worth a line.
   if (server.signingKeys.created) announceCreatedKeyRing(server.signingKeys);
@@ -78,7 +92,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
         },
       );
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop).on('SIGINT', stop);
+    if (early) stop(early);
   });
 }

@@ -13,6 +13,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     json: { type: 'boolean' },
     jwks: { type: 'string' },
+    'allow-private': { type: 'boolean' },
     recursive: { type: 'boolean', short: 'r' },
     concurrency: { type: 'string' },
     'fail-on-unmarked': { type: 'boolean' },
@@ -22,6 +23,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     'key-file': { type: 'string' },
   });
   if (positionals.length === 0) throw new UsageError('verify needs at least one file or folder');
+  if (values['allow-private'] && values.jwks === undefined) throw new UsageError('--allow-private only goes with --jwks URL');
   try {
     checkReportPath(values.report);
   } catch (error) {
@@ -52,7 +54,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     try {
       const config = loadConfig();
       maxImagePixels = config.maxImagePixels;
-      provenance = await checkingProvenance(config, values.jwks);
+      provenance = await checkingProvenance(config, values.jwks, { allowPrivate: values['allow-private'] ?? false });
       fingerprint = checkingFingerprint(config);
     } catch (error) {
       reportFailure(error, values.json);

@@ -249,7 +249,7 @@ export interface components {
              * @description Stable machine-readable code (docs/errors.md)
              * @enum {string}
              */
-            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "header_too_large" | "internal_error" | "service_unavailable" | "server_busy";
+            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "too_many_failed_calls" | "header_too_large" | "internal_error" | "service_unavailable" | "server_busy";
             /** @description Also in the Request-Id header and the server logs */
             requestId: string;
         };
@@ -552,7 +552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After): `quota_exceeded`, `too_many_requests` */
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `quota_exceeded`, `too_many_requests`, `too_many_failed_calls` */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -565,7 +565,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "quota_exceeded" | "too_many_requests";
+                        code?: "quota_exceeded" | "too_many_requests" | "too_many_failed_calls";
                     };
                 };
             };
@@ -764,7 +764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After): `quota_exceeded`, `too_many_requests` */
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `quota_exceeded`, `too_many_requests`, `too_many_failed_calls` */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -777,7 +777,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "quota_exceeded" | "too_many_requests";
+                        code?: "quota_exceeded" | "too_many_requests" | "too_many_failed_calls";
                     };
                 };
             };
@@ -853,7 +853,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After): `too_many_requests` */
+            /** @description The key may not call this operation: `plan_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

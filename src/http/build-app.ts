@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { ApiAccess } from '../app/api-access.js';
 import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
+import type { MetadataWorkers } from '../app/off-loop.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
@@ -46,7 +47,16 @@ declare module 'fastify' {
 export interface HttpDeps {
   readonly config: Pick<
     Config,
-    'maxUploadBytes' | 'maxImagePixels' | 'logLevel' | 'requestTimeoutSeconds' | 'headersTimeoutSeconds' | 'uploadStallSeconds' | 'baseUrl' | 'trustProxy' | 'authFailuresPerMinute'
+    | 'maxUploadBytes'
+    | 'maxImagePixels'
+    | 'logLevel'
+    | 'requestTimeoutSeconds'
+    | 'headersTimeoutSeconds'
+    | 'uploadStallSeconds'
+    | 'minUploadRate'
+    | 'baseUrl'
+    | 'trustProxy'
+    | 'authFailuresPerMinute'
   >;
   readonly access: ApiAccess;
   /**
@@ -55,11 +65,13 @@ export interface HttpDeps {
    */
   readonly authFailures?: AuthFailures;
   /** The people's side: sessions, people, accounts and the rest of the pages' use cases. */
-  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure'>;
+  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds'>;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts); without them, here. */
+  readonly workers?: MetadataWorkers;
   /** The public signing keys, published at /.well-known/jwks.json. */
   readonly jwks: () => unknown;
   readonly ping: () => Promise<void>;
@@ -166,7 +178,20 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     if (left > 0) app.log.warn({ running: left }, `stopping with ${left} call(s) still running after the request timeout`);
   });
 
+  // Behind a proxy the server does not trust, every client has the proxy's
+  // address, and the invalid-key limit (counted per address) locks them all
+  // out for one client's guesses: said once, at the first request that shows it.
+  let proxyNoted = config.authFailuresPerMinute === 0;
   app.addHook('onRequest', async (request, reply) => {
+    if (!proxyNoted && request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress) {
+      proxyNoted = true;
+      request.log.warn(
+        { peer: request.socket.remoteAddress },
+        config.trustProxy
+          ? 'a request carries X-Forwarded-For from an address OPTMARK_TRUST_PROXY does not list: if it is your proxy, add it, or every client behind it shares its address, and one client\'s invalid API keys lock out every client behind it (docs/operations.md#timeouts-and-limits)'
+          : 'a request carries X-Forwarded-For and OPTMARK_TRUST_PROXY is not set: behind a proxy every client has its address, so one client\'s invalid API keys lock out every client behind it; set OPTMARK_TRUST_PROXY to the proxy\'s address (docs/operations.md#timeouts-and-limits)',
+      );
+    }
     reply.header('Request-Id', request.id);
     // A browser must never guess a type (an upload may be a polyglot).
     reply.header('X-Content-Type-Options', 'nosniff');
@@ -192,11 +217,24 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
-  const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds };
-  const { access, provenance, fingerprint } = deps;
+  const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds, minBytesPerSecond: config.minUploadRate };
+  const { access, provenance, fingerprint, workers } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
-  await app.register(imageRoutes, { access, authFailures, provenance, fingerprint, upload, maxImagePixels, clock, repeats: deps.web.repeats, requestTimeoutMs: config.requestTimeoutSeconds * 1000 });
+  const callSeconds = config.requestTimeoutSeconds;
+  await app.register(imageRoutes, {
+    access,
+    authFailures,
+    provenance,
+    fingerprint,
+    workers,
+    callSeconds,
+    upload,
+    maxImagePixels,
+    clock,
+    repeats: deps.web.repeats,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+  });
   // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
   const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
   await app.register(webPlugin, {
@@ -204,6 +242,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     access,
     provenance,
     fingerprint,
+    workers,
+    callSeconds,
     upload,
     maxImagePixels,
     clock,

@@ -14,13 +14,16 @@ import {
   ServerBusyError,
   ServiceUnavailableError,
   TooManyAuthFailuresError,
+  TooManyFailedCallsError,
   TooManyRequestsError,
   TooManySignInsError,
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages/error.js';
+import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
+import { bodyAbandoned, closeGently, lingerOnUnwantedBody } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -69,6 +72,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   conflicting_xmp: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
+  too_many_failed_calls: 429,
   header_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
@@ -109,14 +113,31 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     reply.header('Retry-After', String(secondsUntil(error.resetsAt, clock())));
     setRateLimitHeaders(reply, [{ operation: error.operation, limit: error.limit, remaining: 0 }], clock());
   }
-  if (error instanceof ServiceUnavailableError || error instanceof ServerBusyError || error instanceof TooManyRequestsError || error instanceof TooManyAuthFailuresError || error instanceof TooManySignInsError) {
+  if (
+    error instanceof ServiceUnavailableError ||
+    error instanceof ServerBusyError ||
+    error instanceof TooManyRequestsError ||
+    error instanceof TooManyAuthFailuresError ||
+    error instanceof TooManySignInsError ||
+    error instanceof TooManyFailedCallsError
+  ) {
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }
   if (error instanceof MethodNotAllowedError) reply.header('Allow', error.allow);
-  // An upload we refuse before reading all of it is not drained: close the connection.
-  if (error.code === 'image_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
+  // An upload we refuse before reading all of it is not drained: close the
+  // connection. A body refused before anything read it (a missing key, a
+  // path or type not taken) is given a moment and a megabyte to end, then
+  // its connection is closed: the client could send on for minutes.
+  if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyAbandoned(request)) {
+    reply.header('Connection', 'close');
+    closeGently(request);
+  } else lingerOnUnwantedBody(request, reply);
   const body = errorBody(error, request.id);
-  if (wantsPage(request)) return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
+  if (wantsPage(request)) {
+    // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).
+    reply.headers(PAGE_HEADERS);
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId }));
+  }
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 

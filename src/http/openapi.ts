@@ -26,7 +26,7 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const REQUEST_CODES = ['malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'request_timeout', 'image_too_large', 'unsupported_content_type', 'header_too_large'] as const;
 const KEY_CODES = ['missing_api_key', 'invalid_api_key'] as const;
 const IMAGE_CODES = ['unsupported_image_format', 'corrupt_image', 'image_dimensions_too_large', 'invalid_xmp'] as const;
-const MOMENT_CODES = ['too_many_requests', 'service_unavailable', 'server_busy'] as const;
+const MOMENT_CODES = ['too_many_requests', 'too_many_failed_calls', 'service_unavailable', 'server_busy'] as const;
 const PROTECT_CODES: readonly ErrorCode[] = [
   ...REQUEST_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', ...IMAGE_CODES, 'ambiguous_xmp', 'conflicting_xmp',
   'invalid_option', 'idempotency_key_reused', 'quota_exceeded', ...MOMENT_CODES,
@@ -34,7 +34,7 @@ const PROTECT_CODES: readonly ErrorCode[] = [
 const VERIFY_CODES: readonly ErrorCode[] = [
   ...REQUEST_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', ...IMAGE_CODES, 'invalid_option', 'idempotency_key_reused', 'quota_exceeded', ...MOMENT_CODES,
 ];
-const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'too_many_requests', 'header_too_large', 'service_unavailable'];
+const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const OPEN_CODES: readonly ErrorCode[] = ['header_too_large'];
 
 /** Readable words for each status, and what more its codes say (docs/errors.md has every code). */
@@ -46,7 +46,7 @@ const STATUS_WORDS: Record<number, string> = {
   413: 'The image is over the upload limit; the connection is closed',
   415: 'Not multipart/form-data, or the bytes are not JPEG, PNG or WebP',
   422: 'A JPEG, PNG or WebP whose container or XMP cannot be used, or an Idempotency-Key used for another image',
-  429: 'The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After)',
+  429: 'The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account\'s failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After)',
   431: 'The request headers are over 16 KiB; the connection is closed',
   503: 'The database is unavailable, the server is stopping or at capacity: retry after Retry-After',
 };
@@ -65,6 +65,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   corrupt_image: 'Corrupt JPEG: the file ends inside a segment',
   quota_exceeded: 'The monthly protect limit of 10000 calls is reached; it resets at 2026-12-01T00:00:00.000Z',
   too_many_requests: 'This API key already has 8 calls in progress; wait for one to finish',
+  too_many_failed_calls: "This account's calls that failed or were given up after their upload took 30 s of processing within 60 seconds; its calls are refused for the next 42 seconds",
   header_too_large: 'The request headers are too large',
   service_unavailable: 'The database is unavailable; try again shortly',
   server_busy: 'The server is at capacity (calls); try again in a moment',

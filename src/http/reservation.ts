@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ticket } from '../app/api-access.js';
 import { setRateLimitHeaders } from './rate-limit.js';
+import { readImagePart, type Upload, type UploadLimits } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +22,19 @@ export async function holdTicket(request: FastifyRequest, reply: FastifyReply, t
   // comes after onSend has settled a call that answered; then it is a no-op.
   reply.raw.once('close', () => void ticket.settle(false));
   if (request.raw.socket?.destroyed) await ticket.settle(false);
+}
+
+/**
+ * The image part of a call that holds a ticket: read while the call's place
+ * in flight may still be given to another account (the read then ends with
+ * 503 server_busy: app/admission.ts), then marked working, from which point
+ * it is the call's for good.
+ */
+export async function readCallUpload(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
+  const slot = request.ticket?.slot;
+  const upload = await readImagePart(request, limits, fieldNames, slot?.preempted);
+  slot?.working();
+  return upload;
 }
 
 /**

@@ -16,6 +16,7 @@
  * image_too_large, ...); their statuses are the error handler's.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -23,10 +24,14 @@ import { ImageTooLargeError, RequestError, type OptmarkError } from '../errors.j
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
 export const STALL_BYTES = 64 * 1024;
+/** The minimum average rate applies from this many seconds into the body on: a slow start (a link waking up) is not judged. */
+export const RATE_GRACE_SECONDS = 10;
 
 export interface UploadLimits {
   readonly maxUploadBytes: number;
   readonly stallSeconds: number;
+  /** Bytes per second the whole body must average once RATE_GRACE_SECONDS have passed (0: no minimum). */
+  readonly minBytesPerSecond: number;
 }
 
 export interface Upload {
@@ -55,6 +60,99 @@ const PART_HIGH_WATER_MARK = 1024 * 1024;
 /** Requests whose body fastify let through as multipart/form-data, unread. */
 const multipartRequests = new WeakSet<FastifyRequest>();
 
+/** Request bodies the upload reader has taken (read, or read to nothing to keep the connection). */
+const bodiesTaken = new WeakSet<IncomingMessage>();
+/** Request bodies the upload reader stopped reading (413, 408, the call's place taken away). */
+const bodiesAbandoned = new WeakSet<IncomingMessage>();
+
+/** Whether a request came with a body, and not all of it has arrived. */
+function bodyStillComing(raw: IncomingMessage): boolean {
+  const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+  return hasBody && !raw.complete;
+}
+
+/** The upload reader stopped reading this request's body (413, 408, the call's place taken away): its answer closes the connection. */
+export function bodyAbandoned(request: FastifyRequest): boolean {
+  return bodyStillComing(request.raw) && bodiesAbandoned.has(request.raw);
+}
+
+/**
+ * What the rest of a body left unread may still bring, once its answer is
+ * out, before its connection is closed: time for a client to finish the
+ * writes it has in flight and read the answer (closing at once, with data
+ * unread, resets the connection, and a client still writing may then lose
+ * the answer), not enough to feed the server a body for free.
+ */
+export const LINGER = { ms: 1000, bytes: 8 * 1024 * 1024 } as const;
+
+/**
+ * Once its answer is out, read and throw away what `socket` still receives
+ * until its client closes, LINGER.ms pass or LINGER.bytes arrive; then
+ * `done` (which closes it, or keeps it when the body has ended in time).
+ */
+function linger(socket: Socket, ended: () => boolean, done: () => void): void {
+  const start = socket.bytesRead;
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    socket.off('data', watch);
+    socket.off('end', finish);
+    done();
+  };
+  const watch = () => {
+    if (ended() || socket.bytesRead - start > LINGER.bytes) finish();
+  };
+  const timer = setTimeout(finish, LINGER.ms);
+  timer.unref();
+  socket.on('data', watch);
+  socket.once('end', finish);
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * A request refused before anything wanted its body (a missing or wrong
+ * key, a limit, a path or a content type that is not taken): once its answer
+ * is out, Node reads and discards the rest of the body to keep the
+ * connection, for as long as the client cares to send it (up to the request
+ * timeout). The rest is given LINGER: a client that sent a small body with a
+ * wrong key keeps its connection, one that goes on sending has it closed.
+ */
+export function lingerOnUnwantedBody(request: FastifyRequest, reply: { raw: { once(event: 'finish', listener: () => void): unknown } }): void {
+  const raw = request.raw;
+  if (!bodyStillComing(raw) || bodiesTaken.has(raw)) return;
+  reply.raw.once('finish', () => {
+    const socket = raw.socket;
+    if (!socket || socket.destroyed || raw.complete) return;
+    linger(socket, () => raw.complete, () => {
+      if (!raw.complete) socket.destroy();
+    });
+  });
+}
+
+/**
+ * The connection of an answer that says `Connection: close` while the body
+ * is still coming (413, 408, a place taken away: the reader stopped reading
+ * it): closed gently. Node would end and destroy the socket as soon as the
+ * answer is written, with the rest of the body unread, which resets the
+ * connection under a client still writing (it may then lose the answer):
+ * instead the answer is followed by the end of the server's side, and what
+ * the client still sends is read and thrown away for LINGER before the
+ * socket is destroyed.
+ */
+export function closeGently(request: FastifyRequest): void {
+  const raw = request.raw;
+  const socket = raw.socket;
+  if (!socket || !bodyStillComing(raw)) return;
+  // Node's server calls destroySoon once an answer with Connection: close is written.
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    this.end();
+    raw.resume();
+    linger(this, () => false, () => this.destroy());
+  };
+}
+
 /**
  * Let multipart/form-data bodies through to the routes without reading them
  * (readImagePart streams them). Register after removing the default parsers:
@@ -67,11 +165,16 @@ export function acceptMultipartBodies(app: FastifyInstance): void {
   });
 }
 
-export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
+/**
+ * @param stop aborted when the read must end now with its reason as the
+ *   answer (the call's place in flight was given to another account): the
+ *   rest of the body is not read, and the answer closes the connection.
+ */
+export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = [], stop?: AbortSignal): Promise<Upload> {
   if (!multipartRequests.has(request)) {
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
-  return readUpload(request.raw, limits, fieldNames);
+  return readUpload(request.raw, limits, fieldNames, stop);
 }
 
 /**
@@ -89,8 +192,9 @@ interface ImagePart {
   bytes?: Buffer;
 }
 
-function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[]): Promise<Upload> {
-  const { maxUploadBytes, stallSeconds } = limits;
+function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[], stop: AbortSignal | undefined): Promise<Upload> {
+  const { maxUploadBytes, stallSeconds, minBytesPerSecond } = limits;
+  bodiesTaken.add(raw);
   let busboy: BusboyInstance;
   try {
     busboy = Busboy({ headers: raw.headers as BusboyHeaders, limits: multipartLimits(maxUploadBytes), fileHwm: PART_HIGH_WATER_MARK });
@@ -121,6 +225,23 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       }
       receivedInWindow = 0;
     }, stallSeconds * 1000);
+    // The whole body's average rate, checked every second once the grace has
+    // passed: a trickle that keeps above the stall guard (64 KiB per window)
+    // would otherwise hold its place in flight for the whole request timeout.
+    const started = performance.now();
+    const pace =
+      minBytesPerSecond > 0
+        ? setInterval(() => {
+            const seconds = (performance.now() - started) / 1000;
+            if (seconds >= RATE_GRACE_SECONDS && received / seconds < minBytesPerSecond && !raw.complete) {
+              fail(
+                new RequestError('request_timeout', `The upload is too slow: ${received} bytes in ${Math.round(seconds)} s, under the minimum average of ${minBytesPerSecond} bytes a second`),
+                'stop',
+              );
+            }
+          }, 1000)
+        : undefined;
+    const stopped = () => fail(stop!.reason as OptmarkError, 'stop');
 
     /** Once the connection is gone, end the request too (and so the pipeline, which destroys the parser). */
     const endRequest = () => raw.destroy();
@@ -129,6 +250,8 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       if (settled) return false;
       settled = true;
       clearInterval(stall);
+      clearInterval(pace);
+      stop?.removeEventListener('abort', stopped);
       raw.off('data', count);
       return true;
     }
@@ -141,6 +264,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
         file.removeAllListeners('data');
         file.resume();
       }
+      if (rest === 'stop') bodiesAbandoned.add(raw);
       if (rest === 'stop' && piping && !raw.readableEnded) {
         // Read no more: the rest stays in the kernel until the answer closes the
         // connection. The request is not destroyed here, which would close the
@@ -213,6 +337,8 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       else fail(malformed(error), 'drain');
     });
     raw.on('data', count);
+    if (stop?.aborted) stopped();
+    else stop?.addEventListener('abort', stopped, { once: true });
   });
 }
 

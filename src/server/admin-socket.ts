@@ -1,32 +1,74 @@
 /**
  * While `optmark serve` holds the embedded database, operators reach it
- * through this Unix socket in the data directory. The directory is 0700 and
- * the socket 0600, so only the directory's owner can use it; the server
- * runs the operation on its own database connection, so nothing is opened twice.
+ * through a Unix socket; the server runs the operation on its own database
+ * connection, so nothing is opened twice. The socket is
+ * OPTMARK_DATA_DIR/admin.sock (0600, in the 0700 data directory: only the
+ * directory's owner can use it), unless that path is too long for a Unix
+ * socket (about 107 bytes): then it is /tmp/optmark-UID/<hash of the data
+ * directory>.sock, in a directory of this user's alone (0700, refused
+ * otherwise), where the server and the CLI both find it. A server that
+ * cannot listen on it does not start.
  */
-import { chmodSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, rmSync, type Stats } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { isOptmarkError } from '../errors.js';
+import { UnsafePermissionsError } from '../adapters/private-paths.js';
 import { ADMIN_SOCKET, runAdminOp, type AdminServices } from './admin-protocol.js';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
+
+/** The admin socket cannot be served: the server does not start without it (revoking keys must work while it runs). */
+export class AdminSocketError extends Error {}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
 
 export interface AdminSocket {
   readonly path: string;
   close(): Promise<void>;
 }
 
-/** Unix socket paths are limited to about 107 bytes (sun_path). */
+/** Unix socket paths are limited to about 107 bytes (sun_path); a little kept in reserve. */
 const MAX_SOCKET_PATH = 100;
+/** Where sockets of data directories with long paths go: short on every system. */
+const SHORT_SOCKET_ROOT = '/tmp';
 
-export async function startAdminSocket(dataDir: string, services: AdminServices, log: FastifyBaseLogger): Promise<AdminSocket | undefined> {
-  const path = join(dataDir, ADMIN_SOCKET);
-  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    log.warn({ path }, 'the data directory path is too long for a Unix socket: administration commands will not work while the server runs');
-    return undefined;
+/**
+ * The admin socket of `dataDir`: in it when the path fits a Unix socket,
+ * else in this user's private directory under /tmp. With `prepare`, that
+ * directory is made (0700) and checked: it must be this user's own, a
+ * directory and not a link, that no one else can enter.
+ * @throws UnsafePermissionsError when the short directory is not private
+ */
+export function adminSocketPath(dataDir: string, prepare = false): string {
+  const inDataDir = join(dataDir, ADMIN_SOCKET);
+  if (Buffer.byteLength(inDataDir) <= MAX_SOCKET_PATH) return inDataDir;
+  const uid = process.getuid?.() ?? 0;
+  const directory = join(SHORT_SOCKET_ROOT, `optmark-${uid}`);
+  const name = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 24);
+  if (prepare) {
+    mkdirSync(directory, { mode: 0o700, recursive: true });
+    const stats = lstatSync(directory);
+    if (!stats.isDirectory() || stats.uid !== uid || (stats.mode & 0o077) !== 0) {
+      throw new UnsafePermissionsError(
+        `the admin socket's directory ${directory} is not this user's private directory (${stats.isDirectory() ? `mode 0${(stats.mode & 0o777).toString(8)}, uid ${stats.uid}` : 'not a directory'}), so others could reach or replace the socket; refusing to start`,
+      );
+    }
   }
+  return join(directory, `${name}.sock`);
+}
+
+export async function startAdminSocket(dataDir: string, services: AdminServices, log: FastifyBaseLogger): Promise<AdminSocket> {
+  const path = adminSocketPath(dataDir, true);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -56,11 +98,14 @@ export async function startAdminSocket(dataDir: string, services: AdminServices,
     });
   });
   // A socket file left by a crash answers nobody: remove it (the data
-  // directory lock already proves no other server runs here).
-  rmSync(path, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => resolve());
+  // directory lock already proves no other server runs here). Anything
+  // else in its place is not ours to remove.
+  const left = lstatOrUndefined(path);
+  if (left && !left.isSocket()) throw new AdminSocketError(`could not listen on the admin socket ${path}: something that is not a socket is in its place`);
+  if (left) rmSync(path, { force: true });
+  await new Promise<void>((done, fail) => {
+    server.once('error', (error) => fail(new AdminSocketError(`could not listen on the admin socket ${path}: ${error.message}`, { cause: error })));
+    server.listen(path, () => done());
   });
   chmodSync(path, 0o600);
   return {
@@ -81,7 +126,7 @@ export async function startAdminSocket(dataDir: string, services: AdminServices,
 
 /** Send one operation to a running server; undefined when no server listens on the socket. */
 export function callAdminSocket(dataDir: string, op: object): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
-  const socketPath = join(dataDir, ADMIN_SOCKET);
+  const socketPath = adminSocketPath(dataDir);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ socketPath, method: 'POST', path: '/', headers: { 'Content-Type': 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];

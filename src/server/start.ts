@@ -3,6 +3,7 @@
  * admin socket; and an orderly stop (no new connections, in-flight requests
  * finish, then the database closes and the data directory is unlocked).
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin } from '../app/admin.js';
 import { firstStart, type FirstStart } from '../app/first-start.js';
@@ -11,6 +12,7 @@ import { createPeople, type People } from '../app/people/users.js';
 import { SqlPeopleStore } from '../adapters/db/people-store.js';
 import { createPasswordHasher } from '../adapters/password-hasher.js';
 import { createAdmission } from '../app/admission.js';
+import { createFailedWork } from '../app/failed-work.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { createSessions } from '../app/people/sessions.js';
 import { createSignInLimits } from '../app/people/sign-in-limits.js';
@@ -26,7 +28,8 @@ import { SqlStore } from '../adapters/db/sql-store.js';
 import { createProvenance } from '../app/provenance.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
-import { createFingerprintPool } from '../adapters/fingerprint-pool.js';
+import { checkDeploymentPaths } from '../adapters/private-paths.js';
+import { createWorkerPool } from '../adapters/worker-pool.js';
 import { createPixelDecoder } from '../adapters/pixels.js';
 import { createFingerprinting } from '../app/fingerprint.js';
 import { buildHttpApp } from '../http/build-app.js';
@@ -36,6 +39,13 @@ import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 const HOUSEKEEPING_INTERVAL_MS = 5 * 60_000;
 /** How often reservations left by a crash are looked for. */
 const SWEEP_INTERVAL_MS = 60_000;
+/**
+ * How often a server on PostgreSQL renews its lease on its reservations: a
+ * quarter of the reservation TTL (so that three renewals in a row may fail,
+ * the database away for a moment, before others judge it gone), between 1
+ * and 30 s.
+ */
+const heartbeatMs = (ttlSeconds: number) => Math.min(30_000, Math.max(1000, (ttlSeconds * 1000) / 4));
 /**
  * How long each step of the stop after the HTTP server (pending writes, the
  * database, the workers) may take before it is given up on and reported:
@@ -72,6 +82,8 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   let app: FastifyInstance | undefined;
+  // Before anything is opened or created: a path another user can write refuses the start.
+  const permissionWarnings = checkDeploymentPaths(config);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -79,14 +91,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     onError: (error) => app?.log.warn({ err: error }, 'database connection error'),
   });
   const onWriteError = (error: unknown) => app?.log.warn({ err: error }, 'could not record finished calls');
-  const sqlStore = new SqlStore(database.db, onWriteError);
+  // On PostgreSQL, this server's reservations carry its id, and a lease it renews (migration 004-instances).
+  const sqlStore = new SqlStore(database.db, onWriteError, database.kind === 'postgres' ? randomUUID() : undefined);
   // The embedded database has one user, this process: its bookkeeping can live in memory.
   const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
   const keys = SigningKeys.open(config.signingKeysPath, clock.now());
   let url = config.baseUrl ?? `http://${config.host}:${config.port}`;
   const provenance = createProvenance({ keys, issuer: () => config.baseUrl ?? url, clock });
   const admission = createAdmission({ total: config.maxInFlight, perKey: config.maxInFlightPerKey });
-  const access = createApiAccess({ store, clock, admission, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
+  const failedWork = createFailedWork({ budgetSeconds: config.failedWorkSeconds, clock });
+  const access = createApiAccess({ store, clock, admission, failedWork, onSettleError: (error) => app?.log.warn({ err: error }, 'could not settle a reservation') });
   const peopleStore = new SqlPeopleStore(database.db, () => (store instanceof EmbeddedStore ? store.forgetKeys() : undefined));
   const admin = createAdmin({ store, people: peopleStore, clock });
   const sessions = createSessions({ people: peopleStore, store, clock });
@@ -105,21 +119,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
-  const pool = createFingerprintPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
+  const pool = createWorkerPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
   const fingerprint = createFingerprinting({
     pixels,
     detect: (task) => pool.detect(task),
-    embed: (task) => pool.embed(task),
+    embed: (task, signal) => pool.embed(task, signal),
     detecting: () => fingerprintKeys.detecting,
     marking: () => fingerprintKeys.marking,
   });
 
   let sweeper: NodeJS.Timeout | undefined;
   let housekeeping: NodeJS.Timeout | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
   try {
     // Only PostgreSQL keeps reservations in the database; the embedded store
-    // holds them in memory, so a crash leaves none to give back.
+    // holds them in memory, so a crash leaves none to give back. The first
+    // sweep also takes this server's lease, before it reserves anything.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
     const web = {
@@ -131,8 +147,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       mailer,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
-    app = await buildHttpApp({ config, access, web, provenance, fingerprint, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, web, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
+    for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
     // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
     housekeeping = setInterval(() => {
@@ -147,6 +164,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         );
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
+      heartbeat = setInterval(() => {
+        access.heartbeat().catch((error: unknown) => server.log.warn({ err: error }, 'could not renew the lease on reservations'));
+      }, heartbeatMs(config.reservationTtlSeconds));
+      heartbeat.unref();
     }
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people }, server.log);
     url = await server.listen({ port: config.port, host: config.host });
@@ -173,6 +194,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         closing ??= (async () => {
           clearInterval(sweeper);
           clearInterval(housekeeping);
+          clearInterval(heartbeat);
           mailer.close();
           // Every step runs even when one before it fails (a read-only data
           // directory, a database that stopped): a step skipped would leave a
@@ -205,6 +227,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     clearInterval(sweeper);
     clearInterval(housekeeping);
+    clearInterval(heartbeat);
     mailer.close();
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});

@@ -107,7 +107,8 @@ describe('the image pixel limit of protect and verify', () => {
 
     // The control: the same calls on an image under the limit do reach the
     // pixel port, so the counts above could have moved.
-    const small = blackPng(128, 128);
+    // (Large enough for the mark's shape, which is judged from the header before anything is decoded.)
+    const small = blackPng(512, 512);
     expect((await inspectWithFingerprint(small, { fingerprint })).result.fingerprint).toEqual({ present: false, confidence: 0, blocks: 0 });
     await expect(protectWithFingerprint(small, fingerprint)).rejects.toBeInstanceOf(CorruptImageError);
     expect(calls.decode).toBe(1);

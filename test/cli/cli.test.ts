@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixFingerprintKey } from '../fingerprint/support.js';
+import { childEnv } from '../process/support.js';
 import { corpusFile } from '../support/corpus.js';
 import { withSegments, xmpPacket, xmpSegment } from '../support/build.js';
 
@@ -19,7 +20,7 @@ function optmark(...args: string[]): Promise<{ code: number; stdout: string; std
 
 function optmarkWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', env: childEnv(env) }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -27,14 +28,42 @@ function optmarkWith(env: Record<string, string>, ...args: string[]): Promise<{ 
 
 const jsonLines = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/**
+ * Settings a developer may have exported in the shell that runs the tests:
+ * the commands under test must never see them (they would rotate that
+ * developer's real key ring, or write to their database). They are set here
+ * for the whole file, and the last test checks nothing reached them.
+ */
+const DEVELOPER_SETTINGS = ['OPTMARK_DATA_DIR', 'OPTMARK_SIGNING_KEYS', 'OPTMARK_FINGERPRINT_KEYS', 'DATABASE_URL'] as const;
+let developer: string;
+const saved = new Map<string, string | undefined>();
+
 beforeAll(async () => {
+  developer = await mkdtemp(join(tmpdir(), 'optmark-developer-'));
+  const settings = {
+    OPTMARK_DATA_DIR: join(developer, 'data'),
+    OPTMARK_SIGNING_KEYS: join(developer, 'signing-keys.json'),
+    OPTMARK_FINGERPRINT_KEYS: join(developer, 'fingerprint-keys.json'),
+    DATABASE_URL: 'postgres://developer@127.0.0.1:1/their_database',
+  };
+  for (const name of DEVELOPER_SETTINGS) {
+    saved.set(name, process.env[name]);
+    process.env[name] = settings[name];
+  }
   dir = await mkdtemp(join(tmpdir(), 'optmark-cli-'));
   await copyFile(corpusFile('exiftool/XMP.jpg').path, join(dir, 'photo.jpg'));
   await copyFile(corpusFile('pillow/hopper.webp').path, join(dir, 'hopper.webp'));
   await copyFile(corpusFile('pngsuite/xcsn0g01.png').path, join(dir, 'broken.png'));
   await writeFile(join(dir, 'notes.txt'), 'hello');
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  for (const [name, value] of saved) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  await rm(dir, { recursive: true, force: true });
+  await rm(developer, { recursive: true, force: true });
+});
 
 describe('optmark protect', () => {
   it('writes <name>-optout.<ext> next to the input and says so', async () => {
@@ -227,5 +256,11 @@ describe('optmark', () => {
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^optmark: [^]+\nUsage:\n  optmark ${args[0]} `));
     }
+  });
+});
+
+describe("the developer's environment", () => {
+  it('was never seen by the commands: nothing was written where its settings point', async () => {
+    expect(await readdir(developer)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { inspect, protect } from '../../src/index.js';
+import { inspect, protect, verify } from '../../src/index.js';
 import { OptmarkError, type ErrorCode } from '../../src/errors.js';
 import { corpusFile } from '../support/corpus.js';
 import { generatedImages } from '../support/generated.js';
@@ -220,25 +220,55 @@ describe('empty and foreign input', () => {
 
 describe('every damaged variant of real files fails cleanly', () => {
   // Cheap structural damage over a sample of real files: cut at many points,
-  // flip bytes in headers. Any failure must be a typed error.
+  // flip bytes in headers. Each call ends, within the hang guard, in a typed
+  // error or a result; protect and inspect agree on which; what protect makes
+  // of a damaged file that it takes reads back opted out; and a file cut
+  // short is refused unless what is left still holds the whole image (a
+  // trailer after a JPEG's end of image).
   const samples = ['exiftool/ExifTool.jpg', 'exiftool/ExtendedXMP.jpg', 'exiv2/ReaganSmallPng.png', 'pillow/flower2.webp', 'pillow/iss634-animated.webp', 'exiftool/PNG.png', 'libwebp-test-data/test.webp'];
+  /** What a call came to: 'ok' with protect's output, or the typed error's code; anything else is reported as a failure. */
+  const outcome = (operation: (bytes: Uint8Array) => unknown, bytes: Uint8Array) => {
+    const started = performance.now();
+    try {
+      const result = operation(bytes);
+      return { code: 'ok', ms: performance.now() - started, result };
+    } catch (error) {
+      if (!(error instanceof OptmarkError)) return { code: `untyped ${(error as Error)?.name}: ${(error as Error)?.message}`, ms: performance.now() - started };
+      return { code: error.code as string, ms: performance.now() - started };
+    }
+  };
+
   it.each(samples)('%s', (name) => {
     const bytes = corpusFile(name).bytes;
-    const variants: Uint8Array[] = [];
-    for (let i = 1; i < 64; i++) variants.push(bytes.subarray(0, Math.floor((bytes.length * i) / 64)));
+    const cuts: Uint8Array[] = [];
+    for (let i = 1; i < 64; i++) cuts.push(bytes.subarray(0, Math.floor((bytes.length * i) / 64)));
+    const flips: Uint8Array[] = [];
     for (let at = 0; at < Math.min(bytes.length, 400); at += 3) {
       const damaged = Buffer.from(bytes);
       damaged[at] = damaged[at]! ^ 0xff;
-      variants.push(damaged);
+      flips.push(damaged);
     }
-    for (const variant of variants) {
-      for (const operation of [protect, inspect]) {
-        try {
-          operation(variant);
-        } catch (error) {
-          if (!(error instanceof OptmarkError)) throw error;
-        }
+    const problems: string[] = [];
+    const refusedCuts: string[] = [];
+    let slowest = 0;
+    for (const [kind, variants] of [['cut', cuts], ['flip', flips]] as const) {
+      for (const [index, variant] of variants.entries()) {
+        const marked = outcome(protect, variant);
+        const read = outcome(inspect, variant);
+        slowest = Math.max(slowest, marked.ms, read.ms);
+        const where = `${kind} ${index}`;
+        for (const o of [marked, read]) if (o.code.startsWith('untyped')) problems.push(`${where}: ${o.code}`);
+        // inspect reads the first of several packets, protect refuses to choose: the one allowed difference.
+        const agree = marked.code === read.code || (marked.code === 'ambiguous_xmp' && read.code === 'ok');
+        if (!agree) problems.push(`${where}: protect ${marked.code}, inspect ${read.code}`);
+        if (marked.code === 'ok' && !verify((marked.result as { bytes: Uint8Array }).bytes).optedOut) problems.push(`${where}: protect's output does not read back opted out`);
+        if (kind === 'cut' && marked.code !== 'ok') refusedCuts.push(marked.code);
       }
     }
+    expect(problems).toEqual([]);
+    expect(slowest).toBeLessThan(HANG_GUARD_MS);
+    // The shortest cuts are refused, as corrupt (never as another format or a success).
+    expect(refusedCuts.length).toBeGreaterThanOrEqual(cuts.length / 2);
+    expect(new Set(refusedCuts)).toEqual(new Set(['corrupt_image']));
   });
 });

@@ -14,7 +14,7 @@ import { isMarkedAsUntransferable } from 'node:worker_threads';
 import sharp from 'sharp';
 import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFingerprintPool } from '../../src/adapters/fingerprint-pool.js';
+import { createWorkerPool } from '../../src/adapters/worker-pool.js';
 import detect, { embed, embedAndTransfer } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder, type PixelDecoder } from '../../src/adapters/pixels.js';
 import { createFingerprinting, type DetectTask, type EmbedPort, type EmbedTask, type PixelPort } from '../../src/app/fingerprint.js';
@@ -167,7 +167,7 @@ describe('a marking job holds one decode slot from decode to encode', () => {
 });
 
 describe('pixels to and from the worker', () => {
-  const pool = createFingerprintPool({ threads: 1, queue: 4 });
+  const pool = createWorkerPool({ threads: 1, queue: 4 });
   afterAll(() => pool.close());
 
   const decoded = async (): Promise<Pixels> => {

@@ -6,11 +6,11 @@
  * file protect refuses is refused with protect's own words before any pixel
  * work; a lossless WebP keeps the colour under its transparent pixels.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
 import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
 import { createPixelDecoder } from '../../src/adapters/pixels.js';
@@ -24,6 +24,8 @@ import { psnr } from '../support/psnr.js';
 import { fixFingerprintKey, texturedPhoto } from './support.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'optmark-fp-layer-'));
+// It holds a fingerprint secret: not left behind.
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 fixFingerprintKey(dataDir, 'optmark test: protect layer');
 const keys = FingerprintKeys.open(join(dataDir, 'fingerprint-keys.json'));
 let embeds = 0;

@@ -143,11 +143,17 @@ describe.each(BACKENDS)('API on %s', (backend) => {
       expect((await t.server.admin.usage(name)).protect.used).toBe(1);
     });
 
-    it('a Free plan: 403 plan_not_allowed, no usage', async () => {
+    it('a Free plan: 403 plan_not_allowed from protect, verify and usage alike, nothing counted', async () => {
       const free = await t.key('free');
-      const response = await postImage(t.url, free, JPEG);
-      expect(response.status).toBe(403);
-      expect(((await response.json()) as { code: string }).code).toBe('plan_not_allowed');
+      const answers = [
+        await postImage(t.url, free, JPEG),
+        await postImage(t.url, free, JPEG, { path: '/api/v1/verify' }),
+        await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${free}` } }),
+      ];
+      for (const response of answers) {
+        expect(response.status).toBe(403);
+        expect(((await response.json()) as { code: string }).code).toBe('plan_not_allowed');
+      }
     });
   });
 

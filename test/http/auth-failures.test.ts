@@ -9,6 +9,7 @@
  * key, is not refused with them (sign-in has its own brake on passwords).
  */
 import { request } from 'node:http';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusFile } from '../support/corpus.js';
 import { signInToDashboard } from '../support/dashboard.js';
@@ -202,5 +203,53 @@ describe('OPTMARK_AUTH_FAILURES_PER_MINUTE=0', () => {
     const valid = await t.key();
     for (let i = 0; i < 20; i++) expect((await usage(t, '127.0.0.2', UNKNOWN_KEY)).status).toBe(401);
     expect((await usage(t, '127.0.0.2', valid)).status).toBe(200);
+  });
+});
+
+describe('requests that came through a proxy the server does not trust', () => {
+  /** A server whose warnings are collected, one JSON log line each. */
+  async function logging(env: Record<string, string>): Promise<{ t: TestServer; warnings: string[] }> {
+    const warnings: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.includes('"level":40')) warnings.push(line);
+        done();
+      },
+    });
+    return { t: await startTestServer({ env, logTo: stream }), warnings };
+  }
+  const proxyWarnings = (warnings: string[]) => warnings.filter((line) => line.includes('X-Forwarded-For'));
+
+  it('without OPTMARK_TRUST_PROXY, the first request carrying X-Forwarded-For logs one warning saying that every client behind it shares one count of invalid keys', async () => {
+    const { t, warnings } = await logging({ OPTMARK_AUTH_FAILURES_PER_MINUTE: String(LIMIT) });
+    try {
+      const valid = await t.key();
+      expect((await usage(t, '127.0.0.3', valid)).status).toBe(200);
+      expect(proxyWarnings(warnings)).toEqual([]);
+      for (const client of ['203.0.113.7', '203.0.113.8']) {
+        expect((await send(t, '127.0.0.3', { method: 'GET', path: '/api/v1/usage', headers: { Authorization: `Bearer ${valid}`, 'X-Forwarded-For': client } })).status).toBe(200);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const said = proxyWarnings(warnings);
+      expect(said).toHaveLength(1);
+      expect(JSON.parse(said[0]!)).toMatchObject({
+        peer: '127.0.0.3',
+        msg: expect.stringMatching(/OPTMARK_TRUST_PROXY is not set.*one client's invalid API keys lock out every client behind it/),
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('with the proxy trusted, nothing is said', async () => {
+    const { t, warnings } = await logging({ OPTMARK_AUTH_FAILURES_PER_MINUTE: String(LIMIT), OPTMARK_TRUST_PROXY: '127.0.0.1' });
+    try {
+      const valid = await t.key();
+      expect((await send(t, '127.0.0.1', { method: 'GET', path: '/api/v1/usage', headers: { Authorization: `Bearer ${valid}`, 'X-Forwarded-For': '203.0.113.7' } })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(proxyWarnings(warnings)).toEqual([]);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -207,7 +207,8 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
     },
     accepts: signer.accepts,
   });
-  const provenance: Provenance = { ...real, signer: faulty(real.signer), signerAt: (iat) => faulty(real.signerAt(iat)) };
+  const faultyProvenance = (p: Provenance): Provenance => ({ ...p, signer: faulty(p.signer), at: (iat) => faultyProvenance(p.at(iat)) });
+  const provenance = faultyProvenance(real);
   const fingerprint: Fingerprinting = {
     async check() {
       if (faults.fingerprint) throw faults.fingerprint;

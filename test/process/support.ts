@@ -40,7 +40,12 @@ export interface Exit {
   readonly signal: NodeJS.Signals | null;
 }
 
-/** This process's environment without any optmark setting: each test sets its own. */
+/**
+ * This process's environment without any of the project's settings
+ * (OPTMARK_*, DATABASE_URL, PORT, HOST): each test sets its own. Every
+ * helper that starts the command uses it, so a developer's exported
+ * OPTMARK_DATA_DIR or DATABASE_URL never points a test at real keys or data.
+ */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {

@@ -157,3 +157,23 @@ export function afcpTrailer(start: number, items: ReadonlyArray<{ tag: string; d
   });
   return Buffer.concat([signature, u16(1), u16(items.length), u32(0), ...directory, ...items.map((i) => i.data), signature, u32(recorded), u32(0)]);
 }
+
+/**
+ * A PNG (8 x 8, real pixels) whose XMP is about `bytes` of ordinary markup:
+ * keywords, one element each, the costliest kind of packet to parse per
+ * byte that no rule refuses before the end. With `broken`, its last element
+ * is never closed, so the whole packet is read before it is refused
+ * (invalid_xmp): what a hostile client sends to have the server work for
+ * nothing.
+ */
+export function pngWithLongXmp(bytes: number, broken: boolean): Buffer {
+  const ihdr = Buffer.concat([u32be(8), u32be(8), Buffer.from([8, 2, 0, 0, 0])]);
+  const png = Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(8 * (1 + 8 * 3), 0x40))), chunk('IEND', Buffer.alloc(0))]);
+  const item = '<rdf:li>keyword</rdf:li>';
+  const items = item.repeat(Math.max(1, Math.floor(bytes / item.length)));
+  const packet = xmpPacket(
+    `<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:subject><rdf:Bag>${items}${broken ? '<rdf:li>' : ''}</rdf:Bag></dc:subject></rdf:Description>`,
+  );
+  const [head, tail] = afterIhdr(png);
+  return Buffer.concat([head, chunk('iTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0\0\0\0\0'), enc(packet)])), tail]);
+}

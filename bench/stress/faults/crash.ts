@@ -20,7 +20,9 @@ import { awaitUsage, checkIntegrity, fmtUsage, OPS, per, pgServer, since, timeli
 const CLIENTS = 8;
 const KILL_AT_MS = 5_000;
 const END_AT_MS = 15_000;
-const TTL_S = 5;
+/** Short, to see the sweep within the run; more than twice the request timeout below, as the server requires. */
+const TTL_S = 10;
+const REQUEST_TIMEOUT_S = 4;
 /** 200s received this close before the kill may still be in the write-behind batch (10 ms apart) the kill loses. */
 const LAST_BATCH_MS = 250;
 
@@ -87,12 +89,12 @@ async function crashUnderLoad(ctx: Context, scope: string, env: Record<string, s
 export async function crashPostgres(ctx: Context): Promise<void> {
   const scope = 'b. SIGKILL, PostgreSQL';
   ctx.log(`\n== ${scope}: ${CLIENTS} clients for ${END_AT_MS / 1000} s, server SIGKILLed at ${KILL_AT_MS / 1000} s and restarted; OPTMARK_RESERVATION_TTL=${TTL_S}`);
-  const { env, key } = await pgServer(ctx, 'optmark_crash', { OPTMARK_RESERVATION_TTL: String(TTL_S) });
+  const { env, key } = await pgServer(ctx, 'optmark_crash', { OPTMARK_RESERVATION_TTL: String(TTL_S), OPTMARK_REQUEST_TIMEOUT: String(REQUEST_TIMEOUT_S), OPTMARK_HEADERS_TIMEOUT: String(REQUEST_TIMEOUT_S) });
   const run = await crashUnderLoad(ctx, scope, env, key);
   const total = per((op) => run.before[op] + run.after[op]);
   const excess = per((op) => run.atRestart[op] - run.before[op]);
   ctx.log(`200s before the kill: ${fmtUsage(run.before)}; usage at restart: ${fmtUsage(run.atRestart)} (${fmtUsage(excess)} reserved by calls that got no 200, or 200s whose settlement the kill lost)`);
-  // The sweep runs at start and every 60 s; it gives back reservations older than the TTL.
+  // The sweep runs at start and every 60 s; it gives back the reservations of a server whose lease is older than the TTL.
   const swept = await awaitUsage(run.server.url, key, (u) => OPS.every((op) => u[op] <= total[op]), 60_000 + TTL_S * 1000 + 10_000);
   const under = per((op) => total[op] - swept.usage[op]);
   ctx.checks.check(

@@ -17,17 +17,19 @@ const CLIENTS = 16;
 const KILL_AT_MS = 5_000;
 const RESTART_AT_MS = 10_000;
 const END_AT_MS = 30_000;
-const TTL_S = 5;
+/** Short, to see the sweep within the run; more than twice the request timeout below, as the server requires. */
+const TTL_S = 10;
+const REQUEST_TIMEOUT_S = 4;
 /** "Within a few seconds": the pool's connect timeout (3 s) plus a margin. */
 const RECOVERY_BUDGET_MS = 5_000;
-/** The sweep runs every 60 s; it gives back reservations older than the TTL. */
+/** The sweep runs every 60 s; it gives back the reservations of a server whose lease is older than the TTL. */
 const SWEEP_WAIT_MS = 60_000 + TTL_S * 1000 + 10_000;
 
 export async function pgOutage(ctx: Context): Promise<void> {
   const { log, checks } = ctx;
   log(`\n== ${SCOPE}: ${CLIENTS} clients protect/verify a 10 KB JPEG for ${END_AT_MS / 1000} s; PostgreSQL stopped (immediate) at ${KILL_AT_MS / 1000} s, started at ${RESTART_AT_MS / 1000} s`);
   const cluster = await ctx.cluster();
-  const { env, key } = await pgServer(ctx, 'optmark_outage', { OPTMARK_RESERVATION_TTL: String(TTL_S) });
+  const { env, key } = await pgServer(ctx, 'optmark_outage', { OPTMARK_RESERVATION_TTL: String(TTL_S), OPTMARK_REQUEST_TIMEOUT: String(REQUEST_TIMEOUT_S), OPTMARK_HEADERS_TIMEOUT: String(REQUEST_TIMEOUT_S) });
   const server = await Serve.start(await freePort(), env);
   const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5) });
   const t0 = performance.now();

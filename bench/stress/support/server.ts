@@ -1,7 +1,7 @@
 /**
  * The real server, `node bin/optmark.js serve`, in a child process on a fixed
  * port (so that a restart keeps its address and clients simply reconnect),
- * with the environment `npm start` gives it. Its log is parsed as it comes:
+ * started as `npm start` starts it (it sets its allocator settings itself). Its log is parsed as it comes:
  * the last lines are kept for reports, warnings and errors apart.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { adminSocketPath } from '../../../src/server/admin-socket.js';
 import { onCleanup } from './cleanup.js';
 import { sleep } from './net.js';
 
@@ -17,19 +18,17 @@ const BIN = join(ROOT, 'bin', 'optmark.js');
 const execFileAsync = promisify(execFile);
 
 /** The allocator setting of `npm start`, read from package.json so the two cannot drift apart. */
-function startTunables(): Record<string, string> {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const match = /GLIBC_TUNABLES=(\S+)/.exec(scripts.start ?? '');
-  return match ? { GLIBC_TUNABLES: match[1]! } : {};
-}
-
-/** Our environment without optmark settings, plus `extra`: each run states its own. */
+/**
+ * Our environment without optmark settings, plus `extra`: each run states
+ * its own. GLIBC_TUNABLES goes too: `optmark serve` sets the allocator
+ * settings `npm start` runs with by itself (src/cli/allocator.ts).
+ */
 export function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!/^(OPTMARK_|DATABASE_URL$|PORT$|HOST$|GLIBC_TUNABLES$)/.test(name)) env[name] = value;
   }
-  return { ...env, ...startTunables(), HOST: '127.0.0.1', ...extra };
+  return { ...env, HOST: '127.0.0.1', ...extra };
 }
 
 export interface Exit {
@@ -213,7 +212,7 @@ export async function cli<T = Record<string, unknown>>(args: readonly string[], 
  */
 export function adminOp<T>(dataDir: string, operation: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: join(dataDir, 'admin.sock'), path: '/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const req = request({ socketPath: adminSocketPath(dataDir), path: '/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (part: Buffer) => parts.push(part));
       res.on('error', reject);

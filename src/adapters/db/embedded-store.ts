@@ -130,7 +130,7 @@ export class EmbeddedStore implements Store {
     return used;
   }
 
-  /** Reservations live only in memory here, so a crash leaves none to give back. */
+  /** Reservations live only in memory here, so a crash leaves none to give back (and no lease to renew). */
   async sweepReservations(): Promise<number> {
     return 0;
   }

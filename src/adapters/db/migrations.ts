@@ -181,6 +181,24 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
        primary key (batch_id, token)
      )`,
   ),
+  // Which server holds each reservation, and whether that server is alive: a
+  // reservation is given back only once its server has stopped renewing its
+  // lease (heartbeat) for the reservation TTL. The TTL alone gave back units
+  // of calls still running (a call that outlived it was then not counted, and
+  // a limit of 1 let two calls through). Rows from before this step name no
+  // server and are judged by their age, as before.
+  '004-instances': statements(
+    `create table instances (
+       id uuid primary key,
+       started_at timestamptz not null,
+       heartbeat_at timestamptz not null
+     )`,
+    `alter table reservations add column instance_id uuid`,
+    // Given back by a sweep while its call may still run: kept, so that the
+    // call's commit counts it again and a refund does not give it back twice.
+    `alter table reservations add column swept boolean not null default false`,
+    `create index reservations_instance on reservations (instance_id)`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

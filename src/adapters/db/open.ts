@@ -54,7 +54,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const lock = lockDataDir(options.dataDir);
   try {
-    const pglite = await PGliteThread.start(join(options.dataDir, 'pgdata')).catch((error: unknown) => {
+    // Made private before PGlite creates anything in it (its thread makes what is inside private: pglite-thread.js).
+    const pgdata = join(options.dataDir, 'pgdata');
+    mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+    const pglite = await PGliteThread.start(pgdata).catch((error: unknown) => {
       throw explainStartFailure(error, options.dataDir);
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });

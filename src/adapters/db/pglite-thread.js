@@ -5,7 +5,7 @@
 //
 // Messages in:  { id, sql, params }  |  { id, close: true }
 // Messages out: { ready: true } once open; { id, rows, affectedRows } or { id, error: { message, code } }
-import { closeSync, fdatasyncSync, fsyncSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, fchmodSync, fdatasyncSync, fstatSync, fsyncSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -69,7 +69,14 @@ class Durability {
   }
 }
 
-/** fsync every file and directory under `dir` (directories too: renames and unlinks live in them). */
+/**
+ * fsync every file and directory under `dir` (directories too: renames and
+ * unlinks live in them), and make each private on the way: PGlite creates
+ * its files 0666 and its directories by the umask, whatever PostgreSQL
+ * asked for, so a database in a directory others can enter would be theirs
+ * to read and write. Files it creates between two such walks sit in
+ * directories already made 0700.
+ */
 function syncTree(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -79,9 +86,21 @@ function syncTree(dir) {
   syncPath(dir);
 }
 
+/** Take away what group and others may do with an open file or directory (a read-only file system keeps what it has). */
+function makePrivate(fd) {
+  const { mode } = fstatSync(fd);
+  if ((mode & 0o077) === 0) return;
+  try {
+    fchmodSync(fd, mode & 0o700);
+  } catch (error) {
+    if (error?.code !== 'EROFS') throw error;
+  }
+}
+
 function syncPath(path) {
   const fd = openSync(path, 'r');
   try {
+    makePrivate(fd);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

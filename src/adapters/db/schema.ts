@@ -61,6 +61,17 @@ export interface ReservationsTable {
   period: string;
   operation: string;
   created_at: Timestamp;
+  /** The server that holds it (migration 002); null for rows from before. */
+  instance_id: string | null;
+  /** Given back by a sweep (its server judged gone) while its call may still run. */
+  swept: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** Servers sharing the database, each with its lease: the last time it said it was alive. */
+export interface InstancesTable {
+  id: string;
+  started_at: Timestamp;
+  heartbeat_at: Timestamp;
 }
 
 export interface UsersTable {
@@ -146,4 +157,5 @@ export interface Database {
   api_keys: ApiKeysTable;
   usage: UsageTable;
   reservations: ReservationsTable;
+  instances: InstancesTable;
 }

@@ -57,17 +57,27 @@ const MAX_BATCH = 64;
 const BATCH_DELAY_MS = 10;
 /** While writing fails, try again this often. */
 const RETRY_DELAY_MS = 1000;
+/** Refunds kept for another try while the database is away (a few MB at most). */
+const MAX_UNREFUNDED = 100_000;
 
 export class SqlStore implements Store {
   private commits: Array<{ reservationId: string; keyId: string | null; now: Date }> = [];
+  /** Refunds the database did not confirm (it was away): tried again until it does, since this server's own sweep never gives them back. */
+  private readonly unrefunded = new Set<string>();
   /** Reservations committed whose row is not deleted yet (queued, or in a batch being written): a refund must not give them back. */
   private readonly committed = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly flushing = new Set<Promise<void>>();
 
+  /**
+   * @param instanceId this server's id in the `instances` table: its
+   *   reservations carry it, and are given back only once it stops renewing
+   *   its lease (a server that reads and administers only may omit it).
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onFlushError: (error: unknown) => void = () => {},
+    private readonly instanceId?: string,
   ) {}
 
   authenticateAndReserve(r: ReserveRequest): Promise<ReserveOutcome> {
@@ -94,8 +104,8 @@ export class SqlStore implements Store {
           returning used
         ),
         reserved as (
-          insert into reservations (id, account_id, period, operation, created_at)
-          select ${r.reservationId}::uuid, k.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz from k, u
+          insert into reservations (id, account_id, period, operation, created_at, instance_id)
+          select ${r.reservationId}::uuid, k.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz, ${this.instanceId ?? null}::uuid from k, u
         )
         select k.*, u.used from k left join u on true
       `.execute(this.db);
@@ -129,8 +139,8 @@ export class SqlStore implements Store {
           returning used
         ),
         reserved as (
-          insert into reservations (id, account_id, period, operation, created_at)
-          select ${r.reservationId}::uuid, a.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz from a, u
+          insert into reservations (id, account_id, period, operation, created_at, instance_id)
+          select ${r.reservationId}::uuid, a.account_id, ${r.period}, ${r.operation}, ${r.now}::timestamptz, ${this.instanceId ?? null}::uuid from a, u
         )
         select a.plan, a.monthly_limit, u.used from a left join u on true
       `.execute(this.db);
@@ -173,13 +183,20 @@ export class SqlStore implements Store {
   /**
    * Settle the queued commits in one statement: their reservations are
    * deleted, and their keys' last_used_at moved on (at most once a minute:
-   * it is a hint, not a log). A failed write is retried. A crash before it
-   * succeeds loses no unit of a failed call; it under-counts the few
-   * successful ones the sweep then gives back.
+   * it is a hint, not a log). A commit whose reservation was swept (given
+   * back by a server that judged this one gone while its call still ran)
+   * counts its unit again: the call returned 200. A failed write is retried;
+   * a retry after a write whose answer was lost finds the rows gone and
+   * counts nothing twice. A crash before it succeeds loses no unit of a
+   * failed call; it under-counts the few successful ones the sweep then
+   * gives back. Refunds the database did not confirm are tried again here.
    */
   async flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    await this.retryRefunds().catch(() => {
+      this.flushTimer ??= setTimeout(() => void this.flush(), RETRY_DELAY_MS).unref();
+    });
     const batch = this.commits.splice(0);
     if (batch.length === 0) {
       await Promise.all(this.flushing);
@@ -190,6 +207,14 @@ export class SqlStore implements Store {
       await sql`
         with settled as (
           delete from reservations where id = any (string_to_array(${batch.map((c) => c.reservationId).join(',')}, ',')::uuid[])
+          returning account_id, period, operation, swept
+        ),
+        recount as (
+          select account_id, period, operation, count(*)::int as n from settled where swept group by account_id, period, operation
+        ),
+        recounted as (
+          update usage set used = usage.used + recount.n from recount
+          where usage.account_id = recount.account_id and usage.period = recount.period and usage.operation = recount.operation
         )
         update api_keys set last_used_at = ${now}
         where id = any (string_to_array(${[...new Set(batch.flatMap((c) => (c.keyId === null ? [] : [c.keyId])))].join(',')}, ','))
@@ -212,21 +237,82 @@ export class SqlStore implements Store {
     if (this.committed.has(reservationId)) return Promise.resolve();
     return guarded(async () => {
       // Deleting the reservation and decrementing happen together, and only
-      // if the reservation was still open: a second refund finds nothing.
+      // if the reservation was still open (a second refund finds nothing)
+      // and not given back already by a sweep.
       await sql`
-        with r as (delete from reservations where id = ${reservationId}::uuid returning account_id, period, operation)
+        with r as (delete from reservations where id = ${reservationId}::uuid returning account_id, period, operation, swept)
         update usage set used = usage.used - 1 from r
-        where usage.account_id = r.account_id and usage.period = r.period and usage.operation = r.operation
+        where usage.account_id = r.account_id and usage.period = r.period and usage.operation = r.operation and not r.swept
+      `.execute(this.db);
+      this.unrefunded.delete(reservationId);
+    }).catch((error: unknown) => {
+      // Not confirmed: the statement may or may not have run. A refund is
+      // safe to repeat, and nothing else would give the unit back while this
+      // server lives: tried again (all of them in one statement) until the
+      // database confirms it.
+      if (this.unrefunded.size < MAX_UNREFUNDED) this.unrefunded.add(reservationId);
+      this.flushTimer ??= setTimeout(() => void this.flush(), RETRY_DELAY_MS).unref();
+      throw error;
+    });
+  }
+
+  /** The refunds the database has not confirmed, in one statement; each gives its unit back once, and only if still reserved. */
+  private async retryRefunds(): Promise<void> {
+    const ids = [...this.unrefunded];
+    if (ids.length === 0) return;
+    await guarded(async () => {
+      await sql`
+        with r as (
+          delete from reservations where id = any (string_to_array(${ids.join(',')}, ',')::uuid[])
+          returning account_id, period, operation, swept
+        ),
+        c as (select account_id, period, operation, count(*)::int as n from r where not swept group by account_id, period, operation)
+        update usage set used = usage.used - c.n from c
+        where usage.account_id = c.account_id and usage.period = c.period and usage.operation = c.operation
+      `.execute(this.db);
+    });
+    for (const id of ids) this.unrefunded.delete(id);
+  }
+
+  async heartbeat(now: Date): Promise<void> {
+    if (!this.instanceId) return;
+    await guarded(async () => {
+      await sql`
+        insert into instances (id, started_at, heartbeat_at) values (${this.instanceId}::uuid, ${now}, ${now})
+        on conflict (id) do update set heartbeat_at = excluded.heartbeat_at
       `.execute(this.db);
     });
   }
 
-  async sweepReservations(cutoff: Date): Promise<number> {
+  async sweepReservations(cutoff: Date, now: Date): Promise<number> {
     // Commits still queued here are calls that returned 200: write them first.
     await this.flush();
+    // This server is alive: renewed first, so that its own calls are never given back.
+    await this.heartbeat(now);
+    const self = this.instanceId ?? null;
+    // A reservation given back stays, marked swept, so that the commit of a
+    // call still running counts it again, and a refund does not give it back
+    // twice; it is forgotten once it is older than any call can last (the TTL
+    // is more than twice the longest call), with a TTL's margin.
+    const forgetBefore = new Date(cutoff.getTime() - (now.getTime() - cutoff.getTime()));
     return guarded(async () => {
+      // Gone: a server whose lease ran out (or that left no lease: it never
+      // started, or its row was swept); rows that name no server, by age.
       const { rows } = await sql<{ n: number }>`
-        with r as (delete from reservations where created_at < ${cutoff} returning account_id, period, operation),
+        with gone as (
+          delete from instances where heartbeat_at < ${cutoff} and id is distinct from ${self}::uuid
+        ),
+        r as (
+          update reservations res set swept = true
+          where not res.swept and (
+            (res.instance_id is null and res.created_at < ${cutoff})
+            or (res.instance_id is not null and res.instance_id is distinct from ${self}::uuid
+                and not exists (select 1 from instances i where i.id = res.instance_id and i.heartbeat_at >= ${cutoff})))
+          returning account_id, period, operation
+        ),
+        forgotten as (
+          delete from reservations where swept and created_at < ${forgetBefore}
+        ),
         c as (select account_id, period, operation, count(*)::int as n from r group by account_id, period, operation),
         u as (
           update usage set used = usage.used - c.n from c

@@ -41,13 +41,24 @@ const DARK = 16;
 const BRIGHT = 240;
 const MAX_ATTEMPTS = 4;
 
+/**
+ * Why an image of this size cannot carry the mark (too small, too
+ * elongated), or undefined when its shape can: decided by the size alone,
+ * so a caller that knows it from the file's header need decode nothing.
+ */
+export function shapeRefusal(width: number, height: number): FingerprintRefusedError | undefined {
+  const shorter = Math.min(width, height);
+  if (shorter < MIN_EMBED_SIDE) return new FingerprintRefusedError('too_small', `The image is ${width}x${height}; a fingerprint needs at least ${MIN_EMBED_SIDE} pixels on the shorter side`);
+  if (Math.max(width, height) > MAX_ASPECT * shorter) return new FingerprintRefusedError('too_elongated', `The image is ${width}x${height}; a fingerprint needs a side ratio of at most ${MAX_ASPECT}:1`);
+  return undefined;
+}
+
 /** @throws FingerprintRefusedError when the image is too small or too elongated to carry the mark, or cannot carry it within MIN_PSNR_DB */
 export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResult {
   checkRaster(image);
   const { width, height } = image;
-  const shorter = Math.min(width, height);
-  if (shorter < MIN_EMBED_SIDE) throw new FingerprintRefusedError('too_small', `The image is ${width}x${height}; a fingerprint needs at least ${MIN_EMBED_SIDE} pixels on the shorter side`);
-  if (Math.max(width, height) > MAX_ASPECT * shorter) throw new FingerprintRefusedError('too_elongated', `The image is ${width}x${height}; a fingerprint needs a side ratio of at most ${MAX_ASPECT}:1`);
+  const refused = shapeRefusal(width, height);
+  if (refused) throw refused;
 
   const canvas = canvasSize(width, height);
   const pattern = maskedPattern(image, canvas.width, canvas.height, key.tile);

@@ -1,6 +1,6 @@
 /** The in-pixel fingerprint: pure computation on raw pixel buffers. */
 export { deriveFingerprintKey, type FingerprintKey } from './keys.js';
-export { embedFingerprint, type EmbedResult } from './embed.js';
+export { embedFingerprint, shapeRefusal, type EmbedResult } from './embed.js';
 export { detectFingerprint, type DetectOptions, type FingerprintDetection } from './detect.js';
 export { FingerprintRefusedError, type FingerprintRefusal } from './errors.js';
 export { greyOf, type Raster } from './raster.js';

@@ -8,7 +8,8 @@
  * key counts against its address (app/auth-failures.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { protect, type ProtectResult } from '../../app/protect-image.js';
+import type { MetadataWorkers } from '../../app/off-loop.js';
+import { protectOffLoop, type ProtectResult } from '../../app/protect-image.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
@@ -19,17 +20,21 @@ import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
 import type { Principal } from '../../app/ports.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { idempotent } from '../idempotent.js';
-import { clientGone } from '../client-gone.js';
+import { runCallWork } from '../call-work.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, OPT_OUT_HEADER, optOutHeader, protectResult, usageResult, verifyResult } from '../schemas.js';
-import { holdTicket, settleTicketsOnSend } from '../reservation.js';
-import { readImagePart, type UploadLimits } from '../upload.js';
+import { holdTicket, readCallUpload, settleTicketsOnSend } from '../reservation.js';
+import type { UploadLimits } from '../upload.js';
 
 export interface ImageRouteOptions {
   readonly access: ApiAccess;
   readonly authFailures: AuthFailures;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
+  readonly workers: MetadataWorkers | undefined;
+  /** How long a call's work may take after its body was read (OPTMARK_REQUEST_TIMEOUT): http/call-work.ts. */
+  readonly callSeconds: number;
   readonly upload: UploadLimits;
   /** Largest declared width x height protect and verify take (OPTMARK_MAX_IMAGE_PIXELS). */
   readonly maxImagePixels: number;
@@ -50,7 +55,7 @@ declare module 'fastify' {
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
-  const { access, authFailures, provenance, fingerprint, upload: uploadLimits, maxImagePixels, clock, repeats } = options;
+  const { access, authFailures, provenance, fingerprint, workers, callSeconds, upload: uploadLimits, maxImagePixels, clock, repeats } = options;
 
   /** An address past its invalid keys gets 429 for any request with a key, valid or not: before the lookup, the body unread. */
   const refuseKeyGuessers = async (request: FastifyRequest) => {
@@ -86,8 +91,9 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
-      const upload = await readImagePart(request, uploadLimits);
-      const mark = (iat: number) => protect(upload.bytes, { filename: upload.filename, signer: provenance.signerAt(iat), maxImagePixels });
+      const upload = await readCallUpload(request, uploadLimits);
+      const mark = (iat: number) =>
+        runCallWork(request, reply, callSeconds, (signal) => protectOffLoop(upload.bytes, { filename: upload.filename, maxImagePixels }, provenance.at(iat), { workers, signal }));
       const result = await idempotent(request, reply, {
         repeats,
         accountId: accountOf(request),
@@ -97,10 +103,10 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
         waitMs: options.requestTimeoutMs,
         async run() {
           const iat = Math.floor(clock().getTime() / 1000);
-          const marked = mark(iat);
+          const marked = await mark(iat);
           return { answer: marked, kept: { iat, kid: provenance.activeKid(), sha256: marked.sha256, filename: marked.filename, mimeType: marked.mimeType } };
         },
-        replay: async (kept) => mark(Number(kept.iat)),
+        replay: (kept) => mark(Number(kept.iat)),
       });
       if (result === undefined) return reply;
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
@@ -119,9 +125,9 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     preHandler: [reserve('verify'), async (request) => void verifyDetailOption(request.query)],
     handler: async (request, reply) => {
       const full = verifyDetailOption(request.query);
-      const upload = await readImagePart(request, uploadLimits);
+      const upload = await readCallUpload(request, uploadLimits);
       const check = async () => {
-        const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal: clientGone(reply) });
+        const { result, details } = await runCallWork(request, reply, callSeconds, (signal) => inspectWithFingerprint(upload.bytes, { provenance, fingerprint, maxImagePixels, signal, workers }));
         return full ? { ...result, details } : result;
       };
       const answer = await idempotent(request, reply, {

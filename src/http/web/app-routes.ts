@@ -5,16 +5,16 @@
  * usage meters. Every failure is JSON with `error` and `code`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { protect, protectWithFingerprint, type ProtectResult } from '../../app/protect-image.js';
+import { protectOffLoop, protectWithFingerprint, type ProtectResult } from '../../app/protect-image.js';
+import type { Provenance } from '../../app/provenance.js';
 import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { clientGone } from '../client-gone.js';
+import { runCallWork } from '../call-work.js';
 import { idempotent } from '../idempotent.js';
-import { holdTicket } from '../reservation.js';
-import { readImagePart } from '../upload.js';
+import { holdTicket, readCallUpload } from '../reservation.js';
 import type { WebDeps } from './context.js';
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
@@ -65,14 +65,16 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
   app.get('/app/usage', { config: { access: 'signed-in' } }, async (request) => access.accountUsage(request.signedIn!.account.id));
 
   app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
-    const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
     const value = upload.fields.value || undefined;
     const keepExisting = upload.fields.overwrite !== 'on';
     const layers = upload.fields.fingerprint === 'on' ? ['fingerprint'] : [];
-    const run = (signer = deps.provenance.signer) => {
-      const options = { value, keepExisting, filename: upload.filename, signer, maxImagePixels: deps.maxImagePixels };
-      return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options) : Promise.resolve(protect(upload.bytes, options));
-    };
+    const run = (provenance: Provenance) =>
+      runCallWork(request, reply, deps.callSeconds, (signal) => {
+        const options = { value, keepExisting, filename: upload.filename, maxImagePixels: deps.maxImagePixels };
+        const server = { workers: deps.workers, signal, provenance };
+        return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, server) : protectOffLoop(upload.bytes, options, provenance, server);
+      });
     const marked = await idempotent(request, reply, {
       repeats,
       accountId: request.signedIn!.account.id,
@@ -82,10 +84,10 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       waitMs: deps.requestTimeoutMs,
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
-        const result = await run(deps.provenance.signerAt(iat));
+        const result = await run(deps.provenance.at(iat));
         return { answer: result, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
       },
-      replay: (kept) => run(deps.provenance.signerAt(Number(kept.iat))),
+      replay: (kept) => run(deps.provenance.at(Number(kept.iat))),
     });
     if (marked === undefined) return reply;
     // The file itself, not base64 in JSON: the page keeps it as a Blob for the download and the zip.
@@ -96,9 +98,11 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
   });
 
   app.post('/app/check', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('verify') }, async (request, reply) => {
-    const upload = await readImagePart(request, deps.upload);
+    const upload = await readCallUpload(request, deps.upload);
     const check = async () => {
-      const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal: clientGone(reply) });
+      const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
+        inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
+      );
       return { filename: upload.filename ?? null, result, details, verdict: verdictOf(result, details) };
     };
     return idempotent(request, reply, {

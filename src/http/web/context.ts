@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Admin } from '../../app/admin.js';
 import type { ApiAccess } from '../../app/api-access.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
+import type { MetadataWorkers } from '../../app/off-loop.js';
 import type { PeopleStore } from '../../app/people/ports.js';
 import type { Sessions } from '../../app/people/sessions.js';
 import type { SignInLimits } from '../../app/people/sign-in-limits.js';
@@ -14,6 +15,7 @@ import type { Provenance } from '../../app/provenance.js';
 import type { Mailer } from '../../adapters/mailer.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
+import { PAGE_HEADERS } from '../page-headers.js';
 import type { UploadLimits } from '../upload.js';
 import type { Guard } from './guard.js';
 
@@ -26,6 +28,10 @@ export interface WebDeps {
   readonly access: ApiAccess;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;
+  /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
+  readonly workers: MetadataWorkers | undefined;
+  /** How long a call's work may take after its body was read (http/call-work.ts). */
+  readonly callSeconds: number;
   readonly mailer: Mailer;
   readonly upload: UploadLimits;
   readonly maxImagePixels: number;
@@ -33,16 +39,6 @@ export interface WebDeps {
   /** The URL of a built asset, with its version. */
   readonly asset: (name: string) => string;
 }
-
-/** Pages are not cached, framed or sniffed; they load only this site's stylesheet and scripts. */
-export const PAGE_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-};
 
 export function pageContext(deps: WebDeps, request: FastifyRequest): PageContext {
   return { asset: deps.asset, signedIn: request.signedIn };

@@ -6,16 +6,15 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isOptmarkError, type OptmarkError } from '../../errors.js';
-import { protect, protectWithFingerprint } from '../../app/protect-image.js';
+import { protectOffLoop, protectWithFingerprint } from '../../app/protect-image.js';
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { accountPage, type AccountView } from '../../web/pages/account.js';
 import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
-import { clientGone } from '../client-gone.js';
-import { holdTicket } from '../reservation.js';
+import { runCallWork } from '../call-work.js';
+import { holdTicket, readCallUpload } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader } from '../schemas.js';
-import { readImagePart } from '../upload.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
 /** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
@@ -52,9 +51,14 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   // One image, without JavaScript: the marked file comes back as a download.
   app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('protect') }, async (request, reply) => {
-    const upload = await readImagePart(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
-    const options = { value: upload.fields.value || undefined, keepExisting: upload.fields.overwrite !== 'on', filename: upload.filename, signer: deps.provenance.signer, maxImagePixels: deps.maxImagePixels };
-    const result = upload.fields.fingerprint === 'on' ? await protectWithFingerprint(upload.bytes, deps.fingerprint, options) : protect(upload.bytes, options);
+    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    const options = { value: upload.fields.value || undefined, keepExisting: upload.fields.overwrite !== 'on', filename: upload.filename, maxImagePixels: deps.maxImagePixels };
+    const { provenance, workers } = deps;
+    const result = await runCallWork(request, reply, deps.callSeconds, (signal) =>
+      upload.fields.fingerprint === 'on'
+        ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, { workers, signal, provenance })
+        : protectOffLoop(upload.bytes, options, provenance, { workers, signal }),
+    );
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
     reply.header(OPT_OUT_HEADER, optOutHeader(result));
@@ -63,8 +67,10 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   // One image, without JavaScript: a result page, the verdict in words first.
   app.post('/check', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('verify') }, async (request, reply) => {
-    const upload = await readImagePart(request, deps.upload);
-    const { result, details } = await inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal: clientGone(reply) });
+    const upload = await readCallUpload(request, deps.upload);
+    const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
+      inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
+    );
     return sendPage(reply, checkResultPage(context(request), { filename: upload.filename, result, details, verdict: verdictOf(result, details) }));
   });
 
