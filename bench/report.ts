@@ -8,9 +8,12 @@ export interface FileResult {
   readonly width: number;
   readonly height: number;
   readonly sha256Ms: number;
+  /** protect: the marked bytes (what ExifTool's write makes; the command line's protect, which hashes nothing more). */
   readonly protectMs: number;
+  /** protect as the API returns it: the marked bytes and their SHA-256 (computed when the result's sha256 is first read). */
+  readonly protectHashedMs: number;
   readonly verifyMs: number;
-  /** protect with a provenance tag signed, and verify of a tagged file with the tag checked. */
+  /** protect with a provenance tag signed (its SHA-256 read too, as protectHashedMs), and verify of a tagged file with the tag checked. */
   readonly protectSignedMs: number;
   readonly verifySignedMs: number;
   /** readFileSync + protect + writeFileSync: file to file, as ExifTool works. */
@@ -32,16 +35,17 @@ const ms = (v: number) => v.toFixed(v < 10 ? 3 : 1);
 const ratio = (v: number) => `${v.toFixed(2)}x`;
 
 export function table(results: readonly FileResult[]): string {
-  const header = ['format', 'size MB', 'sha256 ms', 'protect ms', 'prot/sha', 'verify ms', 'ver/sha', 'tag +prot', 'tag +ver', 'prot+io ms', 'exiftool ms', 'faster (mem)', 'faster (file)'];
+  const header = ['format', 'size MB', 'sha256 ms', 'protect ms', '+sha out', 'prot+sha/sha', 'verify ms', 'ver/sha', 'tag +prot', 'tag +ver', 'prot+io ms', 'exiftool ms', 'faster (mem)', 'faster (file)'];
   const rows = results.map((r) => [
     r.format,
     (r.bytes / MB).toFixed(2),
     ms(r.sha256Ms),
     ms(r.protectMs),
-    ratio(r.protectMs / r.sha256Ms),
+    ms(r.protectHashedMs),
+    ratio(r.protectHashedMs / r.sha256Ms),
     ms(r.verifyMs),
     ratio(r.verifyMs / r.sha256Ms),
-    ms(r.protectSignedMs - r.protectMs),
+    ms(r.protectSignedMs - r.protectHashedMs),
     ms(r.verifySignedMs - r.verifyMs),
     ms(r.protectIoMs),
     ms(r.exiftoolMs),

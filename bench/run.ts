@@ -56,16 +56,20 @@ try {
     // charged to whichever in-memory operation runs next.
     const signedBytes = protect(bytes, { signer: provenance.signer }).bytes;
     if (!verify(signedBytes, { provenance }).provenance.valid) throw new Error(`${image.name}: the signed output does not verify`);
-    const { sha, prot, ver, protSig, verSig } = measureInterleaved({
+    const { sha, prot, protHashed, ver, protSig, verSig } = measureInterleaved({
       sha: () => createHash('sha256').update(bytes).digest(),
-      prot: () => protect(bytes),
+      // The marked bytes: what ExifTool's write makes, and the command line's protect.
+      prot: () => protect(bytes).bytes,
+      // The result as the API reports it: the marked file's SHA-256 included (protect computes it when it is first read).
+      protHashed: () => protect(bytes).sha256,
       // verify the protected file: the case where there is an opt-out to parse and report.
       ver: () => verify(protectedBytes),
       // The same with a provenance tag signed on protect and checked on verify.
-      protSig: () => protect(bytes, { signer: provenance.signer }),
+      protSig: () => protect(bytes, { signer: provenance.signer }).sha256,
       verSig: () => verify(signedBytes, { provenance }),
     });
     const { protIo, io } = measureInterleaved({
+      // File to file, as the command line marks (and ExifTool writes): no SHA-256 of the output.
       protIo: () => writeFileSync(outPath, protect(readFileSync(image.path)).bytes),
       // The read + write alone, to show how much of the file-to-file time is plain I/O.
       io: () => writeFileSync(outPath, readFileSync(image.path)),
@@ -80,6 +84,7 @@ try {
       height: image.height,
       sha256Ms: sha.medianMs,
       protectMs: prot.medianMs,
+      protectHashedMs: protHashed.medianMs,
       verifyMs: ver.medianMs,
       protectSignedMs: protSig.medianMs,
       verifySignedMs: verSig.medianMs,
@@ -97,6 +102,7 @@ try {
 
 log();
 log('medians in ms; ratios are to one SHA-256 of the file; "faster" = ExifTool time / our protect time;');
+log('protect ms = the marked bytes (as ExifTool writes them); +sha out = with the SHA-256 of the output, as the API answers;');
 log('tag +prot / +ver = what signing the provenance tag adds to protect, and checking it adds to verify');
 log('(mem = protect on bytes in memory; file = readFileSync + protect + writeFileSync, as ExifTool works on files;');
 log(' read+write alone per file is in bench-results.json as ioMs)');
@@ -106,24 +112,26 @@ log();
 
 // The issue's targets, on the 5 MB JPEG.
 const jpeg5 = results.find((r) => r.name === 'jpeg-5mb')!;
-const shaRatio = jpeg5.protectMs / jpeg5.sha256Ms;
+const shaRatio = jpeg5.protectHashedMs / jpeg5.sha256Ms;
 const speedUpFile = jpeg5.exiftoolMs / jpeg5.protectIoMs;
 const speedUpMem = jpeg5.exiftoolMs / jpeg5.protectMs;
 const targets: Target[] = [
   {
+    // The API's protect: marking, and the SHA-256 of the marked file its answer carries.
     name: 'protect(5 MB JPEG) <= 2x one SHA-256',
     pass: shaRatio <= 2,
-    detail: `protect ${jpeg5.protectMs.toFixed(2)} ms vs sha256 ${jpeg5.sha256Ms.toFixed(2)} ms = ${shaRatio.toFixed(2)}x (limit 2.00x)`,
+    detail: `protect with the SHA-256 of its output ${jpeg5.protectHashedMs.toFixed(2)} ms vs sha256 ${jpeg5.sha256Ms.toFixed(2)} ms = ${shaRatio.toFixed(2)}x (limit 2.00x)`,
   },
   {
-    // Judged on protect in process, as the target is stated; file to file
-    // (our read + protect + write against ExifTool's own file I/O) is shown alongside.
+    // Judged on protect in process, as the target is stated, doing what
+    // ExifTool does (the marked bytes, no hash of them); file to file (our
+    // read + protect + write against ExifTool's own file I/O) is shown alongside.
     name: 'protect(5 MB JPEG) >= 3x faster per file than ExifTool -stay_open',
     pass: speedUpMem >= 3,
     detail: `ExifTool ${jpeg5.exiftoolMs.toFixed(2)} ms vs protect ${jpeg5.protectMs.toFixed(2)} ms = ${speedUpMem.toFixed(1)}x faster (need 3.0x); file to file: protect+io ${jpeg5.protectIoMs.toFixed(2)} ms (read+write alone ${jpeg5.ioMs.toFixed(2)} ms) = ${speedUpFile.toFixed(1)}x`,
   },
   ...(['protect', 'verify'] as const).map((op) => {
-    const added = op === 'protect' ? jpeg5.protectSignedMs - jpeg5.protectMs : jpeg5.verifySignedMs - jpeg5.verifyMs;
+    const added = op === 'protect' ? jpeg5.protectSignedMs - jpeg5.protectHashedMs : jpeg5.verifySignedMs - jpeg5.verifyMs;
     const budget = 1 + jpeg5.sha256Ms;
     return {
       name: `the provenance tag adds to ${op} (5 MB JPEG) under 1 ms plus one SHA-256`,
@@ -145,7 +153,7 @@ writeFileSync(
       method: { statistic: 'median', inProcess: 'sha256, protect, verify, protect+io, io interleaved round-robin; warm-up 3 rounds, then >= 15 rounds and >= 1 s per operation', exiftoolRunsPerFile: EXIFTOOL_RUNS, exiftoolArgs: EXIFTOOL_ARGS },
       results: results.map((r) => ({
         ...r,
-        protectOverSha256: r.protectMs / r.sha256Ms,
+        protectOverSha256: r.protectHashedMs / r.sha256Ms,
         verifyOverSha256: r.verifyMs / r.sha256Ms,
         speedUpInMemory: r.exiftoolMs / r.protectMs,
         speedUpFileToFile: r.exiftoolMs / r.protectIoMs,
