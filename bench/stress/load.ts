@@ -112,7 +112,7 @@ async function run(name: string, seconds: number, limits: { protect: number; ver
     // One key drives every client: the per-key admission limit must not be what we measure.
     OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64',
   });
-  const key = server.bootstrapKey!;
+  const key = await server.bootstrapKey();
   const rss = new RssSampler(server, 1000);
   const cpuBefore = cpuSnapshot(server.pid);
   const load = new Load({ url: server.url, key, clients: plan.clients, next: plan.next }).start();
@@ -212,7 +212,7 @@ checks.check(high.name, `RSS peak <= ${OVERLOAD_RSS_MB} MB`, high.rss.peakMb <= 
   const name = 'load, autocannon';
   log(`\n== ${name}: ${CLIENTS} connections, ${SECONDS} s, each corpus file protected then verified in turn`);
   const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: freshDataDir(template), OPTMARK_LOG_LEVEL: 'warn', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_PROTECT_LIMIT: '1000000000', OPTMARK_VERIFY_LIMIT: '1000000000' });
-  const key = server.bootstrapKey!;
+  const key = await server.bootstrapKey();
   const rss = new RssSampler(server, 1000);
   const r = await autocannonLoad({ url: server.url, key, uploads, connections: CLIENTS, seconds: SECONDS });
   rss.stop();
@@ -247,7 +247,7 @@ if (BOMB_SECONDS > 0) {
   const bomb = multipart('bomb.png', blackPng(10_000, 9_998));
   log(`\n== ${name}: ${BOMB_CLIENTS} clients verify a ${bomb.bytes}-byte PNG of 10000 x 9998 pixels, 1 client verifies a 10 KB JPEG, ${BOMB_SECONDS} s`);
   const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: freshDataDir(template), OPTMARK_LOG_LEVEL: 'warn', OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_PROTECT_LIMIT: '1000000000', OPTMARK_VERIFY_LIMIT: '1000000000' });
-  const key = server.bootstrapKey!;
+  const key = await server.bootstrapKey();
   const rss = new RssSampler(server, 200);
   const bombs = new Load({ url: server.url, key, clients: BOMB_CLIENTS, next: () => ({ op: 'verify', upload: bomb }) }).start();
   const small = smallJpeg();

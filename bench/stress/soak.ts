@@ -48,7 +48,7 @@ const server = await Serve.start(await freePort(), {
   OPTMARK_PROTECT_LIMIT: '1000000000',
   OPTMARK_VERIFY_LIMIT: '1000000000',
 });
-const key = server.bootstrapKey!;
+const key = await server.bootstrapKey();
 const rss = new RssSampler(server, SAMPLE_MS);
 const cpuBefore = cpuSnapshot(server.pid);
 const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix(uploads, 0.7, 11) }).start();

@@ -99,8 +99,13 @@ function linger(socket: Socket, ended: () => boolean, done: () => void): void {
     clearTimeout(timer);
     socket.off('data', watch);
     socket.off('end', finish);
+    socket.off('close', stop);
     done();
   };
+  // Removed when the linger ends: a connection kept open lingers again on a
+  // later refusal, and a listener left behind each time was a leak (Node's
+  // MaxListenersExceededWarning after 11 refusals on one connection).
+  const stop = () => clearTimeout(timer);
   const watch = () => {
     if (ended() || socket.bytesRead - start > LINGER.bytes) finish();
   };
@@ -108,7 +113,7 @@ function linger(socket: Socket, ended: () => boolean, done: () => void): void {
   timer.unref();
   socket.on('data', watch);
   socket.once('end', finish);
-  socket.once('close', () => clearTimeout(timer));
+  socket.once('close', stop);
 }
 
 /**

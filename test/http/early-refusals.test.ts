@@ -123,3 +123,35 @@ describe('the body read, or drained by the reader: the connection stays open', (
     expect(parseResponse(exchange.text).headers.connection).toBe('keep-alive');
   });
 });
+
+describe('a connection kept after many refusals whose body came late', () => {
+  it('keeps no listener of them: each linger removes what it added', async () => {
+    const sockets: Array<import('node:net').Socket> = [];
+    const onConnection = (socket: import('node:net').Socket) => sockets.push(socket);
+    t.server.app.server.on('connection', onConnection);
+    const client = connect(Number(new URL(t.url).port), '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+    let received = '';
+    client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const body = Buffer.alloc(2000, 0x61);
+    const refusals = 15;
+    try {
+      for (let i = 1; i <= refusals; i++) {
+        // The headers alone: the server answers 401, and lingers for the body, which then comes in time.
+        client.write(`POST /api/v1/protect HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${body.length}\r\n\r\n`);
+        await expect.poll(() => (received.match(/HTTP\/1\.1 401/g) ?? []).length, { timeout: 5000 }).toBe(i);
+        client.write(body);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // One connection served every request: each linger kept it.
+      const [socket] = sockets;
+      expect(sockets).toHaveLength(1);
+      expect(socket!.destroyed).toBe(false);
+      // Node's own listeners and fastify's stay; none per refusal (15 refusals left 15 before the fix).
+      expect(socket!.listenerCount('close')).toBeLessThan(5);
+    } finally {
+      t.server.app.server.off('connection', onConnection);
+      client.destroy();
+    }
+  });
+});

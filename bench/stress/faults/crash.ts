@@ -40,7 +40,7 @@ interface Crash {
 async function crashUnderLoad(ctx: Context, scope: string, env: Record<string, string>, key: string | undefined, beforeRestart: () => void = () => {}): Promise<Crash> {
   const port = await freePort();
   const first = await Serve.start(port, env);
-  key ??= first.bootstrapKey!;
+  key ??= await first.bootstrapKey();
   const load = new Load({ url: first.url, key, clients: CLIENTS, next: mix([smallJpeg()], 0.5) });
   const t0 = performance.now();
   load.start();

@@ -46,7 +46,7 @@ async function setUp(ctx: Context, scope: string, prepare?: (dataDir: string) =>
   freshDataDir(ctx.template, dataDir);
   fs.sync();
   const server = await Serve.start(await freePort(), { OPTMARK_DATA_DIR: dataDir, ...UNDER_LOAD });
-  const key = server.bootstrapKey!;
+  const key = await server.bootstrapKey();
   await prepare?.(dataDir);
   // On disk, as a database running for more than half a minute would be: the fault hits the server's writes, not our copy.
   fs.sync();

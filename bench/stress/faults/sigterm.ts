@@ -21,7 +21,7 @@ async function sigtermUnderLoad(ctx: Context, scope: string, env: Record<string,
   ctx.log(`\n== ${scope}: ${CLIENTS} clients protect/verify corpus images; SIGTERM at ${SIGNAL_AT_MS / 1000} s`);
   const port = await freePort();
   const server = await Serve.start(port, env);
-  key ??= server.bootstrapKey!;
+  key ??= await server.bootstrapKey();
   const load = new Load({ url: server.url, key, clients: CLIENTS, next: mix(corpusUploads(), 0.5, 7) });
   const t0 = performance.now();
   load.start();

@@ -105,7 +105,10 @@ export class Serve {
 
   /** Spawn; resolves once the process listens (and, unless `ready` is false, /readyz answers 200). */
   static async start(port: number, env: Record<string, string>, options: { ready?: boolean; timeoutMs?: number } = {}): Promise<Serve> {
-    const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    // On the embedded database the limits go through the admin socket (applyLimitSettings); passed as settings too, the server would warn that the table decides.
+    const { OPTMARK_PROTECT_LIMIT: _p, OPTMARK_VERIFY_LIMIT: _v, ...rest } = env;
+    const settings = env.DATABASE_URL ? env : rest;
+    const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: serverEnv({ ...settings, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new Serve(proc, port, env.OPTMARK_DATA_DIR);
     await server.waitUp(options.ready ?? true, options.timeoutMs ?? 60_000);
     await applyLimitSettings(env);
@@ -124,13 +127,21 @@ export class Serve {
     return this.exit === undefined;
   }
 
-  /** The key a first start on an empty database wrote into the data directory's first-start file, if any. */
-  get bootstrapKey(): string | undefined {
-    if (!this.dataDir) return undefined;
-    try {
-      return KEY.exec(readFileSync(join(this.dataDir, 'first-start.txt'), 'utf8'))?.[0];
-    } catch {
-      return undefined;
+  /**
+   * The key a first start on an empty database wrote into the data
+   * directory's first-start file; the server writes it just after it starts
+   * listening, so this waits for it (up to 15 s).
+   */
+  async bootstrapKey(): Promise<string> {
+    for (const deadline = Date.now() + 15_000; ; await sleep(50)) {
+      let key: string | undefined;
+      try {
+        if (this.dataDir) key = KEY.exec(readFileSync(join(this.dataDir, 'first-start.txt'), 'utf8'))?.[0];
+      } catch {
+        // not written yet
+      }
+      if (key) return key;
+      if (Date.now() > deadline || !this.running) throw new Error(`no first-start key in ${this.dataDir ?? '(no data directory)'}`);
     }
   }
 
