@@ -44,6 +44,10 @@ export type ErrorCode =
   | 'batch_full'
   | 'batch_not_found'
   | 'idempotency_key_reused'
+  | 'access_request_exists'
+  | 'access_request_not_found'
+  | 'access_request_not_pending'
+  | 'grant_not_available'
   | 'quota_exceeded'
   | 'too_many_requests'
   | 'too_many_failed_calls'
@@ -266,6 +270,44 @@ export class IdempotencyKeyReusedError extends OptmarkError {
   readonly code = 'idempotency_key_reused';
   constructor(message = 'This Idempotency-Key was used with another image or other options within the last 24 hours: use a new key for a new call') {
     super(message);
+  }
+}
+
+/** The account has a pending request for API access under this integration name already. */
+export class AccessRequestExistsError extends OptmarkError {
+  readonly code = 'access_request_exists';
+  constructor(readonly integration: string) {
+    super(`Your account has a pending request for ${JSON.stringify(integration)} already: wait for the team's decision, or withdraw it first`);
+  }
+}
+
+/** No such request for API access, or one of another account (the same answer). */
+export class AccessRequestNotFoundError extends OptmarkError {
+  readonly code = 'access_request_not_found';
+  constructor() {
+    super('There is no such request for API access in your account');
+  }
+}
+
+/** The request was decided or withdrawn already. */
+export class AccessRequestNotPendingError extends OptmarkError {
+  readonly code = 'access_request_not_pending';
+  constructor(readonly state: string) {
+    super(`This request is ${state} already: only a pending request can be decided or withdrawn`);
+  }
+}
+
+/** An approved grant whose key was revealed already, or which lapsed (not revealed within 14 days). */
+export class GrantNotAvailableError extends OptmarkError {
+  readonly code = 'grant_not_available';
+  constructor(readonly state: string | null) {
+    super(
+      state === 'revealed'
+        ? 'This key was revealed already: a key is shown once. If it was not stored, roll it to get a new one'
+        : state === 'lapsed'
+          ? 'This approval lapsed: its key was not revealed within 14 days. Request access again'
+          : 'This request has no key to reveal (it is not approved)',
+    );
   }
 }
 

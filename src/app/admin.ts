@@ -177,7 +177,8 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
     async issueKey(accountName, options = {}) {
       const owner = await account(accountName);
       const now = clock.now();
-      const active = (await store.listKeys(owner.id)).filter((k) => isActive(k, now));
+      // A key being rolled out (replaced, working until its end) does not count.
+      const active = (await store.listKeys(owner.id)).filter((k) => isActive(k, now) && !k.replacedBy);
       if (active.length >= MAX_ACTIVE_KEYS) {
         throw new AdminError('too_many_keys', `The account already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
       }

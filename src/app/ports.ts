@@ -82,6 +82,8 @@ export interface KeyRecord {
   readonly expiresAt: Date | null;
   readonly revokedAt: Date | null;
   readonly lastUsedAt: Date | null;
+  /** The key that replaced this one in a roll (it then works until `expiresAt`, and does not count toward the active keys' limit). */
+  readonly replacedBy?: string | null;
 }
 
 /** Who is calling: the account behind a valid key, the key's user and what the key may do. */

@@ -16,6 +16,8 @@ import { SqlStore } from '../adapters/db/sql-store.js';
 import { SqlPeopleStore } from '../adapters/db/people-store.js';
 import { createPasswordHasher } from '../adapters/password-hasher.js';
 import { createPeople } from '../app/people/users.js';
+import { accessService } from '../server/access-service.js';
+import { createMailer } from '../adapters/mailer.js';
 import { runAdminOp, type AdminOp } from '../server/admin-protocol.js';
 import { callAdminSocket } from '../server/admin-socket.js';
 import { CliError, parse, printJson, reportFailure } from './files.js';
@@ -61,7 +63,13 @@ async function run(op: AdminOp): Promise<unknown> {
       clock: systemClock,
       baseUrl: () => config.baseUrl ?? `http://${config.host}:${config.port}`,
     });
-    return await runAdminOp({ admin, people }, op as unknown as Record<string, unknown>);
+    const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
+    try {
+      const apiKeys = accessService({ db: database.db, store, peopleStore, clock: systemClock, mailer, baseUrl: () => config.baseUrl ?? `http://${config.host}:${config.port}` });
+      return await runAdminOp({ admin, people, apiKeys }, op as unknown as Record<string, unknown>);
+    } finally {
+      mailer.close();
+    }
   } finally {
     await database.close();
   }
@@ -133,7 +141,22 @@ function userLine(u: Row): string {
   return `${String(u.email)}  ${String(u.role)}${u.operator ? ', operator' : ''}  ${state}  created ${String(u.createdAt)}${u.displayName ? `  (${String(u.displayName)})` : ''}`;
 }
 
-export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans' | 'users', args: readonly string[]): Promise<number> {
+function requestLines(r: Row): string {
+  const scopes = (list: unknown) => (Array.isArray(list) ? list.join(',') : '');
+  const decided = r.state === 'pending' ? '' : `  ${String(r.state)} ${String(r.decidedAt)} by ${String(r.decidedBy)}`;
+  const grant =
+    r.state === 'approved'
+      ? `\n  granted ${scopes(r.grantedScopes)}${r.keyDays ? `, key lasts ${String(r.keyDays)} days` : ''}; ${r.revealedAt ? `key revealed ${String(r.revealedAt)} (${String(r.keyId)})` : `to be revealed by ${String(r.revealBy)}`}`
+      : '';
+  return (
+    `${String(r.id)}  ${String(r.state)}  ${String(r.accountName)} (${String(r.plan)})  "${String(r.name)}"  by ${String(r.userEmail)}  asked ${String(r.createdAt)}${decided}\n` +
+    `  scopes ${scopes(r.scopes)}, about ${number(r.monthlyVolume)} calls/month, contact ${String(r.contact)}\n  purpose: ${String(r.purpose)}` +
+    (r.reason ? `\n  reason: ${String(r.reason)}` : '') +
+    grant
+  );
+}
+
+export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans' | 'users' | 'access', args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     name: { type: 'string' },
     email: { type: 'string' },
@@ -150,6 +173,8 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     'scans-per-day': { type: 'string' },
     'vault-bytes': { type: 'string' },
     'retention-days': { type: 'string' },
+    state: { type: 'string' },
+    reason: { type: 'string' },
     yes: { type: 'boolean' },
     all: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -262,6 +287,26 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       if (!id) throw new UsageError('keys revoke needs the key id (see "optmark keys list")');
       await run({ op: 'revokeKey', id });
       say(`Revoked ${id}. Calls with it now get 401.`, { revoked: id });
+    } else if (command === 'access' && sub === 'list' && rest.length === 0) {
+      const states = ['pending', 'approved', 'denied', 'withdrawn'];
+      if (values.state !== undefined && !states.includes(values.state)) throw new UsageError(`--state must be one of ${states.join(', ')}, got ${JSON.stringify(values.state)}`);
+      const requests = (await run({ op: 'listAccessRequests', ...(values.state !== undefined ? { state: values.state } : {}) })) as Row[];
+      if (values.json) printJson(requests);
+      else process.stdout.write(requests.length === 0 ? 'No requests.\n' : `${requests.map(requestLines).join('\n\n')}\n`);
+    } else if (command === 'access' && sub === 'approve' && rest.length === 1) {
+      const days = values['expires-in-days'];
+      if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number of days');
+      const scopes = values.scopes?.split(',').map((s) => s.trim());
+      if (scopes !== undefined && (scopes.length === 0 || scopes.some((s) => s !== 'protect' && s !== 'verify'))) throw new UsageError(`--scopes takes protect, verify or protect,verify, got ${JSON.stringify(values.scopes)}`);
+      const { request, mailed } = (await run({ op: 'approveAccess', id: rest[0]!, ...(scopes ? { scopes } : {}), ...(days ? { expiresInDays: Number(days) } : {}) })) as { request: Row; mailed: boolean };
+      say(
+        `Approved ${String(request.id)} ("${String(request.name)}", ${String(request.accountName)}): scopes ${(request.grantedScopes as string[]).join(', ')}. ` +
+          `${String(request.userEmail)} reveals the key on the dashboard's API keys page by ${String(request.revealBy)}${mailed ? ' (told by mail)' : ''}; nobody else ever sees it.`,
+        { request, mailed },
+      );
+    } else if (command === 'access' && sub === 'deny' && rest.length === 1) {
+      const { request, mailed } = (await run({ op: 'denyAccess', id: rest[0]!, reason: required(values.reason, '--reason') })) as { request: Row; mailed: boolean };
+      say(`Denied ${String(request.id)} ("${String(request.name)}", ${String(request.accountName)}). ${String(request.userEmail)} sees the reason on the dashboard${mailed ? ' and was told by mail' : ''}.`, { request, mailed });
     } else if (command === 'usage' && sub === undefined && rest.length === 0) {
       const usage = (await run({ op: 'usage', account: required(values.account, '--account') })) as Row & Record<'protect' | 'verify', Row>;
       say(

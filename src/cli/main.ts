@@ -79,8 +79,16 @@ export const USAGE: Readonly<Record<string, string>> = {
   optmark keys list --account NAME | --all [--json]
   optmark keys revoke ID
 `,
+  access: `  optmark access list [--state pending|approved|denied|withdrawn] [--json]
+      Requests for API access, pending first (oldest first), with each account's plan and requester.
+  optmark access approve ID [--scopes protect,verify] [--expires-in-days N] [--json]
+      Grants a key (default: the scopes requested, no expiry); the requester reveals it once on the
+      dashboard within 14 days. Nobody else ever sees the key.
+  optmark access deny ID --reason TEXT [--json]
+      The requester sees the reason.
+`,
   usage: `  optmark usage --account NAME [--json]
-      Administration (accounts, users, plans, keys, usage) works while "optmark serve" runs,
+      Administration (accounts, users, plans, keys, access, usage) works while "optmark serve" runs,
       and needs the database "optmark serve" created.
 `,
   'signing-keys': `  optmark signing-keys list|rotate [--json]
@@ -98,7 +106,7 @@ ${Object.values(USAGE).join('')}  optmark help [COMMAND]
   --json prints one JSON object per file, one per line.
 `;
 
-const ADMIN = new Set(['accounts', 'keys', 'usage', 'plans', 'users']);
+const ADMIN = new Set(['accounts', 'keys', 'usage', 'plans', 'users', 'access']);
 
 async function dispatch(command: string, rest: readonly string[]): Promise<number> {
   switch (command) {

@@ -5,11 +5,14 @@
  */
 import type { Admin } from '../app/admin.js';
 import type { People } from '../app/people/users.js';
+import type { Access } from '../app/access/access.js';
+import { REQUEST_STATES, type RequestState } from '../app/access/ports.js';
 
 /** What administration reaches: accounts, keys and limits; people. */
 export interface AdminServices {
   readonly admin: Admin;
   readonly people: People;
+  readonly apiKeys: Access;
 }
 import { InvalidOptionError } from '../errors.js';
 
@@ -31,7 +34,10 @@ export type AdminOp =
   | { op: 'createUser'; account: string; email: string; role?: string; operator?: boolean; displayName?: string; password?: string }
   | { op: 'listUsers'; account: string }
   | { op: 'disableUser'; email: string }
-  | { op: 'resetUser'; email: string };
+  | { op: 'resetUser'; email: string }
+  | { op: 'listAccessRequests'; state?: string }
+  | { op: 'approveAccess'; id: string; scopes?: string[]; expiresInDays?: number }
+  | { op: 'denyAccess'; id: string; reason: string };
 
 export const ADMIN_SOCKET = 'admin.sock';
 
@@ -48,7 +54,7 @@ const object = (value: unknown, name: string): Record<string, never> => {
 /** Run one operation; the result is JSON-safe (dates as ISO strings). */
 const optionalStr = (value: unknown, name: string): string | undefined => (value === undefined ? undefined : str(value, name));
 
-export async function runAdminOp({ admin, people }: AdminServices, request: Record<string, unknown>): Promise<unknown> {
+export async function runAdminOp({ admin, people, apiKeys }: AdminServices, request: Record<string, unknown>): Promise<unknown> {
   const result = await (async () => {
     switch (request.op) {
       case 'createAccount':
@@ -107,6 +113,20 @@ export async function runAdminOp({ admin, people }: AdminServices, request: Reco
         return people.disableUser(str(request.email, 'email'), 'cli');
       case 'resetUser':
         return people.resetUser(str(request.email, 'email'), 'cli');
+      case 'listAccessRequests': {
+        const state = optionalStr(request.state, 'state');
+        if (state !== undefined && !(REQUEST_STATES as readonly string[]).includes(state)) throw new InvalidOptionError('state', REQUEST_STATES.join(', '), state);
+        return apiKeys.listAll(state as RequestState | undefined);
+      }
+      case 'approveAccess': {
+        const scopes = request.scopes;
+        if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) throw new InvalidOptionError('scopes', 'a list of scopes', scopes);
+        const days = request.expiresInDays;
+        if (days !== undefined && typeof days !== 'number') throw new InvalidOptionError('expiresInDays', 'a whole number of days', days);
+        return apiKeys.approve({ kind: 'cli' }, str(request.id, 'id'), { ...(scopes === undefined ? {} : { scopes: scopes as string[] }), ...(days === undefined ? {} : { expiresInDays: days }) });
+      }
+      case 'denyAccess':
+        return apiKeys.deny({ kind: 'cli' }, str(request.id, 'id'), str(request.reason, 'reason'));
       default:
         throw new InvalidOptionError('op', 'an administration operation', request.op);
     }

@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin } from '../app/admin.js';
+import type { Access } from '../app/access/access.js';
+import { accessService } from './access-service.js';
 import { firstStart, type FirstStart } from '../app/first-start.js';
 import { firstStartText, removeFirstStartFileFor, writeFirstStartFile } from './first-start-file.js';
 import { createPeople, type People } from '../app/people/users.js';
@@ -61,6 +63,8 @@ export interface RunningServer {
   readonly access: ApiAccess;
   readonly admin: Admin;
   readonly people: People;
+  /** API access requests, their decisions, and keys as people handle them. */
+  readonly apiKeys: Access;
   /** The open database (tests compose use cases of their own over it). */
   readonly database: DatabaseHandle;
   /** What this start handed over in the first-start file (an empty database's `local` account, owner links), if anything. */
@@ -106,6 +110,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const sessions = createSessions({ people: peopleStore, store, clock });
   const repeatStore = new SqlRepeatStore(database.db);
   const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
+  const apiKeys = accessService({
+    db: database.db,
+    store,
+    peopleStore,
+    clock,
+    mailer,
+    baseUrl: () => config.baseUrl ?? url,
+    onKeysChanged: () => (store instanceof EmbeddedStore ? store.forgetKeys() : undefined),
+    onMailError: (error, request) => app?.log.warn({ err: error, request }, 'could not mail the decision on an access request'),
+  });
   let firstStartFile: string | undefined;
   const people = createPeople({
     people: peopleStore,
@@ -144,6 +158,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       sessions,
       signInLimits: createSignInLimits(clock),
       admin,
+      apiKeys,
       mailer,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
@@ -169,7 +184,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       }, heartbeatMs(config.reservationTtlSeconds));
       heartbeat.unref();
     }
-    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people }, server.log);
+    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys }, server.log);
     url = await server.listen({ port: config.port, host: config.host });
     // Only now that the server listens: a start that fails before creates nothing.
     const start = await firstStart({ store, admin, people });
@@ -186,6 +201,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       access,
       admin,
       people,
+      apiKeys,
       database,
       firstStart: handedOver,
       signingKeys: keys,

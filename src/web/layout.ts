@@ -8,7 +8,7 @@
 import type { SignedIn } from '../app/people/sessions.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'overview' | 'mark' | 'check' | 'account';
+export type Section = 'overview' | 'mark' | 'check' | 'keys' | 'account' | 'operator';
 
 export interface PageContext {
   /** The URL of a built asset (`style.css`, `mark.js`), with its version for caching. */
@@ -27,6 +27,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['overview', '/overview', 'Overview'],
   ['mark', '/mark', 'Mark'],
   ['check', '/check', 'Check'],
+  ['keys', '/keys', 'API keys'],
   ['account', '/account', 'Account'],
 ];
 
@@ -37,7 +38,8 @@ function navigation(context: PageContext, current: Section | undefined): Html {
   const signedIn = context.signedIn;
   if (!signedIn) return html``;
   const { user, account, session } = signedIn;
-  const links = SECTIONS.map(
+  const sections: ReadonlyArray<[Section, string, string]> = user.operator ? [...SECTIONS, ['operator', '/operator', 'Operator']] : SECTIONS;
+  const links = sections.map(
     ([id, href, label]) => html`<li><a href="${href}"${id === current ? html` aria-current="page"` : ''}>${label}</a></li>`,
   );
   return html`<nav aria-label="Main"><ul>${links}</ul></nav>

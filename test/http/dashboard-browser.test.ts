@@ -23,10 +23,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sniff } from '../../src/core/formats/sniff.js';
 import { fixFingerprintKey, texturedPhoto } from '../fingerprint/support.js';
 import { ExifTool } from '../support/exiftool.js';
+import { auditPage, launchBrowser, SHOTS, watchConsole } from '../support/browser.js';
 import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
 const PASSWORD = 'correct horse battery staple';
 const scratch = mkdtempSync(join(tmpdir(), 'optmark-browser-'));
 const dataDir = freshDataDir();
@@ -41,51 +40,11 @@ const exiftool = new ExifTool();
 const consoleErrors: string[] = [];
 const pagesChecked: string[] = [];
 
-async function launch(): Promise<BrowserContext> {
-  return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
-    executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
-    headless: true,
-    acceptDownloads: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
+const launch = () => launchBrowser(scratch);
+const watch = async (p: Page): Promise<Page> => watchConsole(p, consoleErrors);
 
-async function watch(p: Page): Promise<Page> {
-  p.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(`${p.url()}: ${message.text()}`);
-  });
-  p.on('pageerror', (error) => consoleErrors.push(`${p.url()}: ${error.message}`));
-  return p;
-}
-
-/**
- * axe-core on the page as it is, in light and dark, at 1280 and 375 pixels:
- * no serious or critical violation; a screenshot of each. (axe runs through
- * the browser's debugging protocol, which the page's policy does not govern.)
- */
 async function audit(p: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const width of [1280, 375]) {
-      await p.emulateMedia({ colorScheme: scheme });
-      await p.setViewportSize({ width, height: 900 });
-      await p.evaluate(AXE);
-      const [passed, ...violations] = (await p.evaluate(
-        "axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])",
-      )) as [number, ...string[]];
-      // axe ran its rules (contrast, names, labels, landmarks...) on this page.
-      expect(passed, `${name}: rules axe passed`).toBeGreaterThan(10);
-      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
-      expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
-      // Nothing wider than the window: at 375 px every control stays reachable.
-      const overflow = (await p.evaluate(
-        "[document.documentElement.scrollWidth - document.documentElement.clientWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && !e.closest('.table-scroll')).map((e) => e.tagName + '.' + e.className).slice(0, 5)]",
-      )) as [number, ...string[]];
-      expect(overflow[0], `${name}, ${scheme}, ${width} px: horizontal overflow (${overflow.slice(1).join(', ')})`).toBeLessThanOrEqual(0);
-    }
-  }
-  await p.emulateMedia({ colorScheme: 'light' });
-  await p.setViewportSize({ width: 1280, height: 900 });
+  await auditPage(p, name);
   pagesChecked.push(name);
 }
 

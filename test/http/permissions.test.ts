@@ -75,6 +75,32 @@ async function targetId(): Promise<string> {
   return user.id;
 }
 
+/** The Pro account's member, as the use cases take a person. */
+async function member() {
+  const user = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Member)!;
+  return { kind: 'person' as const, user, plan: 'pro' as const, address: null };
+}
+
+/** Revoke every active key of the Pro account (each target key is made anew; an account holds 5 active keys at most). */
+async function clearKeys(): Promise<void> {
+  for (const key of await t.server.admin.listKeys('perm-pro')) if (key.active) await t.server.admin.revokeKey(key.id);
+}
+
+/** The request or key each API keys route acts on: the Pro account member's. */
+async function accessTarget(path: string): Promise<Record<string, string>> {
+  const name = `Integration ${++target}`;
+  if (path === '/keys/requests/withdraw' || path === '/operator/requests/approve' || path === '/operator/requests/deny') {
+    const made = await t.server.apiKeys.request(await member(), { name, purpose: 'Marks uploads', monthlyVolume: 100, scopes: ['protect'], contact: 'ops@perm.example' });
+    return { request: made.id, reason: 'Not this time', scopes: 'protect' };
+  }
+  await clearKeys();
+  const made = await t.server.apiKeys.request(await member(), { name, purpose: 'Marks uploads', monthlyVolume: 100, scopes: ['protect'], contact: 'ops@perm.example' });
+  await t.server.apiKeys.approve({ kind: 'cli' }, made.id);
+  if (path === '/keys/reveal') return { request: made.id };
+  const revealed = await t.server.apiKeys.reveal(await member(), made.id);
+  return { key: revealed.info.id, overlapDays: '1' };
+}
+
 function image(): FormData {
   const form = new FormData();
   form.append('image', new Blob([JPEG], { type: 'image/jpeg' }), 'photo.jpg');
@@ -99,6 +125,9 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   } else {
     const fields: Record<string, string> = { csrf, displayName: 'Someone', current: 'wrong', password: 'a new password here', email: `invited-${++target}@perm.example`, role: 'member' };
     if (path === '/account/members/role' || path === '/account/members/remove') fields.user = await targetId();
+    if (path === '/keys/requests') Object.assign(fields, { name: `Integration ${++target}`, purpose: 'Marks uploads', monthlyVolume: '100', scopes: 'protect', contact: 'ops@perm.example' });
+    if (path.startsWith('/keys/') && path !== '/keys/requests') Object.assign(fields, await accessTarget(path));
+    if (path.startsWith('/operator/')) Object.assign(fields, await accessTarget(path));
     response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams(fields).toString() });
   }
   const text = await response.text();
@@ -111,7 +140,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   return { status: response.status, location: response.headers.get('location'), code };
 }
 
-const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found']);
+const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found']);
 
 describe('docs/permissions.md', () => {
   it('has a row for every route the server registers, and a route for every row', () => {

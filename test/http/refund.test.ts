@@ -7,6 +7,7 @@
  * the reservation, so "exactly one refund" is "the reservation is gone and
  * the counter moved down by one".
  */
+import { accessService } from '../../src/server/access-service.js';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -263,13 +264,15 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
 function webOf(database: DatabaseHandle, store: Store, admin: Admin) {
   const peopleStore = new SqlPeopleStore(database.db);
   const people = createPeople({ people: peopleStore, store, hasher: createPasswordHasher(), clock: systemClock, baseUrl: () => 'http://127.0.0.1' });
+  const mailer = createMailer({ url: undefined, from: 'optmark <no-reply@localhost>' });
   return {
+    apiKeys: accessService({ db: database.db, store, peopleStore, clock: systemClock, mailer, baseUrl: () => 'http://127.0.0.1' }),
     people,
     peopleStore,
     sessions: createSessions({ people: peopleStore, store, clock: systemClock }),
     signInLimits: createSignInLimits(systemClock),
     admin,
-    mailer: createMailer({ url: undefined, from: 'optmark <no-reply@localhost>' }),
+    mailer,
     repeats: createRepeats({ store: new SqlRepeatStore(database.db), clock: systemClock, requestTimeoutMs: 120_000 }),
   };
 }

@@ -199,6 +199,52 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
     `alter table reservations add column swept boolean not null default false`,
     `create index reservations_instance on reservations (instance_id)`,
   ),
+  // API access (docs/api-access.md): a person's request for a key for one
+  // integration, decided by an operator. An approved request is the grant:
+  // its key is made only when the requester reveals it (within 14 days),
+  // so `key_id` stays null until then. One pending request per integration
+  // name per account.
+  '005-api-access': statements(
+    `create table access_requests (
+       id text primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid not null references users (id) on delete cascade,
+       name text not null check (length(name) between 1 and 100),
+       purpose text not null check (length(purpose) between 1 and 2000),
+       monthly_volume integer not null check (monthly_volume between 0 and 1000000000),
+       scopes text not null check (scopes in ('protect', 'verify', 'protect,verify')),
+       contact text not null check (length(contact) between 1 and 254),
+       state text not null check (state in ('pending', 'approved', 'denied', 'withdrawn')),
+       created_at timestamptz not null,
+       decided_at timestamptz,
+       decided_by text,
+       reason text check (length(reason) <= 1000),
+       granted_scopes text check (granted_scopes in ('protect', 'verify', 'protect,verify')),
+       key_days integer check (key_days between 1 and 3650),
+       reveal_by timestamptz,
+       revealed_at timestamptz,
+       key_id text
+     )`,
+    `create unique index access_requests_pending_name on access_requests (account_id, lower(name)) where state = 'pending'`,
+    `create index access_requests_account on access_requests (account_id, created_at)`,
+    `create index access_requests_state on access_requests (state, created_at)`,
+    // A key's integration name, the request it came from, and the key it
+    // replaced when rolled: a key being rolled out (its successor made, its
+    // own end set) is not counted among the account's active keys.
+    `alter table api_keys
+       add column name text check (length(name) <= 100),
+       add column request_id text,
+       add column replaced_by text`,
+    // Where an audited action came from (the client's address), when a person did it over HTTP.
+    `alter table audit_log add column address text`,
+    // Append-only: no statement may change or remove a line of the audit log.
+    `create function audit_log_append_only() returns trigger language plpgsql as $$
+     begin
+       raise exception 'the audit log is append-only';
+     end
+     $$`,
+    `create trigger audit_log_append_only before update or delete on audit_log for each row execute function audit_log_append_only()`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
-import type { Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
+import type { AuditLogTable, Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
 import { guarded } from './unavailable.js';
 
 const toUser = (row: Selectable<UsersTable>): UserWithSecret => ({
@@ -32,6 +32,15 @@ const toLink = (row: Selectable<OneTimeLinksTable>): OneTimeLink => ({
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   usedAt: row.used_at,
+});
+
+const toAuditEntry = (row: Selectable<AuditLogTable>): AuditEntry => ({
+  at: row.at,
+  actor: row.actor,
+  accountId: row.account_id,
+  action: row.action,
+  detail: JSON.parse(row.detail) as Record<string, unknown>,
+  address: row.address,
 });
 
 const toSession = (row: Selectable<SessionsTable>): SessionRecord => ({
@@ -319,7 +328,7 @@ export class SqlPeopleStore implements PeopleStore {
     return guarded(async () => {
       await this.db
         .insertInto('audit_log')
-        .values({ at: entry.at, actor: entry.actor, account_id: entry.accountId, action: entry.action, detail: JSON.stringify(entry.detail) })
+        .values({ at: entry.at, actor: entry.actor, account_id: entry.accountId, action: entry.action, detail: JSON.stringify(entry.detail), address: entry.address ?? null })
         .execute();
     });
   }
@@ -327,7 +336,20 @@ export class SqlPeopleStore implements PeopleStore {
   auditLog(accountId: string, limit: number): Promise<AuditEntry[]> {
     return guarded(async () => {
       const rows = await this.db.selectFrom('audit_log').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
-      return rows.map((row) => ({ at: row.at, actor: row.actor, accountId: row.account_id, action: row.action, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+      return rows.map(toAuditEntry);
+    });
+  }
+
+  serviceAuditLog(prefixes: readonly string[], limit: number): Promise<AuditEntry[]> {
+    return guarded(async () => {
+      const rows = await this.db
+        .selectFrom('audit_log')
+        .selectAll()
+        .where((eb) => eb.or(prefixes.map((prefix) => eb('action', 'like', `${prefix.replace(/[\\%_]/g, '\\$&')}%`))))
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toAuditEntry);
     });
   }
 }

@@ -45,6 +45,32 @@ export interface ApiKeysTable {
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+  /** The integration's name (from its access request, or given at issue). */
+  name: ColumnType<string | null, string | null | undefined, string | null>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The key that replaced this one in a roll (this one then ends at its expires_at). */
+  replaced_by: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface AccessRequestsTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  name: string;
+  purpose: string;
+  monthly_volume: number;
+  scopes: string;
+  contact: string;
+  state: string;
+  created_at: Timestamp;
+  decided_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  decided_by: ColumnType<string | null, string | null | undefined, string | null>;
+  reason: ColumnType<string | null, string | null | undefined, string | null>;
+  granted_scopes: ColumnType<string | null, string | null | undefined, string | null>;
+  key_days: ColumnType<number | null, number | null | undefined, number | null>;
+  reveal_by: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revealed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  key_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UsageTable {
@@ -106,6 +132,8 @@ export interface AuditLogTable {
   action: string;
   /** JSON text. */
   detail: string;
+  /** The client's address, for what a person did over HTTP. */
+  address: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface SessionsTable {
@@ -144,6 +172,7 @@ export interface BatchItemsTable {
 }
 
 export interface Database {
+  access_requests: AccessRequestsTable;
   idempotency: IdempotencyTable;
   batches: BatchesTable;
   batch_items: BatchItemsTable;

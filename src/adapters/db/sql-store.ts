@@ -557,7 +557,7 @@ export class SqlStore implements Store {
       const rows = await this.db
         .selectFrom('api_keys as k')
         .leftJoin('users as u', 'u.id', 'k.user_id')
-        .select(['k.id', 'k.account_id', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'])
+        .select(['k.id', 'k.account_id', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 'k.replaced_by'])
         .where('k.account_id', '=', accountId)
         .orderBy('k.created_at')
         .orderBy('k.id')
@@ -573,6 +573,7 @@ export class SqlStore implements Store {
         expiresAt: r.expires_at,
         revokedAt: r.revoked_at,
         lastUsedAt: r.last_used_at,
+        replacedBy: r.replaced_by,
       }));
     });
   }

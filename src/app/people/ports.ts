@@ -67,6 +67,8 @@ export interface AuditEntry {
   readonly accountId: string | null;
   readonly action: string;
   readonly detail: Record<string, unknown>;
+  /** The client's address, when a person acted over HTTP. */
+  readonly address?: string | null;
 }
 
 export interface SessionRecord {
@@ -124,6 +126,8 @@ export interface PeopleStore {
 
   audit(entry: AuditEntry): Promise<void>;
   auditLog(accountId: string, limit: number): Promise<AuditEntry[]>;
+  /** The newest lines of the whole service's log whose action starts with one of `prefixes` (operators). */
+  serviceAuditLog(prefixes: readonly string[], limit: number): Promise<AuditEntry[]>;
 }
 
 /** Hashes and checks passwords (argon2id), a bounded number at a time. */

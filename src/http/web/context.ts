@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Admin } from '../../app/admin.js';
+import type { Access } from '../../app/access/access.js';
 import type { ApiAccess } from '../../app/api-access.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import type { MetadataWorkers } from '../../app/off-loop.js';
@@ -25,6 +26,8 @@ export interface WebDeps {
   readonly sessions: Sessions;
   readonly signInLimits: SignInLimits;
   readonly admin: Admin;
+  /** API access requests, decisions and keys (app/access). */
+  readonly apiKeys: Access;
   readonly access: ApiAccess;
   readonly provenance: Provenance;
   readonly fingerprint: Fingerprinting;

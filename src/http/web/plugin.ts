@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Repeats } from '../../app/repeats.js';
 import { settleTicketsOnSend } from '../reservation.js';
+import { accessRoutes } from './access-routes.js';
 import { appRoutes } from './app-routes.js';
 import { assetRoutes, loadAssets } from './assets.js';
 import { authRoutes } from './auth-routes.js';
@@ -35,5 +36,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   const deps: WebDeps = { ...options, asset: (name) => assets.url(name) };
   authRoutes(app, deps, guard);
   pageRoutes(app, deps);
+  accessRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
 }

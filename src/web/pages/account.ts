@@ -51,11 +51,6 @@ function memberRow(member: User, me: User, owner: boolean, csrf: string, f: Form
   return html`<tr><th scope="row">${name}${member.id === me.id ? html` <span class="note">(you)</span>` : ''}</th><td>${member.role === 'owner' ? 'Owner' : 'Member'}${member.operator ? ', operator' : ''}</td><td>${state}</td><td>${f.date(member.createdAt)}</td><td>${actions}</td></tr>`;
 }
 
-function keyRow(key: KeyView, f: Format): Html {
-  const state = key.revokedAt ? `revoked ${f.date(key.revokedAt)}` : key.active ? 'active' : `expired ${f.date(key.expiresAt!)}`;
-  return html`<tr><th scope="row"><code>${key.prefix}…</code></th><td>${key.user ?? 'no user yet'}</td><td>${key.scopes.join(', ')}</td><td>${state}</td><td>${key.lastUsedAt ? f.date(key.lastUsedAt) : 'never'}</td></tr>`;
-}
-
 export function accountPage(context: PageContext, view: AccountView): string {
   const { user, account, session } = context.signedIn!;
   const csrf = session.formToken;
@@ -125,15 +120,7 @@ ${
 
 <section aria-labelledby="keys">
 <h2 id="keys">API keys</h2>
-<p>Integrations call the API with a key. ${owner ? 'These are every key of the account.' : 'These are your keys.'} A key is shown once, when it is issued; ask the service's team for one.</p>
-${
-  view.keys.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys"><table>
-<thead><tr><th scope="col">Key</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Last used</th></tr></thead>
-<tbody>${view.keys.map((k) => keyRow(k, f))}</tbody>
-</table></div>`
-    : html`<p>No keys.</p>`
-}
+<p>Integrations call the API with a key: ${owner ? 'the account has' : 'you have'} ${view.keys.filter((k) => k.active).length} active. Request keys, reveal, roll and revoke them on the <a href="/keys">API keys</a> page.</p>
 </section>`,
   );
 }

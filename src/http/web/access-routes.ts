@@ -1,0 +1,145 @@
+/**
+ * API access on the people's side: the API keys page and its forms
+ * (request, withdraw, reveal, roll, revoke), and the operator console
+ * (approve, deny, revoke). A key made here (reveal, roll) is in that one
+ * answer only, a page sent with `Cache-Control: no-store` like every page.
+ * A refusal a person can act on is shown on the page with what they typed;
+ * another account's request or key is a 404, as if it did not exist.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../../app/access/access.js';
+import { isOptmarkError, type OptmarkError } from '../../errors.js';
+import { keysPage, type KeysView, type RequestForm } from '../../web/pages/keys.js';
+import { operatorPage, type OperatorView } from '../../web/pages/operator.js';
+import { STATUS } from '../error-handler.js';
+import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+
+const FORM_ERRORS = new Set(['invalid_option', 'access_request_exists', 'access_request_not_pending', 'grant_not_available', 'too_many_keys']);
+const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
+
+const all = (request: FastifyRequest, name: string): string[] => (request.body instanceof URLSearchParams ? request.body.getAll(name) : []);
+
+export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
+  const { apiKeys } = deps;
+  const person = (request: FastifyRequest): Extract<Actor, { kind: 'person' }> => {
+    const { user, account } = request.signedIn!;
+    return { kind: 'person', user, plan: account.plan, address: request.ip };
+  };
+
+  async function showKeys(request: FastifyRequest, reply: FastifyReply, extra: Partial<KeysView> = {}, status = 200): Promise<FastifyReply> {
+    const { user } = request.signedIn!;
+    const [requests, keys, activity] = await Promise.all([apiKeys.listFor(user), apiKeys.keysFor(user), user.role === 'owner' ? apiKeys.auditFor(user.accountId) : Promise.resolve(undefined)]);
+    return sendPage(reply, keysPage(pageContext(deps, request), { requests, keys, activity, format: formatOf(request), now: deps.clock(), ...extra }), status);
+  }
+
+  /** Run a form's action; a refusal the person can act on is shown on the page, with what they typed. */
+  async function onKeys(request: FastifyRequest, reply: FastifyReply, action: () => Promise<Partial<KeysView>>, form?: RequestForm): Promise<FastifyReply> {
+    try {
+      return await showKeys(request, reply, await action());
+    } catch (error) {
+      if (formError(error)) return showKeys(request, reply, { error: error.message, ...(form ? { form } : {}) }, STATUS[error.code]);
+      throw error;
+    }
+  }
+
+  app.get('/keys', { config: { access: 'signed-in', page: true } }, async (request, reply) => showKeys(request, reply));
+
+  app.post('/keys/requests', { config: { access: 'paid', page: true, csrf: 'session' } }, async (request, reply) => {
+    const form: RequestForm = { name: field(request, 'name'), purpose: field(request, 'purpose'), monthlyVolume: field(request, 'monthlyVolume'), scopes: all(request, 'scopes'), contact: field(request, 'contact') };
+    return onKeys(
+      request,
+      reply,
+      async () => {
+        const made = await apiKeys.request(person(request), form);
+        return { message: `Your request for ${made.name} is sent to the service's team. You will see their decision here.` };
+      },
+      form,
+    );
+  });
+
+  app.post('/keys/requests/withdraw', { config: { access: 'paid', page: true, csrf: 'session' } }, async (request, reply) =>
+    onKeys(request, reply, async () => {
+      const withdrawn = await apiKeys.withdraw(person(request), field(request, 'request'));
+      return { message: `The request for ${withdrawn.name} is withdrawn.` };
+    }),
+  );
+
+  app.post('/keys/reveal', { config: { access: 'paid', page: true, csrf: 'session' } }, async (request, reply) =>
+    onKeys(request, reply, async () => ({ revealed: await apiKeys.reveal(person(request), field(request, 'request')) })),
+  );
+
+  app.post('/keys/roll', { config: { access: 'paid', page: true, csrf: 'session' } }, async (request, reply) => {
+    const days = field(request, 'overlapDays');
+    return onKeys(request, reply, async () => {
+      const overlap = /^\d{1,2}$/.test(days) ? Number(days) : Number.NaN;
+      const rolled = await apiKeys.roll(person(request), field(request, 'key'), overlap);
+      const old = (await apiKeys.keysFor(request.signedIn!.user)).find((k) => k.replacedBy === rolled.info.id);
+      return { revealed: { ...rolled, ...(old ? { rolledFrom: { prefix: old.prefix, endsAt: old.expiresAt } } : {}) } };
+    });
+  });
+
+  app.post('/keys/revoke', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) =>
+    onKeys(request, reply, async () => {
+      const revoked = await apiKeys.revoke(person(request), field(request, 'key'));
+      return { message: `The key ${revoked.prefix}… is revoked: calls with it get 401 from now on.` };
+    }),
+  );
+
+  // ---- the operator console -------------------------------------------------------------------
+
+  async function showConsole(request: FastifyRequest, reply: FastifyReply, extra: Partial<OperatorView> = {}, status = 200): Promise<FastifyReply> {
+    const [requests, keys, audit] = await Promise.all([apiKeys.listAll(), apiKeys.allKeys(), apiKeys.auditFor(undefined)]);
+    const pending = requests.filter((r) => r.state === 'pending');
+    const history = new Map(await Promise.all([...new Set(pending.map((r) => r.accountId))].map(async (id) => [id, await apiKeys.history(id)] as const)));
+    const view: OperatorView = { pending, decided: requests.filter((r) => r.state !== 'pending').slice(0, 100), history, keys, audit, format: formatOf(request), now: deps.clock(), ...extra };
+    return sendPage(reply, operatorPage(pageContext(deps, request), view), status);
+  }
+
+  async function onConsole(request: FastifyRequest, reply: FastifyReply, action: () => Promise<string>, failed?: OperatorView['failed']): Promise<FastifyReply> {
+    try {
+      return await showConsole(request, reply, { message: await action() });
+    } catch (error) {
+      if (formError(error)) return showConsole(request, reply, { error: error.message, ...(failed ? { failed } : {}) }, STATUS[error.code]);
+      throw error;
+    }
+  }
+
+  app.get('/operator', { config: { access: 'operator', page: true } }, async (request, reply) => showConsole(request, reply));
+
+  app.post('/operator/requests/approve', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
+    const id = field(request, 'request');
+    const days = field(request, 'expiresInDays').trim();
+    const scopes = all(request, 'scopes');
+    return onConsole(
+      request,
+      reply,
+      async () => {
+        const expiresInDays = days === '' ? null : /^\d{1,5}$/.test(days) ? Number(days) : Number.NaN;
+        const { request: approved, mailed } = await apiKeys.approve(person(request), id, { scopes, expiresInDays });
+        return `Approved ${approved.name} for ${approved.accountName} (${approved.grantedScopes!.join(', ')}). ${approved.userEmail} can reveal the key for 14 days${mailed ? ' and was told by mail' : ''}.`;
+      },
+      { request: id, days, scopes },
+    );
+  });
+
+  app.post('/operator/requests/deny', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
+    const id = field(request, 'request');
+    const reason = field(request, 'reason');
+    return onConsole(
+      request,
+      reply,
+      async () => {
+        const { request: denied, mailed } = await apiKeys.deny(person(request), id, reason);
+        return `Denied ${denied.name} for ${denied.accountName}. ${denied.userEmail} sees the reason${mailed ? ' and was told by mail' : ''}.`;
+      },
+      { request: id, reason },
+    );
+  });
+
+  app.post('/operator/keys/revoke', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) =>
+    onConsole(request, reply, async () => {
+      const revoked = await apiKeys.revoke(person(request), field(request, 'key'));
+      return `Revoked ${revoked.prefix}… of ${revoked.accountName}: calls with it get 401 from now on.`;
+    }),
+  );
+}

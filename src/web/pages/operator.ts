@@ -1,0 +1,130 @@
+/**
+ * The operator console: pending requests for API access first (oldest
+ * first), each with its account, plan, requester and the account's earlier
+ * requests, to approve (scopes granted, an optional expiry) or deny with a
+ * reason the requester reads; then decided requests, every key of the
+ * service (revoke; never the key itself, which nobody but its requester
+ * ever sees), and the access lines of the audit log.
+ */
+import { grantState, keyActive } from '../../app/access/access.js';
+import type { AccessRequest, KeyInfo } from '../../app/access/ports.js';
+import type { AuditEntry } from '../../app/people/ports.js';
+import type { Format } from '../format.js';
+import { html, type Html } from '../html.js';
+import { layout, notice, planName, type PageContext } from '../layout.js';
+import { activityLine } from './keys.js';
+
+export interface OperatorView {
+  readonly pending: readonly AccessRequest[];
+  readonly decided: readonly AccessRequest[];
+  /** Each pending request's account's other requests, by account id. */
+  readonly history: ReadonlyMap<string, readonly AccessRequest[]>;
+  readonly keys: readonly KeyInfo[];
+  readonly audit: readonly AuditEntry[];
+  readonly format: Format;
+  readonly now: Date;
+  readonly error?: string;
+  readonly message?: string;
+  /** The request a refused decision was about, and what was typed. */
+  readonly failed?: { readonly request: string; readonly reason?: string; readonly days?: string; readonly scopes?: readonly string[] };
+}
+
+function decidedState(r: AccessRequest, now: Date, f: Format): string {
+  const grant = grantState(r, now);
+  const when = r.decidedAt ? ` ${f.date(r.decidedAt)} by ${r.decidedBy ?? ''}` : '';
+  if (grant === 'ready') return `approved${when}; not revealed yet`;
+  if (grant === 'revealed') return `approved${when}; key revealed ${f.date(r.revealedAt!)}`;
+  if (grant === 'lapsed') return `approved${when}; lapsed (not revealed)`;
+  if (r.state === 'denied') return `denied${when}: ${r.reason ?? ''}`;
+  return `${r.state}${when}`;
+}
+
+function pendingCard(r: AccessRequest, view: OperatorView, csrf: string): Html {
+  const f = view.format;
+  const failed = view.failed?.request === r.id ? view.failed : undefined;
+  const scopes = failed?.scopes ?? r.scopes;
+  const earlier = (view.history.get(r.accountId) ?? []).filter((h) => h.id !== r.id);
+  return html`<article class="card" aria-labelledby="req-${r.id}">
+<h3 id="req-${r.id}">${r.name} <span class="note">${r.accountName} · ${planName(r.plan)}</span></h3>
+<dl class="facts">
+<dt>Asked by</dt><dd>${r.userEmail}, ${f.dateTime(r.createdAt)}</dd>
+<dt>Contact</dt><dd>${r.contact}</dd>
+<dt>Purpose</dt><dd>${r.purpose}</dd>
+<dt>Calls per month</dt><dd>about ${f.number(r.monthlyVolume)}</dd>
+<dt>Scopes asked</dt><dd>${r.scopes.join(', ')}</dd>
+<dt>Earlier requests</dt><dd>${earlier.length ? html`<ul>${earlier.slice(0, 10).map((h) => html`<li>${h.name}: ${decidedState(h, view.now, f)}</li>`)}</ul>` : 'none'}</dd>
+</dl>
+${failed ? notice('error', view.error) : ''}
+<div class="decide">
+<form method="post" action="/operator/requests/approve" class="stack">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="request" value="${r.id}">
+<fieldset><legend>Scopes granted</legend>
+<label class="check"><input type="checkbox" name="scopes" value="protect"${scopes.includes('protect') ? html` checked` : ''}> protect</label>
+<label class="check"><input type="checkbox" name="scopes" value="verify"${scopes.includes('verify') ? html` checked` : ''}> verify</label>
+</fieldset>
+<label for="days-${r.id}">Key expires after (days) <span class="optional">optional</span></label>
+<input id="days-${r.id}" name="expiresInDays" type="number" min="1" max="3650" step="1" inputmode="numeric" value="${failed?.days ?? ''}">
+<button type="submit">Approve ${r.name}</button>
+</form>
+<form method="post" action="/operator/requests/deny" class="stack">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="request" value="${r.id}">
+<label for="reason-${r.id}">Reason (the requester reads it)</label>
+<textarea id="reason-${r.id}" name="reason" rows="2" maxlength="1000" required>${failed?.reason ?? ''}</textarea>
+<button type="submit" class="danger">Deny ${r.name}</button>
+</form>
+</div>
+</article>`;
+}
+
+export function operatorPage(context: PageContext, view: OperatorView): string {
+  const csrf = context.signedIn!.session.formToken;
+  const f = view.format;
+  return layout(
+    context,
+    { title: 'Operator console', current: 'operator' },
+    html`<h1>Operator console</h1>
+${view.failed ? '' : notice('error', view.error)}${notice('success', view.message)}
+<section aria-labelledby="pending-heading">
+<h2 id="pending-heading">Requests waiting for a decision (${f.number(view.pending.length)})</h2>
+${view.pending.length ? view.pending.map((r) => pendingCard(r, view, csrf)) : html`<p>None: every request is decided.</p>`}
+</section>
+
+<section aria-labelledby="decided-heading">
+<h2 id="decided-heading">Decided requests</h2>
+${
+  view.decided.length
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="decided-heading"><table>
+<thead><tr><th scope="col">Integration</th><th scope="col">Account</th><th scope="col">Asked by</th><th scope="col">Decision</th></tr></thead>
+<tbody>${view.decided.map((r) => html`<tr><th scope="row">${r.name}</th><td>${r.accountName}</td><td>${r.userEmail}</td><td>${decidedState(r, view.now, f)}</td></tr>`)}</tbody>
+</table></div>`
+    : html`<p>None yet.</p>`
+}
+</section>
+
+<section aria-labelledby="keys-heading">
+<h2 id="keys-heading">Keys</h2>
+<p class="note">Only a key's prefix is ever shown: its requester revealed the key once, and optmark keeps a digest.</p>
+${
+  view.keys.length
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table>
+<thead><tr><th scope="col">Key</th><th scope="col">Account</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${view.keys.map((k) => {
+        const live = keyActive(k, view.now);
+        const state = k.revokedAt ? `revoked ${f.date(k.revokedAt)}` : !live ? `expired ${f.date(k.expiresAt!)}` : k.replacedBy ? `rolled, ends ${f.dateTime(k.expiresAt!)}` : 'active';
+        return html`<tr><th scope="row"><code>${k.prefix}…</code>${k.name ? html`<br>${k.name}` : ''}</th><td>${k.accountName}</td><td>${k.userEmail ?? 'no user'}</td><td>${k.scopes.join(', ')}</td><td>${k.lastUsedAt ? f.date(k.lastUsedAt) : 'never'}</td><td>${state}</td><td>${
+          live
+            ? html`<form method="post" action="/operator/keys/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="key" value="${k.id}"><button type="submit" class="danger">Revoke <span class="visually-hidden">${k.prefix}</span></button></form>`
+            : ''
+        }</td></tr>`;
+      })}</tbody>
+</table></div>`
+    : html`<p>No keys.</p>`
+}
+</section>
+
+<section aria-labelledby="audit-heading">
+<h2 id="audit-heading">Audit log: access and keys</h2>
+${view.audit.length ? html`<ul class="activity">${view.audit.map((e) => activityLine(e, f))}</ul>` : html`<p>Nothing yet.</p>`}
+</section>`,
+  );
+}

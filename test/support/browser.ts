@@ -1,0 +1,65 @@
+/**
+ * Pages in a real browser: Debian's chromium driven by playwright-core, with
+ * what each page reported on its console collected (a script or stylesheet
+ * the policy blocked shows there), and an audit of a page as it is: axe-core
+ * in light and dark mode at 1280 and 375 pixels (no serious or critical
+ * violation, nothing wider than the window), each state photographed into
+ * test-output/screenshots (not committed) for a person to look at.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+export const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
+
+export async function launchBrowser(scratch: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
+    executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
+    headless: true,
+    acceptDownloads: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Collect the page's console errors and uncaught exceptions into `into`. */
+export function watchConsole(p: Page, into: string[]): Page {
+  p.on('console', (message) => {
+    if (message.type() === 'error') into.push(`${p.url()}: ${message.text()}`);
+  });
+  p.on('pageerror', (error) => into.push(`${p.url()}: ${error.message}`));
+  return p;
+}
+
+/**
+ * axe-core on the page as it is, in light and dark, at 1280 and 375 pixels:
+ * no serious or critical violation; a screenshot of each. (axe runs through
+ * the browser's debugging protocol, which the page's policy does not govern.)
+ */
+export async function auditPage(p: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const width of [1280, 375]) {
+      await p.emulateMedia({ colorScheme: scheme });
+      await p.setViewportSize({ width, height: 900 });
+      await p.evaluate(AXE);
+      const [passed, ...violations] = (await p.evaluate(
+        "axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])",
+      )) as [number, ...string[]];
+      // axe ran its rules (contrast, names, labels, landmarks...) on this page.
+      expect(passed, `${name}: rules axe passed`).toBeGreaterThan(10);
+      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
+      expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
+      // Nothing wider than the window: at 375 px every control stays reachable.
+      const overflow = (await p.evaluate(
+        "[document.documentElement.scrollWidth - document.documentElement.clientWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && !e.closest('.table-scroll')).map((e) => e.tagName + '.' + e.className).slice(0, 5)]",
+      )) as [number, ...string[]];
+      expect(overflow[0], `${name}, ${scheme}, ${width} px: horizontal overflow (${overflow.slice(1).join(', ')})`).toBeLessThanOrEqual(0);
+    }
+  }
+  await p.emulateMedia({ colorScheme: 'light' });
+  await p.setViewportSize({ width: 1280, height: 900 });
+}
