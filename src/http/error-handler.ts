@@ -23,7 +23,7 @@ import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages/error.js';
 import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
-import { bodyAbandoned, closeGently, lingerOnUnwantedBody } from './upload.js';
+import { bodyAbandoned, closeGently, LINGER, LINGER_TOLD, lingerOnUnwantedBody } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -135,7 +135,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   if (error.code === 'image_too_large' || error.code === 'request_timeout' || bodyAbandoned(request)) {
     reply.header('Connection', 'close');
     closeGently(request);
-  } else lingerOnUnwantedBody(request, reply);
+  } else lingerOnUnwantedBody(request, reply, error instanceof TooManyFailedCallsError || error instanceof TooManyAuthFailuresError ? LINGER_TOLD : LINGER);
   const body = errorBody(error, request.id);
   if (wantsPage(request)) {
     // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).

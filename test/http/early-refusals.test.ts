@@ -155,3 +155,45 @@ describe('a connection kept after many refusals whose body came late', () => {
     }
   });
 });
+
+describe('a client told to stop that goes on sending', () => {
+  /** Send `head` and then up to 20 MiB as fast as the server takes it; how many bytes the server read from that connection before closing it. */
+  async function serverRead(server: TestServer, headers: Record<string, string>): Promise<{ status: number; bytesRead: number }> {
+    const accepted = new Promise<import('node:net').Socket>((resolve) => server.server.app.server.once('connection', resolve));
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', () => {});
+    const serverSide = await accepted;
+    const serverClosed = new Promise<void>((resolve) => serverSide.once('close', () => resolve()));
+    socket.write(head('/api/v1/protect', headers));
+    const piece = Buffer.alloc(1024 * 1024, 0x61);
+    for (let i = 0; i < 20 && !socket.destroyed; i++) {
+      if (!socket.write(piece)) await new Promise<void>((resolve) => (socket.once('drain', resolve), socket.once('close', resolve)));
+    }
+    await Promise.race([serverClosed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    socket.destroy();
+    return { status: parseResponse(text).status, bytesRead: serverSide.bytesRead };
+  }
+
+  it('an address past its invalid keys gets its answer and 256 KiB more read, where another refusal is given 8 MiB', async () => {
+    const strict = await startTestServer({ env: { OPTMARK_AUTH_FAILURES_PER_MINUTE: '2' } });
+    try {
+      const wrong = { ...MULTIPART, Authorization: 'Bearer omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc' };
+      // Within the limit: an invalid key is lingered on for 8 MiB, as any refusal.
+      const first = await serverRead(strict, wrong);
+      expect(first.status).toBe(401);
+      expect(first.bytesRead).toBeGreaterThan(8 * 1024 * 1024);
+      await serverRead(strict, wrong);
+      // Past it: 429, and little more is read.
+      const told = await serverRead(strict, wrong);
+      expect(told.status).toBe(429);
+      console.info(`told to stop: the server read ${(told.bytesRead / 1024).toFixed(0)} KiB; a refusal before it, ${(first.bytesRead / 1024).toFixed(0)} KiB`);
+      expect(told.bytesRead).toBeLessThan(1024 * 1024);
+    } finally {
+      await strict.close();
+    }
+  });
+});
