@@ -14,6 +14,7 @@ import { authRoutes } from './auth-routes.js';
 import type { WebDeps } from './context.js';
 import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
+import { publicRoutes } from './public-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -33,6 +34,7 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   settleTicketsOnSend(app, options.clock);
   const assets = assetRoutes(app, loadAssets());
   const deps: WebDeps = { ...options, asset: (name) => assets.url(name) };
+  publicRoutes(app, deps);
   authRoutes(app, deps, guard);
   pageRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
