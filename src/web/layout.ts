@@ -72,7 +72,8 @@ ${navigation(context, options.current)}
 <main id="main" tabindex="-1">
 ${main}
 </main>
-<footer><p>The opt-out is a machine-readable rights reservation (IPTC/PLUS Data Mining). It may deter some reuse; it does not guarantee that AI systems comply.</p></footer>
+<footer><p>The opt-out is a machine-readable rights reservation (IPTC/PLUS Data Mining). It may deter some reuse; it does not guarantee that AI systems comply.</p>
+<p><a href="/api">The API, for developers</a></p></footer>
 </body>
 </html>
 `.text;

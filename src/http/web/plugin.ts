@@ -15,6 +15,7 @@ import { authRoutes } from './auth-routes.js';
 import type { WebDeps } from './context.js';
 import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
+import { publicRoutes } from './public-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -34,6 +35,7 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   settleTicketsOnSend(app, options.clock);
   const assets = assetRoutes(app, loadAssets());
   const deps: WebDeps = { ...options, asset: (name) => assets.url(name) };
+  publicRoutes(app, deps);
   authRoutes(app, deps, guard);
   pageRoutes(app, deps);
   accessRoutes(app, deps);
