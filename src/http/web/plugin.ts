@@ -15,6 +15,7 @@ import { authRoutes } from './auth-routes.js';
 import type { WebDeps } from './context.js';
 import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
+import { recordRoutes } from './record-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -37,5 +38,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   authRoutes(app, deps, guard);
   pageRoutes(app, deps);
   accessRoutes(app, deps);
+  recordRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
 }
