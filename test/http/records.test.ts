@@ -10,7 +10,8 @@
  * may, only when the owner turned it on; the certificates (PDF, read back
  * with poppler's pdftotext, their first page drawn by pdftoppm into
  * test-output/screenshots) hold both hashes and the date; the records page
- * searches and exports CSV; a check links a file to its record.
+ * searches and exports CSV; a check links a file to its record; and on
+ * PostgreSQL, the same append-only rule and cascade.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -400,5 +401,27 @@ describe('dated service records', () => {
     const html = await response.text();
     expect(html).toContain('This is the file your account marked');
     expect(html).toContain(String(first.json.certificate));
+  });
+});
+
+describe('dated service records on PostgreSQL', () => {
+  it('are append-only there too, and go with their account', async () => {
+    const pg = await startTestServer({ backend: 'postgres' });
+    try {
+      const session = await signInToDashboard(pg, 'pg-studio');
+      const marked = await markOnPage(session.browser, JPEG, 'pg.jpg');
+      expect(marked.status).toBe(200);
+      const db = pg.server.database.db;
+      const count = async () => (await sql<{ n: number }>`select count(*)::int as n from records`.execute(db)).rows[0]!.n;
+      expect(await count()).toBe(1);
+      await expect(sql`update records set file_name = 'other.jpg'`.execute(db)).rejects.toThrow(/append-only/);
+      await expect(sql`delete from records`.execute(db)).rejects.toThrow(/append-only/);
+      const found = await fetch(`${pg.url}/api/v1/records/${sha256(marked.bytes!)}`, { headers: { Authorization: `Bearer ${(await pg.server.admin.issueKey('pg-studio', { user: (await pg.server.people.listUsers('pg-studio'))[0]!.email })).key}` } });
+      expect(found.status).toBe(200);
+      await pg.server.admin.deleteAccount('pg-studio', 'cli');
+      expect(await count()).toBe(0);
+    } finally {
+      await pg.close();
+    }
   });
 });

@@ -28,7 +28,6 @@ export const RESULT_HEADER = 'Optmark-Result';
 
 /** Where a record's certificate is downloaded (the dashboard's, for the account's people: record-routes.ts). */
 export const certificateUrl = (recordId: string) => `/history/${recordId}/certificate.pdf`;
-export const batchCertificateUrl = (batchId: string) => `/history/batches/${batchId}/certificate.pdf`;
 
 /** What the page shows of a marking, beside the file. */
 function markFacts(result: ProtectResult, sizeBefore: number, recordId: string | null) {

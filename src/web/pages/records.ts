@@ -127,7 +127,7 @@ ${
 <tbody>${view.records.map((r) => recordRow(r, f))}</tbody>
 </table></div>
 ${pages(view)}`
-    : html`<p>${searching ? 'No record matches.' : 'No records yet: mark files on the Mark page.'}</p>`
+    : html`<p>${searching ? 'No record matches.' : context.signedIn!.account.plan === 'free' ? 'No records: marking images is part of the Pro and Lifetime plans.' : 'No records yet: mark files on the Mark page.'}</p>`
 }
 </section>`,
   );
