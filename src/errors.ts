@@ -48,6 +48,8 @@ export type ErrorCode =
   | 'access_request_not_found'
   | 'access_request_not_pending'
   | 'grant_not_available'
+  | 'invalid_sha256'
+  | 'record_not_found'
   | 'quota_exceeded'
   | 'too_many_requests'
   | 'too_many_failed_calls'
@@ -308,6 +310,22 @@ export class GrantNotAvailableError extends OptmarkError {
           ? 'This approval lapsed: its key was not revealed within 14 days. Request access again'
           : 'This request has no key to reveal (it is not approved)',
     );
+  }
+}
+
+/** A SHA-256 asked for (a record's lookup) is not 64 hexadecimal characters. */
+export class InvalidSha256Error extends OptmarkError {
+  readonly code = 'invalid_sha256';
+  constructor(given: string) {
+    super(`A SHA-256 is 64 hexadecimal characters; this is not one: ${JSON.stringify(given.length > 80 ? `${given.slice(0, 80)}…` : given)}`);
+  }
+}
+
+/** No service record of the account has that hash or id (one of another account is not found either: the same answer). */
+export class RecordNotFoundError extends OptmarkError {
+  readonly code = 'record_not_found';
+  constructor(message = 'There is no service record for this in your account') {
+    super(message);
   }
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { STATUS } from '../src/http/error-handler.js';
 
 const errorsDoc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
-const documented = new Map([...errorsDoc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+const documented = new Map([...errorsDoc.matchAll(/^\| `([a-z0-9_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
 
 describe('docs/errors.md', () => {
   it('lists every error code with the status the server uses, and nothing else', () => {

@@ -28,7 +28,8 @@ function keyFor(version: number, secret: Uint8Array): FingerprintKey {
 export default function detect(task: DetectTask): FingerprintCheck {
   const keys = task.secrets.map((s) => keyFor(s.version, s.secret));
   const result = detectFingerprint({ data: task.data, width: task.width, height: task.height, channels: task.channels }, keys);
-  return { present: result.present, confidence: result.confidence, blocks: result.blocks };
+  // The version found goes back too (a marking records it), never into a verify answer (app/fingerprint.ts).
+  return { present: result.present, confidence: result.confidence, blocks: result.blocks, ...(result.present && result.keyVersion !== undefined ? { keyVersion: Number(result.keyVersion) } : {}) };
 }
 
 /**

@@ -110,6 +110,12 @@ export interface PixelDecoder {
    * the wait. The `held` functions must not be used once `job` has settled.
    */
   withSlot<T>(bytes: Uint8Array, job: (held: HeldPixels) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /**
+   * A small JPEG of the image as displayed (turned by its EXIF orientation,
+   * transparency on white), neither side over `maxSide`: the picture of a
+   * service record's certificate. One decode, in a slot of its own.
+   */
+  thumbnail(bytes: Uint8Array, maxSide: number): Promise<Uint8Array>;
   /** Slots in use (decodes and held jobs) and callers waiting for one, now. */
   readonly load: { readonly running: number; readonly waiting: number };
 }
@@ -205,6 +211,25 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       try {
         return await decodeHeld(bytes, options, facts);
       } finally {
+        done();
+      }
+    },
+    async thumbnail(bytes, maxSide) {
+      const { format, size } = declared(bytes);
+      const done = await turn();
+      const started = performance.now();
+      try {
+        return await sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'error', sequentialRead: true })
+          .rotate()
+          .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true })
+          .flatten({ background: '#ffffff' })
+          .jpeg({ quality: 80 })
+          .toUint8Array()
+          .then((out) => out.data);
+      } catch (error) {
+        throw refusal(error, format, size, limits.maxPixels);
+      } finally {
+        chargeWork((performance.now() - started) / 1000);
         done();
       }
     },

@@ -85,6 +85,8 @@ export interface Marked {
   readonly bytes: Uint8Array;
   /** `added`: re-encoded with the mark; `found`: the file already carried a mark verify finds, and is returned as it was. */
   readonly fingerprint: 'added' | 'found';
+  /** The version of the fingerprint secret of the mark: the one marked with, or the one found (null if the detector did not say). */
+  readonly keyVersion: number | null;
 }
 
 export interface Fingerprinting {
@@ -153,7 +155,9 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       if (error instanceof CorruptImageError) return NO_FINGERPRINT;
       throw error;
     }
-    return lookFor(bytes, secrets, signal);
+    // The answer verify gives: what was found, not with which version.
+    const { present, confidence, blocks } = await lookFor(bytes, secrets, signal);
+    return { present, confidence, blocks };
   };
 
   return {
@@ -184,7 +188,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
       // Its decoding cost was checked above; its size is the embedder's to refuse.
       const already = await lookFor(bytes, deps.detecting(), signal);
       signal?.throwIfAborted();
-      if (already.present) return { bytes, fingerprint: 'found' };
+      if (already.present) return { bytes, fingerprint: 'found', keyVersion: already.keyVersion ?? null };
       const orientation = isOrientation(facts.orientation) ? facts.orientation : 1;
       // libvips hands grey pictures over as RGB(A); they go back as grey (with their alpha).
       const grey = facts.space === 'b-w';
@@ -201,7 +205,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
           const encoded = await held.encodeLike(bytes, outcome.marked);
           signal?.throwIfAborted();
           await refuseUnfound(encoded, held, deps, signal);
-          return { bytes: encoded, fingerprint: 'added' } as const;
+          return { bytes: encoded, fingerprint: 'added', keyVersion: secret.version } as const;
         },
         signal,
       );

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors.js';
 import { sha256Hex } from '../core/bytes/digest.js';
 import { openImage, writeDataMining, xmpTextLength, type OpenedImage, type TagSigner } from '../core/metadata.js';
+import { parseTag } from '../core/provenance/tag.js';
 import { SIGNAL } from '../core/signals.js';
 import { DEFAULT_CODE, DMI_VOCAB_PREFIX, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import type { Fingerprinting } from './fingerprint.js';
@@ -51,8 +52,12 @@ export interface ProtectResult {
   readonly changed: boolean;
   /** The input's C2PA manifest no longer validates: its hard binding covers the bytes changed. */
   readonly c2paInvalidated: boolean;
+  /** With a signer: the key id of the provenance tag the marked file carries (signed now, or its own valid tag, kept). */
+  readonly tagKid: string | undefined;
   /** Only from protectWithFingerprint: the in-pixel mark was `added`, or `found` already there (and not added again). */
   readonly fingerprint?: 'added' | 'found';
+  /** Only from protectWithFingerprint: the version of the fingerprint secret of that mark (null when not known). */
+  readonly fingerprintKeyVersion?: number | null;
 }
 
 /**
@@ -93,6 +98,7 @@ function protectOpened(bytes: Uint8Array, opened: OpenedImage, options: ProtectO
     alreadyCarried: written.alreadyCarried,
     changed: written.changed,
     c2paInvalidated: written.c2paInvalidated,
+    tagKid: written.tag === undefined ? undefined : parseTag(written.tag)?.kid,
   };
 }
 
@@ -119,7 +125,7 @@ export async function protectWithFingerprint(
   else protect(bytes, check);
   const marked = await fingerprint.mark(bytes, server?.signal);
   const result = server ? await protectOffLoop(marked.bytes, options, server.provenance, server) : protect(marked.bytes, options);
-  return { ...result, fingerprint: marked.fingerprint };
+  return { ...result, fingerprint: marked.fingerprint, fingerprintKeyVersion: marked.keyVersion };
 }
 
 /**

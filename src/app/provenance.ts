@@ -5,7 +5,7 @@
  */
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { TagSigner } from '../core/metadata.js';
-import { checkTag, digestClaim, signTag, type TagCheck } from '../core/provenance/tag.js';
+import { checkTag, digestClaim, signJws, signTag, type TagCheck } from '../core/provenance/tag.js';
 import type { Clock } from './ports.js';
 
 /** What signing and checking need from a key ring. */
@@ -44,6 +44,14 @@ export interface Provenance {
   check(tag: string, file: { digest: Uint8Array; dataMining: string | undefined }): TagCheck;
   /** The keys and the time, for signing or checking on another thread (provenanceFromSnapshot). */
   snapshot(): ProvenanceSnapshot;
+  /**
+   * Sign a statement of this service other than a tag (a service record:
+   * app/records) with the same key ring, so that the same JWKS checks it:
+   * a compact JWS whose header names the signing key (`kid`), and whose
+   * payload is `claims` with `iss` (this deployment) added, and `kid` (the
+   * signing key's id) unless the claims name one.
+   */
+  signStatement(claims: Readonly<Record<string, unknown>>): { readonly jws: string; readonly kid: string };
 }
 
 export function createProvenance(deps: { keys: KeySource; issuer: () => string; clock: Clock }): Provenance {
@@ -60,6 +68,11 @@ export function createProvenance(deps: { keys: KeySource; issuer: () => string; 
         return signTag(claims, active.privateKey);
       },
       accepts: (tag, digest, dataMining) => check(tag, { digest, dataMining }).valid,
+    },
+    signStatement(claims) {
+      const active = keys.active;
+      if (!active) throw new Error('internal: no active signing key');
+      return { jws: signJws({ ...claims, kid: claims.kid ?? active.kid, iss: deps.issuer() }, active.kid, active.privateKey), kid: active.kid };
     },
     at: (iat) => createProvenance({ ...deps, clock: { now: () => new Date(iat * 1000) } }),
     activeKid: () => keys.active?.kid,

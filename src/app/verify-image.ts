@@ -19,6 +19,8 @@ export interface FingerprintCheck {
   readonly present: boolean;
   readonly confidence: number;
   readonly blocks: number;
+  /** The detector's: the key version of a mark found (a marking records it); never part of a verify answer. */
+  readonly keyVersion?: number;
 }
 
 /** The verification result of the spec, field for field. */

@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/records/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dated service records of files marked by the account on the dashboard, by the SHA-256 of the original or of the marked file (free of charge)
+         * @description Every record of the key's account whose original or marked file has this SHA-256, with both signed JWS (check them with /.well-known/jwks.json). Any scope; counts toward no monthly limit. The API's protect makes no record: records come from the dashboard's marking. Another account's record is 404 record_not_found, as an unknown hash is.
+         */
+        get: operations["records"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -242,6 +262,56 @@ export interface components {
              */
             resetsAt: string;
         };
+        Records: {
+            /** @description Every record of the account whose original or marked SHA-256 is the one asked for, oldest first (at most 100) */
+            records: {
+                recordId: string;
+                /**
+                 * Format: date-time
+                 * @description When the file was marked (UTC, to the millisecond); the JWS's iat is its second
+                 */
+                createdAt: string;
+                /** @description The name the file was uploaded with (empty when it had none) */
+                fileName: string;
+                /** @description SHA-256 of the file as uploaded */
+                sha256Original: string;
+                /** @description SHA-256 of the marked file the service returned */
+                sha256Marked: string;
+                /**
+                 * @description The plus:DataMining code the marked file carries
+                 * @enum {string}
+                 */
+                value: "DMI-PROHIBITED-AIMLTRAINING" | "DMI-PROHIBITED-GENAIMLTRAINING" | "DMI-PROHIBITED-EXCEPTSEARCHENGINEINDEXING" | "DMI-PROHIBITED" | "DMI-PROHIBITED-SEECONSTRAINT" | "DMI-PROHIBITED-SEEEMBEDDEDRIGHTSEXPR" | "DMI-PROHIBITED-SEELINKEDRIGHTSEXPR";
+                /** @description Layers applied besides the opt-out and the provenance tag (empty: none) */
+                layers: {
+                    /**
+                     * @description The experimental in-pixel fingerprint
+                     * @enum {string}
+                     */
+                    name: "fingerprint";
+                    /**
+                     * @description `added` by this marking, or `found` already in the pixels (and not added again)
+                     * @enum {string}
+                     */
+                    state: "added" | "found";
+                    /** @description The version of the fingerprint secret of the mark (null when not known) */
+                    keyVersion: number | null;
+                }[];
+                /** @description The key id of the marked file's provenance tag; the JWKS holds its public key */
+                kid: string;
+                /** @description The email of the person who marked the file, as it was then */
+                user: string;
+                /** @description The dashboard batch the file was marked in (null: marked on its own) */
+                batchId: string | null;
+                /** @description The record signed by the service with its provenance key ring (EdDSA, Ed25519): verify both with /.well-known/jwks.json */
+                jws: {
+                    /** @description Compact JWS of {recordId, iat, sha256Marked, value, layers, kid, iss}: what the public lookup shows */
+                    public: string;
+                    /** @description Compact JWS of {recordId, iat, account, user, fileName, sha256Original, batchId, publicJwsSha256, kid, iss}: the rest, bound to the public one by its SHA-256 */
+                    private: string;
+                };
+            }[];
+        };
         Error: {
             /** @description A readable message */
             error: string;
@@ -249,7 +319,7 @@ export interface components {
              * @description Stable machine-readable code (docs/errors.md)
              * @enum {string}
              */
-            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "access_request_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "access_request_exists" | "access_request_not_pending" | "grant_not_available" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "too_many_failed_calls" | "header_too_large" | "internal_error" | "service_unavailable" | "server_busy";
+            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "invalid_sha256" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "access_request_not_found" | "record_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "access_request_exists" | "access_request_not_pending" | "grant_not_available" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "too_many_failed_calls" | "header_too_large" | "internal_error" | "service_unavailable" | "server_busy";
             /** @description Also in the Request-Id header and the server logs */
             requestId: string;
         };
@@ -864,6 +934,137 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    records: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The SHA-256 of the original or of the marked file, 64 hexadecimal characters (any case). Anything else is 400 invalid_sha256.
+                 * @example 9f2c6a1e4b7d0c3f8a5e2d9b6c1f4a7e0d3b8c5f2a9e6d1c4b7f0a3e8d5c2b9f
+                 */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records, oldest first */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Records"];
+                };
+            };
+            /** @description The request is not what the operation takes: `invalid_sha256` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "invalid_sha256";
+                    };
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description Nothing of the account's was found: `record_not_found` */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "record_not_found";
                     };
                 };
             };

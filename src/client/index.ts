@@ -24,6 +24,8 @@ export type VerifyAnswer = components['schemas']['VerifyResult'];
 export type VerifyDetails = NonNullable<VerifyAnswer['details']>;
 export type Usage = components['schemas']['Usage'];
 export type Jwks = components['schemas']['Jwks'];
+/** The dated service records of the key's account for one SHA-256 (docs/records.md). */
+export type Records = components['schemas']['Records'];
 /** The server's error codes, and the client's own: the network failed, a try timed out, an answer that is not the API's. */
 export type ErrorCode = components['schemas']['Error']['code'] | 'network_error' | 'timeout' | 'unexpected_response';
 
@@ -126,6 +128,12 @@ export interface OptmarkClient {
   usage(options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Usage & Omit<AnswerInfo, 'replayed'>>;
   /** The deployment's public signing keys (no key needed). */
   jwks(options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Jwks>;
+  /**
+   * The account's dated service records of the file whose original or marked
+   * SHA-256 this is (made by the dashboard's marking; protect makes none).
+   * Free of charge. None is an OptmarkError `record_not_found` (404).
+   */
+  records(sha256: string, options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Records & Pick<AnswerInfo, 'requestId'>>;
 }
 
 /** The Idempotency-Key of an image call: the operation, the file's SHA-256 and the options. */
@@ -227,6 +235,10 @@ export function createClient(options: ClientOptions): OptmarkClient {
       const response = await call('/api/v1/usage', () => ({ headers: auth }), callOptions);
       const { replayed: _, ...rest } = info(response, 'protect');
       return { ...((await json(response)) as Usage), ...rest };
+    },
+    async records(sha256, callOptions = {}) {
+      const response = await call(`/api/v1/records/${encodeURIComponent(sha256)}`, () => ({ headers: auth }), callOptions);
+      return { ...((await json(response)) as Records), requestId: response.headers.get('request-id') ?? '' };
     },
     async jwks(callOptions = {}) {
       return (await json(await call('/.well-known/jwks.json', () => ({}), callOptions))) as Jwks;

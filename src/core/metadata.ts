@@ -121,6 +121,8 @@ export interface WriteResult {
    * hard binding covers: the manifest no longer validates (docs/provenance.md).
    */
   readonly c2paInvalidated: boolean;
+  /** With a signer: the provenance tag the output carries (signed now, or the file's own valid tag, kept). */
+  readonly tag: string | undefined;
 }
 
 /** Signs provenance tags for marked files (app/provenance.ts has the real one). */
@@ -160,9 +162,10 @@ export function writeDataMining(bytes: Uint8Array, requested: string, options: W
   const existing = facts.dataMining.find((d) => d.prohibited)?.value;
   const uri = options.keepExisting && existing !== undefined ? existing : requested;
   const alreadyCarried = facts.dataMining.some((d) => d.prohibited && d.value === uri);
-  const chosen = { value: uri, alreadyCarried };
   const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
-  if (signer) properties.push(...freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri));
+  const signed = signer ? freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri) : undefined;
+  if (signed?.fresh) properties.push({ name: SERVICE_TAG, value: signed.tag });
+  const chosen = { value: uri, alreadyCarried, tag: signed?.tag };
   const plan = setSimpleProperties(parsed.standard, parsed.extended, properties, parsed.standard ? dropRepeats(parsed.standard) : []);
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
@@ -218,16 +221,17 @@ function dropRepeats(standard: XmpDocument): TextEdit[] {
 
 /**
  * A freshly signed tag to write, unless the value is already exactly `uri`
- * and the file carries a valid tag of ours: then nothing is written. The
+ * and the file carries a valid tag of ours: then that tag is kept (not
+ * `fresh`), and nothing is written. The
  * non-XMP content is the same before and after the XMP edit, so the digest
  * of the input is the output's.
  */
-function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): PropertyValue[] {
+function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): { readonly tag: string; readonly fresh: boolean } {
   const existing = firstValue([parsed.standard, parsed.extended], [SERVICE_TAG.uri], SERVICE_TAG.local);
   const kept =
     existing !== undefined &&
     holdsExactly(parsed.standard, parsed.extended, { name: DATA_MINING, value: uri }) &&
     holdsExactly(parsed.standard, parsed.extended, { name: SERVICE_TAG, value: existing }) &&
     signer.accepts(existing, digest, uri);
-  return kept ? [] : [{ name: SERVICE_TAG, value: signer.sign(digest, uri) }];
+  return kept ? { tag: existing, fresh: false } : { tag: signer.sign(digest, uri), fresh: true };
 }

@@ -12,6 +12,7 @@ import { createAuthFailures, type AuthFailures } from '../app/auth-failures.js';
 import type { Fingerprinting } from '../app/fingerprint.js';
 import type { MetadataWorkers } from '../app/off-loop.js';
 import type { Provenance } from '../app/provenance.js';
+import type { Records } from '../app/records/records.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
@@ -21,6 +22,7 @@ import { webPlugin, type WebPluginOptions } from './web/plugin.js';
 import type { Access } from './web/guard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
+import { recordApiRoutes } from './routes/records.js';
 import { acceptMultipartBodies } from './upload.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -65,7 +67,9 @@ export interface HttpDeps {
    */
   readonly authFailures?: AuthFailures;
   /** The people's side: sessions, people, accounts and the rest of the pages' use cases. */
-  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds'>;
+  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds' | 'records'>;
+  /** Dated service records: made by the dashboard's marking, looked up by the API and the public lookup (docs/records.md). */
+  readonly records: Records;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
@@ -235,10 +239,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     repeats: deps.web.repeats,
     requestTimeoutMs: config.requestTimeoutSeconds * 1000,
   });
+  await app.register(recordApiRoutes, { access, authFailures, records: deps.records });
   // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
   const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
   await app.register(webPlugin, {
     ...deps.web,
+    records: deps.records,
     access,
     provenance,
     fingerprint,

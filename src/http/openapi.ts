@@ -11,13 +11,14 @@
  */
 import type { ErrorCode } from '../errors.js';
 import { STATUS } from './error-handler.js';
-import { C2PA_HEADER, errorResult, healthResult, OPT_OUT_HEADER, protectResult, usageResult, verifyResult } from './schemas.js';
+import { C2PA_HEADER, errorResult, healthResult, OPT_OUT_HEADER, protectResult, recordsResult, usageResult, verifyResult } from './schemas.js';
 
 const { $id: _p, ...ProtectResult } = protectResult;
 const { $id: _v, ...VerifyResult } = verifyResult;
 const { $id: _u, ...Usage } = usageResult;
 const { $id: _e, ...ErrorBody } = errorResult;
 const { $id: _h, ...Health } = healthResult;
+const { $id: _r, ...Records } = recordsResult;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -35,6 +36,7 @@ const VERIFY_CODES: readonly ErrorCode[] = [
   ...REQUEST_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', ...IMAGE_CODES, 'invalid_option', 'idempotency_key_reused', 'quota_exceeded', ...MOMENT_CODES,
 ];
 const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
+const RECORD_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'invalid_sha256', 'record_not_found', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const OPEN_CODES: readonly ErrorCode[] = ['header_too_large'];
 
 /** Readable words for each status, and what more its codes say (docs/errors.md has every code). */
@@ -42,6 +44,7 @@ const STATUS_WORDS: Record<number, string> = {
   400: 'The request is not what the operation takes',
   401: 'No valid API key',
   403: 'The key may not call this operation',
+  404: 'Nothing of the account\'s was found',
   408: 'The request did not arrive in time; the connection is closed',
   413: 'The image is over the upload limit; the connection is closed',
   415: 'Not multipart/form-data, or the bytes are not JPEG, PNG or WebP',
@@ -71,6 +74,8 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   server_busy: 'The server is at capacity (calls); try again in a moment',
   internal_error: 'Internal error; it has been logged. Please try again or report the request id',
   not_found: 'There is no GET /api/v2/protect',
+  invalid_sha256: 'A SHA-256 is 64 hexadecimal characters; this is not one: "9f2c6a1e"',
+  record_not_found: 'There is no service record with this SHA-256 in your account',
   method_not_allowed: 'GET is not allowed here; use POST',
 };
 
@@ -214,6 +219,36 @@ const USAGE_EXAMPLE = {
   resetsAt: '2026-12-01T00:00:00.000Z',
 };
 
+const RECORDS_EXAMPLE = {
+  records: [
+    {
+      recordId: 'rec_4fQ2mV8kZx1LrT7bN3pW',
+      createdAt: '2026-11-22T10:00:00.000Z',
+      fileName: 'harbour.jpg',
+      sha256Original: '2b7e4c1f0a6d5e8b9c2f1a0e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c',
+      sha256Marked: EXAMPLE_SHA256,
+      value: 'DMI-PROHIBITED-AIMLTRAINING',
+      layers: [{ name: 'fingerprint', state: 'added', keyVersion: 1 }],
+      kid: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
+      user: 'ada@studio.example',
+      batchId: 'bat_Wn1cQ0a9Zr2x7Kd5Lm3p',
+      jws: {
+        public: 'eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcksiLCJ0eXAiOiJKV1QifQ.eyJyZWNvcmRJZCI6InJlY180ZlEybVY4a1p4MUxyVDdiTjNwVyJ9.c2lnbmF0dXJl',
+        private: 'eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcksiLCJ0eXAiOiJKV1QifQ.eyJyZWNvcmRJZCI6InJlY180ZlEybVY4a1p4MUxyVDdiTjNwVyJ9.c2lnbmF0dXJl',
+      },
+    },
+  ],
+};
+
+const SHA256_PARAMETER = {
+  name: 'sha256',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9A-Fa-f]{64}$' },
+  example: EXAMPLE_SHA256,
+  description: 'The SHA-256 of the original or of the marked file, 64 hexadecimal characters (any case). Anything else is 400 invalid_sha256.',
+};
+
 const JWKS_EXAMPLE = {
   keys: [{ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k', alg: 'EdDSA', use: 'sig' }],
 };
@@ -320,6 +355,7 @@ export function openApiDocument(options: OpenApiOptions) {
     tags: [
       { name: 'Images', description: 'Mark and verify images' },
       { name: 'Account', description: "The account's monthly usage" },
+      { name: 'Records', description: "The dated service records of the dashboard's markings (docs/records.md)" },
       { name: 'Keys', description: "The public keys that check this deployment's provenance tags" },
       { name: 'Health', description: 'Liveness and readiness, for load balancers and orchestrators' },
       { name: 'Meta', description: 'This document' },
@@ -340,6 +376,24 @@ export function openApiDocument(options: OpenApiOptions) {
               content: { 'application/json': { schema: ref('Usage'), examples: { usage: { value: USAGE_EXAMPLE } } } },
             },
             ...errorResponses(USAGE_CODES, { allowance: false, replay: false }),
+          },
+        },
+      },
+      '/api/v1/records/{sha256}': {
+        get: {
+          operationId: 'records',
+          tags: ['Records'],
+          summary: 'The dated service records of files marked by the account on the dashboard, by the SHA-256 of the original or of the marked file (free of charge)',
+          description:
+            "Every record of the key's account whose original or marked file has this SHA-256, with both signed JWS (check them with /.well-known/jwks.json). Any scope; counts toward no monthly limit. The API's protect makes no record: records come from the dashboard's marking. Another account's record is 404 record_not_found, as an unknown hash is.",
+          parameters: [SHA256_PARAMETER],
+          responses: {
+            200: {
+              description: 'The records, oldest first',
+              headers: ALWAYS,
+              content: { 'application/json': { schema: ref('Records'), examples: { found: { value: RECORDS_EXAMPLE } } } },
+            },
+            ...errorResponses(RECORD_CODES, { allowance: false, replay: false }),
           },
         },
       },
@@ -373,7 +427,7 @@ export function openApiDocument(options: OpenApiOptions) {
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key, `omk_` and 38 letters and digits' } },
-      schemas: { ProtectResult, VerifyResult, Usage, Error: ErrorBody, Health, Jwk: JWK, Jwks: JWKS },
+      schemas: { ProtectResult, VerifyResult, Usage, Records, Error: ErrorBody, Health, Jwk: JWK, Jwks: JWKS },
       headers: {
         'Request-Id': stringHeader('Identifier of this request, also in error bodies and the server log; a `Request-Id` sent by the client (1 to 128 of `A-Za-z0-9._:-`) is used instead', EXAMPLE_REQUEST_ID, { minLength: 1, maxLength: 128 }),
         'X-Content-Type-Options': stringHeader('Browsers must not guess a type', 'nosniff', { enum: ['nosniff'] }),

@@ -5,6 +5,7 @@
  */
 import { HANDLERS } from '../core/formats/registry.js';
 import { SIGNAL } from '../core/signals.js';
+import { PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { STATUS } from './error-handler.js';
 
 /** Set to `invalidated` on a protect answer whose upload carried a C2PA manifest (docs/provenance.md). */
@@ -17,6 +18,8 @@ export const FINGERPRINT_HEADER = 'Optmark-Fingerprint';
  * or asked for again), `written CODE` otherwise.
  */
 export const OPT_OUT_HEADER = 'Optmark-Opt-Out';
+/** On the dashboard's download of a file marked without JavaScript: the id of its dated service record (docs/records.md). */
+export const RECORD_HEADER = 'Optmark-Record';
 
 export function optOutHeader(result: { readonly value: string; readonly alreadyCarried: boolean }): string {
   return `${result.alreadyCarried ? 'kept' : 'written'} ${result.value}`;
@@ -151,6 +154,59 @@ export const usageResult = {
     protect: allowance,
     verify: allowance,
     resetsAt: { type: 'string', format: 'date-time', description: 'Start of the next calendar month, UTC' },
+  },
+} as const;
+
+const recordLayer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'state', 'keyVersion'],
+  description: 'A layer applied on top of the opt-out and its provenance tag',
+  properties: {
+    name: { type: 'string', enum: ['fingerprint'], description: 'The experimental in-pixel fingerprint' },
+    state: { type: 'string', enum: ['added', 'found'], description: '`added` by this marking, or `found` already in the pixels (and not added again)' },
+    keyVersion: { type: ['integer', 'null'], description: 'The version of the fingerprint secret of the mark (null when not known)' },
+  },
+} as const;
+
+const compactJws = { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$' } as const;
+
+/** One dated service record as the API's lookup answers it (docs/records.md). */
+const serviceRecord = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['recordId', 'createdAt', 'fileName', 'sha256Original', 'sha256Marked', 'value', 'layers', 'kid', 'user', 'batchId', 'jws'],
+  properties: {
+    recordId: { type: 'string', pattern: '^rec_[A-Za-z0-9]+$' },
+    createdAt: { type: 'string', format: 'date-time', description: 'When the file was marked (UTC, to the millisecond); the JWS\'s iat is its second' },
+    fileName: { type: 'string', description: 'The name the file was uploaded with (empty when it had none)' },
+    sha256Original: { ...sha256, description: 'SHA-256 of the file as uploaded' },
+    sha256Marked: { ...sha256, description: 'SHA-256 of the marked file the service returned' },
+    value: { type: 'string', enum: [...PROHIBITED_CODES], description: 'The plus:DataMining code the marked file carries' },
+    layers: { type: 'array', items: recordLayer, description: 'Layers applied besides the opt-out and the provenance tag (empty: none)' },
+    kid: { type: 'string', description: "The key id of the marked file's provenance tag; the JWKS holds its public key" },
+    user: { type: 'string', description: 'The email of the person who marked the file, as it was then' },
+    batchId: { type: ['string', 'null'], description: "The dashboard batch the file was marked in (null: marked on its own)" },
+    jws: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['public', 'private'],
+      description: "The record signed by the service with its provenance key ring (EdDSA, Ed25519): verify both with /.well-known/jwks.json",
+      properties: {
+        public: { ...compactJws, description: 'Compact JWS of {recordId, iat, sha256Marked, value, layers, kid, iss}: what the public lookup shows' },
+        private: { ...compactJws, description: "Compact JWS of {recordId, iat, account, user, fileName, sha256Original, batchId, publicJwsSha256, kid, iss}: the rest, bound to the public one by its SHA-256" },
+      },
+    },
+  },
+} as const;
+
+export const recordsResult = {
+  $id: 'Records',
+  type: 'object',
+  additionalProperties: false,
+  required: ['records'],
+  properties: {
+    records: { type: 'array', minItems: 1, items: serviceRecord, description: 'Every record of the account whose original or marked SHA-256 is the one asked for, oldest first (at most 100)' },
   },
 } as const;
 

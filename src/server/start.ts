@@ -34,6 +34,9 @@ import { checkDeploymentPaths } from '../adapters/private-paths.js';
 import { createWorkerPool } from '../adapters/worker-pool.js';
 import { createPixelDecoder } from '../adapters/pixels.js';
 import { createFingerprinting } from '../app/fingerprint.js';
+import { createRecords, THUMBNAIL_SIDE, type Records } from '../app/records/records.js';
+import { SqlRecordStore } from '../adapters/db/record-store.js';
+import { createCertificateMaker } from '../adapters/certificate-pdf.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
@@ -65,6 +68,8 @@ export interface RunningServer {
   readonly people: People;
   /** API access requests, their decisions, and keys as people handle them. */
   readonly apiKeys: Access;
+  /** Dated service records (docs/records.md). */
+  readonly records: Records;
   /** The open database (tests compose use cases of their own over it). */
   readonly database: DatabaseHandle;
   /** What this start handed over in the first-start file (an empty database's `local` account, owner links), if anything. */
@@ -134,6 +139,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
   const pool = createWorkerPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
+  const records = createRecords({
+    store: new SqlRecordStore(database.db),
+    provenance,
+    clock,
+    thumbnail: (bytes) => pixels.thumbnail(bytes, THUMBNAIL_SIDE),
+    certificates: createCertificateMaker(),
+    audit: (entry) => peopleStore.audit(entry),
+    issuer: () => config.baseUrl ?? url,
+    onThumbnailError: (error) => app?.log.info({ err: error }, 'a service record is made without a thumbnail'),
+  });
   const fingerprint = createFingerprinting({
     pixels,
     detect: (task) => pool.detect(task),
@@ -162,7 +177,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       mailer,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
-    app = await buildHttpApp({ config, access, web, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, web, records, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
@@ -202,6 +217,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       admin,
       people,
       apiKeys,
+      records,
       database,
       firstStart: handedOver,
       signingKeys: keys,

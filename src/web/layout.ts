@@ -8,7 +8,7 @@
 import type { SignedIn } from '../app/people/sessions.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'overview' | 'mark' | 'check' | 'keys' | 'account' | 'operator';
+export type Section = 'overview' | 'mark' | 'check' | 'records' | 'keys' | 'account' | 'operator';
 
 export interface PageContext {
   /** The URL of a built asset (`style.css`, `mark.js`), with its version for caching. */
@@ -27,6 +27,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['overview', '/overview', 'Overview'],
   ['mark', '/mark', 'Mark'],
   ['check', '/check', 'Check'],
+  ['records', '/history', 'Records'],
   ['keys', '/keys', 'API keys'],
   ['account', '/account', 'Account'],
 ];

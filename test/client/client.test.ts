@@ -17,6 +17,7 @@ import { saveResult } from '../../src/client/node.js';
 import { verify } from '../../src/index.js';
 import { SAMPLE_JPEG } from '../process/support.js';
 import { frontServer } from '../support/front-server.js';
+import { signInToDashboard } from '../support/dashboard.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const busy = (retryAfter: string, code = 'server_busy', status = 503) => ({
@@ -63,6 +64,24 @@ describe('optmark/client', () => {
     expect(usage.protect.used).toBe(1);
     expect(usage.verify.used).toBe(1);
     expect((await client.jwks()).keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+  });
+
+  it('looks up the account’s dated service records, made by the dashboard’s marking; none is record_not_found', async () => {
+    const session = await signInToDashboard(t, 'client-records');
+    const batch = await session.browser.app('/app/batches');
+    const form = new FormData();
+    form.append('image', new Blob([SAMPLE_JPEG]), 'photo.jpg');
+    const marked = await session.browser.app('/app/mark', { body: form, headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': 'client-record' } });
+    expect(marked.status).toBe(200);
+    const apiKey = (await t.server.admin.issueKey('client-records', { user: (await t.server.people.listUsers('client-records'))[0]!.email, scopes: ['verify'] })).key;
+    const client = createClient({ baseUrl: t.url, apiKey });
+    const found = await client.records(String(marked.json.sha256));
+    expect(found.records.map((r) => r.recordId)).toEqual([marked.json.recordId]);
+    expect(found.records[0]!.fileName).toBe('photo.jpg');
+    expect(found.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    // protect through the API makes no record.
+    const protectedHere = await createClient({ baseUrl: t.url, apiKey: key }).protect(new File([SAMPLE_JPEG], 'other.jpg'));
+    await expect(client.records(protectedHere.sha256)).rejects.toMatchObject({ status: 404, code: 'record_not_found' });
   });
 
   it('derives the Idempotency-Key from the file and the options', async () => {

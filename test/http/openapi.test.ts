@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeldUpload, multipartBody, parseResponse, rawExchange, rawPost } from '../support/raw-http.js';
 import { freshPgDatabase, postImage, startTestServer, type TestServer } from '../support/server.js';
 import { SAMPLE_JPEG } from '../process/support.js';
+import { signInToDashboard } from '../support/dashboard.js';
 
 const run = promisify(execFile);
 const REDOCLY = join(import.meta.dirname, '../../node_modules/.bin/redocly');
@@ -141,9 +142,9 @@ describe('the OpenAPI document', () => {
     expect(doc.servers).toEqual([{ url: 'https://optmark.example', description: 'This deployment' }]);
     expect(doc.info.license.name).toBeTruthy();
     expect(doc.info.contact.url).toBe('https://optmark.example');
-    expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Keys', 'Health', 'Meta']);
+    expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Records', 'Keys', 'Health', 'Meta']);
     expect(doc.components.schemas.Jwk.required).toEqual(['kty', 'crv', 'x', 'kid', 'alg', 'use']);
-    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/openapi.json', '/api/v1/protect', '/api/v1/usage', '/api/v1/verify', '/healthz', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/openapi.json', '/api/v1/protect', '/api/v1/records/{sha256}', '/api/v1/usage', '/api/v1/verify', '/healthz', '/readyz']);
     // The people's routes are not part of it.
     expect(JSON.stringify(doc.paths)).not.toMatch(/sign-in|\/app\//);
   });
@@ -212,6 +213,22 @@ describe('the OpenAPI document', () => {
       if (path !== '/api/v1/usage') expect(await checker.fetched('get', path, await fetch(`${t.url}${path}`))).toBe(200);
       expect(checker.raw('get', path, (await rawExchange(t.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
     }
+    // A record, made by the dashboard's marking (the API's protect makes none), looked up with a key of its account.
+    const studio = await signInToDashboard(t, 'openapi-records');
+    const batch = await studio.browser.app('/app/batches');
+    const marked = await studio.browser.app('/app/mark', { body: (() => { const f = new FormData(); f.append('image', new Blob([SAMPLE_JPEG]), 'photo.jpg'); return f; })(), headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': 'openapi-record' } });
+    expect(marked.status).toBe(200);
+    const recordsKey = (await t.server.admin.issueKey('openapi-records', { user: (await t.server.people.listUsers('openapi-records'))[0]!.email, scopes: ['verify'] })).key;
+    const records = '/api/v1/records/{sha256}';
+    const lookup = (key: string | undefined, hash: string) => fetch(`${t.url}/api/v1/records/${hash}`, { headers: key ? auth(key) : {} });
+    const hash = String(marked.json.sha256);
+    expect(await checker.fetched('get', records, await lookup(recordsKey, hash))).toBe(200);
+    expect(await checker.fetched('get', records, await lookup(recordsKey, 'not-a-hash'))).toBe(400);
+    expect(await checker.fetched('get', records, await lookup(undefined, hash))).toBe(401);
+    expect(await checker.fetched('get', records, await lookup(free, hash))).toBe(403);
+    // Another account's record: not found, as an unknown hash is.
+    expect(await checker.fetched('get', records, await lookup(pro, hash))).toBe(404);
+    expect(checker.raw('get', records, (await rawExchange(t.url, `GET /api/v1/records/${hash} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
     expect(await checker.fetched('get', '/api/v2/protect', await fetch(`${t.url}/api/v2/protect`))).toBe(404);
     expect(await checker.fetched('get', '/api/v1/protect', await fetch(`${t.url}/api/v1/protect`))).toBe(405);
   });
@@ -266,6 +283,8 @@ describe('the OpenAPI document', () => {
       await rawExchange(s.url, `GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer omk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0xqHyc\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
       const limited = await rawExchange(s.url, `GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a}\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
       expect(checker.raw('get', '/api/v1/usage', limited.text)).toBe(429);
+      const limitedRecords = await rawExchange(s.url, `GET /api/v1/records/${'0'.repeat(64)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a}\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
+      expect(checker.raw('get', '/api/v1/records/{sha256}', limitedRecords.text)).toBe(429);
       // The database gone: usage and readiness answer 503 with Retry-After.
       await new Promise<void>((resolve) => {
         proxy.close(() => resolve());
@@ -273,6 +292,7 @@ describe('the OpenAPI document', () => {
       });
       expect(await checker.fetched('get', '/api/v1/usage', await fetch(`${s.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${b}` } }))).toBe(503);
       expect(await checker.fetched('get', '/readyz', await fetch(`${s.url}/readyz`))).toBe(503);
+      expect(await checker.fetched('get', '/api/v1/records/{sha256}', await fetch(`${s.url}/api/v1/records/${'0'.repeat(64)}`, { headers: { Authorization: `Bearer ${b}` } }))).toBe(503);
     } finally {
       await s.close();
       proxy.close();

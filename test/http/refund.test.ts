@@ -30,6 +30,10 @@ import { createRepeats } from '../../src/app/repeats.js';
 import { createMailer } from '../../src/adapters/mailer.js';
 import { createPasswordHasher } from '../../src/adapters/password-hasher.js';
 import { SqlRepeatStore } from '../../src/adapters/db/repeat-store.js';
+import { SqlRecordStore } from '../../src/adapters/db/record-store.js';
+import { createCertificateMaker } from '../../src/adapters/certificate-pdf.js';
+import { createPixelDecoder } from '../../src/adapters/pixels.js';
+import { createRecords, THUMBNAIL_SIDE } from '../../src/app/records/records.js';
 import type { Fingerprinting } from '../../src/app/fingerprint.js';
 import { API_PLANS, systemClock, type Store } from '../../src/app/ports.js';
 import { createProvenance, type Provenance } from '../../src/app/provenance.js';
@@ -230,6 +234,15 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
       config,
       access,
       web: webOf(s.database, store, s.admin),
+      records: createRecords({
+        store: new SqlRecordStore(s.database.db),
+        provenance,
+        clock: systemClock,
+        thumbnail: (bytes) => createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 8 }).thumbnail(bytes, THUMBNAIL_SIDE),
+        certificates: createCertificateMaker(),
+        audit: (entry) => new SqlPeopleStore(s.database.db).audit(entry),
+        issuer: () => 'http://127.0.0.1',
+      }),
       provenance,
       fingerprint,
       jwks: () => keys.jwks(),

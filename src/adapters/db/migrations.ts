@@ -245,6 +245,48 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
      $$`,
     `create trigger audit_log_append_only before update or delete on audit_log for each row execute function audit_log_append_only()`,
   ),
+  // Dated service records (docs/records.md): one per marking done through
+  // the dashboard, signed twice (a public JWS and a private one). The
+  // person is kept by id and email, not by a foreign key: removing a
+  // member must not remove or change the records of what they marked.
+  // The batch id is kept the same way (batches are swept after 24 hours).
+  // The thumbnail is a small JPEG of the marked image for the certificate.
+  // Append-only: no update; a delete only once the account's row is gone
+  // (the cascade of an account's deletion).
+  '006-records': statements(
+    `create table records (
+       id text primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid not null,
+       user_email text not null,
+       batch_id text,
+       created_at timestamptz not null,
+       file_name text not null check (length(file_name) <= 1024),
+       sha256_original text not null check (sha256_original ~ '^[0-9a-f]{64}$'),
+       sha256_marked text not null check (sha256_marked ~ '^[0-9a-f]{64}$'),
+       value text not null,
+       layers text not null default '[]',
+       kid text not null,
+       public_jws text not null,
+       private_jws text not null,
+       thumbnail bytea
+     )`,
+    `create index records_account_created on records (account_id, created_at desc, id desc)`,
+    `create index records_marked on records (sha256_marked)`,
+    `create index records_original on records (account_id, sha256_original)`,
+    `create index records_batch on records (account_id, batch_id) where batch_id is not null`,
+    `create function records_append_only() returns trigger language plpgsql as $$
+     begin
+       if tg_op = 'DELETE' and not exists (select 1 from accounts where id = old.account_id) then
+         return old;
+       end if;
+       raise exception 'service records are append-only: they are removed only with their account';
+     end
+     $$`,
+    `create trigger records_append_only before update or delete on records for each row execute function records_append_only()`,
+    // Whether anyone may look a marked file's hash up (GET /records/{sha256}): off until an owner turns it on.
+    `alter table accounts add column public_record_lookup boolean not null default false`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

@@ -15,6 +15,28 @@ export interface AccountsTable {
   vault_bytes: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** Made before people existed and without users: its first owner's link is still to be handed over. */
   owner_link_pending: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Anyone may look up the hash of a file the account marked (migration 006-records). */
+  public_record_lookup: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** Dated service records (migration 006-records): append-only. */
+export interface RecordsTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  user_email: string;
+  batch_id: string | null;
+  created_at: Timestamp;
+  file_name: string;
+  sha256_original: string;
+  sha256_marked: string;
+  value: string;
+  /** JSON text: the layers applied. */
+  layers: string;
+  kid: string;
+  public_jws: string;
+  private_jws: string;
+  thumbnail: Uint8Array | null;
 }
 
 export interface PlanLimitsTable {
@@ -172,6 +194,7 @@ export interface BatchItemsTable {
 }
 
 export interface Database {
+  records: RecordsTable;
   access_requests: AccessRequestsTable;
   idempotency: IdempotencyTable;
   batches: BatchesTable;

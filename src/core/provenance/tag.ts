@@ -27,10 +27,19 @@ const PART = /^[A-Za-z0-9_-]+$/;
 const b64url = (bytes: Uint8Array | string): string => Buffer.from(bytes).toString('base64url');
 
 export function signTag(claims: TagClaims, privateKey: KeyObject): string {
-  const header = b64url(JSON.stringify({ alg: 'EdDSA', kid: claims.kid, typ: 'JWT' }));
-  const payload = b64url(JSON.stringify(claims));
-  const signature = edSign(null, Buffer.from(`${header}.${payload}`), privateKey);
-  return `${header}.${payload}.${b64url(signature)}`;
+  return signJws(claims, claims.kid, privateKey);
+}
+
+/**
+ * A compact JWS (RFC 7515) of any JSON payload, EdDSA over Ed25519, with the
+ * header every JWS of this service carries: `{"alg":"EdDSA","kid":KID,"typ":"JWT"}`.
+ * Ed25519 is deterministic: the same payload and key give the same text.
+ */
+export function signJws(payload: object, kid: string, privateKey: KeyObject): string {
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', kid, typ: 'JWT' }));
+  const body = b64url(JSON.stringify(payload));
+  const signature = edSign(null, Buffer.from(`${header}.${body}`), privateKey);
+  return `${header}.${body}.${b64url(signature)}`;
 }
 
 export interface ParsedTag {

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { protectOffLoop, protectWithFingerprint, type ProtectResult } from '../../app/protect-image.js';
 import type { Provenance } from '../../app/provenance.js';
+import type { Records } from '../../app/records/records.js';
 import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
@@ -25,10 +26,16 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
 /** The header holding what a marking did (the body is the marked file itself): percent-encoded JSON. */
 export const RESULT_HEADER = 'Optmark-Result';
 
+/** Where a record's certificate is downloaded (the dashboard's, for the account's people: record-routes.ts). */
+export const certificateUrl = (recordId: string) => `/history/${recordId}/certificate.pdf`;
+
 /** What the page shows of a marking, beside the file. */
-function markFacts(result: ProtectResult, sizeBefore: number) {
+function markFacts(result: ProtectResult, sizeBefore: number, recordId: string | null) {
   const value = result.value;
   return {
+    /** The dated service record of this marking, and its certificate (docs/records.md). */
+    recordId,
+    certificate: recordId === null ? null : certificateUrl(recordId),
     mimeType: result.mimeType,
     filename: result.filename,
     sha256: result.sha256,
@@ -43,6 +50,14 @@ function markFacts(result: ProtectResult, sizeBefore: number) {
     fingerprint: result.fingerprint ?? null,
     c2paInvalidated: result.c2paInvalidated,
   };
+}
+
+/** The account's record a checked file belongs to, as the check page links it: it is the marked file, or the original, of that record. */
+export async function recordLink(records: Records, accountId: string, sha256: string) {
+  const match = await records.matchFor(accountId, sha256);
+  if (!match) return null;
+  const { record, as } = match;
+  return { recordId: record.id, createdAt: record.createdAt.toISOString(), as, fileName: record.fileName, certificate: certificateUrl(record.id), page: `/history?q=${record.sha256Marked}` };
 }
 
 export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repeats: Repeats; readonly requestTimeoutMs: number }): void {
@@ -65,7 +80,10 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
   app.get('/app/usage', { config: { access: 'signed-in' } }, async (request) => access.accountUsage(request.signedIn!.account.id));
 
   app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
+    const { user, account } = request.signedIn!;
     const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    let original: string | undefined;
+    const sha256Original = () => (original ??= sha256Hex(upload.bytes));
     const value = upload.fields.value || undefined;
     const keepExisting = upload.fields.overwrite !== 'on';
     const layers = upload.fields.fingerprint === 'on' ? ['fingerprint'] : [];
@@ -80,21 +98,34 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       accountId: request.signedIn!.account.id,
       route: 'mark',
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
-      requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), { value: value ?? null, keepExisting, layers }),
+      requestHash: () => repeats.requestHash(sha256Original(), { value: value ?? null, keepExisting, layers }),
       waitMs: deps.requestTimeoutMs,
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
         const result = await run(deps.provenance.at(iat));
-        return { answer: result, kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType } };
+        // Its dated service record, made once: a repeat of this call is answered with the same record.
+        const record = await deps.records.create({
+          account: { id: account.id, name: account.name },
+          user,
+          batchId: header(request, 'x-batch-id') ?? null,
+          fileName: upload.filename ?? '',
+          sha256Original: sha256Original(),
+          marked: result,
+        });
+        return {
+          answer: { result, recordId: record.id },
+          kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType, recordId: record.id },
+        };
       },
-      replay: (kept) => run(deps.provenance.at(Number(kept.iat))),
+      replay: async (kept) => ({ result: await run(deps.provenance.at(Number(kept.iat))), recordId: typeof kept.recordId === 'string' ? kept.recordId : null }),
     });
     if (marked === undefined) return reply;
+    const { result } = marked;
     // The file itself, not base64 in JSON: the page keeps it as a Blob for the download and the zip.
     return reply
-      .type(marked.mimeType)
-      .header(RESULT_HEADER, encodeURIComponent(JSON.stringify(markFacts(marked, upload.bytes.byteLength))))
-      .send(Buffer.from(marked.bytes.buffer, marked.bytes.byteOffset, marked.bytes.byteLength));
+      .type(result.mimeType)
+      .header(RESULT_HEADER, encodeURIComponent(JSON.stringify(markFacts(result, upload.bytes.byteLength, marked.recordId))))
+      .send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 
   app.post('/app/check', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('verify') }, async (request, reply) => {
@@ -103,7 +134,8 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
         inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
       );
-      return { filename: upload.filename ?? null, result, details, verdict: verdictOf(result, details) };
+      const record = await recordLink(deps.records, request.signedIn!.account.id, result.sha256);
+      return { filename: upload.filename ?? null, result, details, verdict: verdictOf(result, details), record };
     };
     return idempotent(request, reply, {
       repeats,

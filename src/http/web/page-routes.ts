@@ -14,7 +14,9 @@ import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
 import { runCallWork } from '../call-work.js';
 import { holdTicket, readCallUpload } from '../reservation.js';
-import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader } from '../schemas.js';
+import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader, RECORD_HEADER } from '../schemas.js';
+import { sha256Hex } from '../../core/bytes/digest.js';
+import { recordLink } from './app-routes.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
 /** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
@@ -59,6 +61,10 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
         ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, { workers, signal, provenance })
         : protectOffLoop(upload.bytes, options, provenance, { workers, signal }),
     );
+    const { user, account } = request.signedIn!;
+    // Its dated service record (docs/records.md): named in a header; the records page lists it.
+    const record = await deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original: sha256Hex(upload.bytes), marked: result });
+    reply.header(RECORD_HEADER, record.id);
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
     reply.header(OPT_OUT_HEADER, optOutHeader(result));
@@ -71,7 +77,8 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
       inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
     );
-    return sendPage(reply, checkResultPage(context(request), { filename: upload.filename, result, details, verdict: verdictOf(result, details) }));
+    const record = await recordLink(deps.records, request.signedIn!.account.id, result.sha256);
+    return sendPage(reply, checkResultPage(context(request), { filename: upload.filename, result, details, verdict: verdictOf(result, details), record, format: formatOf(request) }));
   });
 
   const accountView = async (request: FastifyRequest, extra: Partial<AccountView> = {}): Promise<AccountView> => {

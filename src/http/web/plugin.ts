@@ -16,6 +16,7 @@ import type { WebDeps } from './context.js';
 import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
 import { publicRoutes } from './public-routes.js';
+import { recordRoutes } from './record-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -39,5 +40,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   authRoutes(app, deps, guard);
   pageRoutes(app, deps);
   accessRoutes(app, deps);
+  recordRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
 }

@@ -62,11 +62,34 @@ function showVerdict(row: Row, answer: Record<string, unknown>): void {
     ...fact('Fingerprint (experimental)', verdict.fingerprint),
     ...(verdict.otherSignals.length ? fact('Other signals', element('ul', {}, ...verdict.otherSignals.map((s) => element('li', {}, s)))) : []),
     ...fact('SHA-256', sha, ' ', copy),
+    ...fact('Service record', ...recordNote(answer.record as RecordLink | null)),
   );
   const json = element('details', {}, element('summary', {}, 'As the API answers'), element('pre', {}, JSON.stringify(result, null, 2)));
   const parts: HTMLElement[] = [element('div', { class: `verdict ${verdict.kind}` }, element('p', { class: 'headline' }, verdict.headline), element('p', {}, verdict.explanation)), facts, json];
   if (verdict.kind === 'stripped') parts.splice(1, 0, remarkButton(row));
   row.result.replaceChildren(...parts);
+}
+
+interface RecordLink {
+  readonly createdAt: string;
+  readonly as: 'marked' | 'original';
+  readonly fileName: string;
+  readonly certificate: string;
+  readonly page: string;
+}
+
+const when = new Intl.DateTimeFormat(navigator.language || 'en', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
+
+/** The account's record of this file, linked: it is the file a marking made, or that marking's original. */
+function recordNote(record: RecordLink | null): Array<Node | string> {
+  if (!record) return ['None of your account’s records has this SHA-256.'];
+  const what = record.as === 'marked' ? 'This is the file your account marked' : 'This is the original of a file your account marked';
+  return [
+    `${what} on ${when.format(new Date(record.createdAt))} UTC${record.fileName ? ` (${record.fileName})` : ''}: `,
+    element('a', { href: record.page }, 'its record'),
+    ' · ',
+    element('a', { href: record.certificate, download: '' }, 'certificate (PDF)'),
+  ];
 }
 
 /** A file whose metadata was stripped: mark it again (a protect call, counted as one) and offer the new file. */

@@ -37,6 +37,9 @@ const downloadAll = document.getElementById('download-all') as HTMLButtonElement
 const includeMarked = document.getElementById('include-marked') as HTMLInputElement;
 const rows: Row[] = [];
 let running = false;
+/** After a run: what was marked in it, and the certificate of its batch. */
+const summary = element('p', { class: 'batch-summary', hidden: '' });
+rowsList.after(summary);
 
 function setState(row: Row, status: State, text: string): void {
   row.status = status;
@@ -99,7 +102,9 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
   row.result.replaceChildren(element('p', {}, facts.join(' ')));
   const save = element('button', { type: 'button', class: 'secondary' }, `Download ${filename}`);
   save.addEventListener('click', () => download(row.marked!.blob, filename));
-  row.actions.replaceChildren(save);
+  // The dated service record of this marking: its certificate, for the account's people.
+  const certificate = typeof answer.certificate === 'string' ? element('a', { href: answer.certificate, download: '', class: 'certificate' }, 'Certificate (PDF)', element('span', { class: 'visually-hidden' }, ` of ${filename}`)) : undefined;
+  row.actions.replaceChildren(save, ...(certificate ? [certificate] : []));
 }
 
 function showFailure(row: Row, error: ApiError): void {
@@ -144,6 +149,15 @@ async function run(selected: Row[]): Promise<void> {
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
     announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+    if (done > 0) {
+      summary.replaceChildren(
+        `${done} file${done === 1 ? '' : 's'} marked in this batch, each with a dated service record. `,
+        element('a', { href: `/history/batches/${encodeURIComponent(batch)}/certificate.pdf`, download: '', id: 'batch-certificate' }, 'Certificate of this batch (PDF)'),
+        ' · ',
+        element('a', { href: '/history' }, 'All records'),
+      );
+      summary.hidden = false;
+    }
   } catch (error) {
     showErrors([(error as ApiError).error ?? String(error)]);
   } finally {

@@ -104,6 +104,25 @@ export interface CheckResultView {
   readonly result: VerifyResult;
   readonly details: VerifyDetails;
   readonly verdict: Verdict;
+  /** The account's record of this file (it is that marking's output, or its original), if any. */
+  readonly record: RecordLink | null;
+  readonly format: Format;
+}
+
+/** How a check links a file to the account's record of it (http/web/app-routes.ts, recordLink). */
+export interface RecordLink {
+  readonly recordId: string;
+  readonly createdAt: string;
+  readonly as: 'marked' | 'original';
+  readonly fileName: string;
+  readonly certificate: string;
+  readonly page: string;
+}
+
+/** The sentence and links a check shows for a file the account has a record of. */
+export function recordNote(record: RecordLink, f: Format): Html {
+  const what = record.as === 'marked' ? 'This is the file your account marked' : 'This is the original of a file your account marked';
+  return html`<p class="record-link">${what} on ${f.dateTime(record.createdAt)}${record.fileName ? html` (${record.fileName})` : ''}: <a href="${record.page}">its record</a> · <a href="${record.certificate}" download>certificate (PDF)</a></p>`;
 }
 
 /** One image's check without JavaScript: the verdict in words first, then the detail. */
@@ -121,6 +140,7 @@ ${verdict.otherSignals.length ? html`<dt>Other signals</dt><dd><ul>${verdict.oth
 ${details.dataMining.length ? html`<dt>Data Mining values</dt><dd><ul>${details.dataMining.map((d) => html`<li>${d.label ?? d.value}</li>`)}</ul></dd>` : ''}
 <dt>Content Credentials (C2PA)</dt><dd>${details.c2pa.present ? 'Present: marking this file would invalidate their signature.' : 'None.'}</dd>
 <dt>SHA-256</dt><dd class="copy-row"><code id="sha256">${result.sha256}</code> <button type="button" class="secondary" data-copy="sha256">Copy</button></dd>
+<dt>Service record</dt><dd>${view.record ? recordNote(view.record, view.format) : 'None of your account’s records has this SHA-256.'}</dd>
 </dl>
 ${details.warnings.length ? html`<h2>Warnings</h2><ul>${details.warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}
 <details><summary>As the API answers</summary><pre>${JSON.stringify(result, null, 2)}</pre></details>
