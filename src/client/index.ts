@@ -17,9 +17,12 @@
  * options, so a retry, or the same file sent again within 24 hours, is
  * answered again and counts once.
  */
-import type { components } from './api-types.js';
+import type { components, operations } from './api-types.js';
 
 export type ProtectAnswer = components['schemas']['ProtectResult'];
+type ProtectFields = operations['protect']['requestBody']['content']['multipart/form-data'];
+/** A Data Mining code protect can write. */
+export type ProtectValue = NonNullable<ProtectFields['value']>;
 export type VerifyAnswer = components['schemas']['VerifyResult'];
 export type VerifyDetails = NonNullable<VerifyAnswer['details']>;
 export type Usage = components['schemas']['Usage'];
@@ -50,7 +53,7 @@ export interface AnswerInfo {
 export interface ProtectResult extends ProtectAnswer, AnswerInfo {
   /** The marked image (imageBase64 decoded). */
   readonly bytes: Uint8Array;
-  /** Whether the file's own opt-out value was kept or the default written (the Optmark-Opt-Out header). */
+  /** Whether the file's own opt-out value was kept, or the value asked for (or the default) written (the Optmark-Opt-Out header). */
   readonly optOut: { readonly action: 'kept' | 'written'; readonly value: string };
   /** The upload carried a C2PA manifest that no longer validates in the marked copy. */
   readonly c2paInvalidated: boolean;
@@ -95,6 +98,13 @@ export interface CallOptions {
   readonly idempotencyKey?: string;
 }
 
+export interface ProtectOptions extends CallOptions {
+  /** The Data Mining code to write, over any opt-out the file carries (default: the file's own kept, else DMI-PROHIBITED-AIMLTRAINING). */
+  readonly value?: ProtectValue;
+  /** With DMI-PROHIBITED-SEECONSTRAINT, and only with it: the constraints it points to, written into plus:OtherConstraints (one line, at most 1,000 characters). */
+  readonly otherConstraints?: string;
+}
+
 export interface VerifyOptions extends CallOptions {
   /** Ask for `details`: every signal in every vocabulary, each plus:DataMining value, TDMRep, C2PA, warnings. */
   readonly detail?: boolean;
@@ -121,18 +131,31 @@ export interface ClientOptions {
 }
 
 export interface OptmarkClient {
-  protect(image: ImageInput, options?: CallOptions): Promise<ProtectResult>;
+  protect(image: ImageInput, options?: ProtectOptions): Promise<ProtectResult>;
   verify(image: ImageInput, options?: VerifyOptions): Promise<VerifyResult>;
   usage(options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Usage & Omit<AnswerInfo, 'replayed'>>;
   /** The deployment's public signing keys (no key needed). */
   jwks(options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Jwks>;
 }
 
-/** The Idempotency-Key of an image call: the operation, the file's SHA-256 and the options. */
-export async function idempotencyKey(operation: 'protect' | 'verify', bytes: Uint8Array, options: { detail?: boolean } = {}): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `optmark-v1-${operation}-${hex}${operation === 'verify' && options.detail ? '-detail' : ''}`;
+/**
+ * The Idempotency-Key of an image call: the operation, the file's SHA-256
+ * and the options (protect's value and constraints text as 16 hex digits of
+ * their own SHA-256, when given).
+ */
+export async function idempotencyKey(
+  operation: 'protect' | 'verify',
+  bytes: Uint8Array,
+  options: { detail?: boolean; value?: string; otherConstraints?: string } = {},
+): Promise<string> {
+  const hexOf = async (data: Uint8Array) => Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const hex = await hexOf(bytes);
+  let suffix = '';
+  if (operation === 'verify' && options.detail) suffix = '-detail';
+  if (operation === 'protect' && (options.value !== undefined || options.otherConstraints !== undefined)) {
+    suffix = `-${(await hexOf(new TextEncoder().encode(JSON.stringify([options.value ?? null, options.otherConstraints ?? null])))).slice(0, 16)}`;
+  }
+  return `optmark-v1-${operation}-${hex}${suffix}`;
 }
 
 /** A File of the marked image, named by the answer's `filename` and typed by its `mimeType` (never the input's). */
@@ -189,7 +212,7 @@ export function createClient(options: ClientOptions): OptmarkClient {
     }
   }
 
-  async function imageCall(operation: 'protect' | 'verify', image: ImageInput, callOptions: VerifyOptions): Promise<Response> {
+  async function imageCall(operation: 'protect' | 'verify', image: ImageInput, callOptions: VerifyOptions & ProtectOptions): Promise<Response> {
     const bytes = await bytesOf(image);
     const key = callOptions.idempotencyKey ?? (await idempotencyKey(operation, bytes, callOptions));
     const name = callOptions.filename ?? (typeof File !== 'undefined' && image instanceof File ? image.name : 'image');
@@ -199,6 +222,8 @@ export function createClient(options: ClientOptions): OptmarkClient {
       `/api/v1/${operation}${query}`,
       () => {
         const form = new FormData();
+        if (operation === 'protect' && callOptions.value !== undefined) form.append('value', callOptions.value);
+        if (operation === 'protect' && callOptions.otherConstraints !== undefined) form.append('otherConstraints', callOptions.otherConstraints);
         form.append('image', blob, name);
         return { method: 'POST', headers: { ...auth, 'Idempotency-Key': key }, body: form };
       },

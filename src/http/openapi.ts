@@ -10,6 +10,8 @@
  * real answers of a running server against it, headers included.
  */
 import type { ErrorCode } from '../errors.js';
+import { MAX_OTHER_CONSTRAINTS_CHARACTERS, SEE_CONSTRAINT } from '../core/xmp/other-constraints.js';
+import { DEFAULT_CODE, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { STATUS } from './error-handler.js';
 import { C2PA_HEADER, errorResult, healthResult, OPT_OUT_HEADER, protectResult, usageResult, verifyResult } from './schemas.js';
 
@@ -152,6 +154,51 @@ const IMAGE_REQUEST = {
   },
 };
 
+const IMAGE_PART = IMAGE_REQUEST.content['multipart/form-data'];
+
+/** protect's body: the image, and optionally the value to write and the constraints text DMI-PROHIBITED-SEECONSTRAINT needs. */
+const PROTECT_REQUEST = {
+  required: true,
+  description:
+    'The part `image`: the file. Its declared type and file name decide nothing (the bytes do); the name only names the marked copy. ' +
+    `Optionally the text fields \`value\` and \`otherConstraints\`; any other part is multiple_parts (400).`,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        ...IMAGE_PART.schema,
+        properties: {
+          ...IMAGE_PART.schema.properties,
+          value: {
+            type: 'string',
+            enum: PROHIBITED_CODES,
+            description:
+              `The Data Mining code to write, over any opt-out the file carries (the answer's ${OPT_OUT_HEADER} then says \`written\`). ` +
+              `Without it, a DMI-PROHIBITED* value the file carries is kept, and any other file gets ${DEFAULT_CODE}. Another value is invalid_option (400).`,
+          },
+          otherConstraints: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_OTHER_CONSTRAINTS_CHARACTERS,
+            description:
+              `With \`value\` ${SEE_CONSTRAINT} ("Prohibited, see plus:OtherConstraints"), and only with it: the constraints that value points to, ` +
+              'written into plus:OtherConstraints as its x-default item (a Lang Alt; items in other languages the file has are kept). ' +
+              `One line of text, surrounding whitespace removed, at most ${MAX_OTHER_CONSTRAINTS_CHARACTERS} characters, no control characters. ` +
+              'The value without it, or it without the value, is invalid_option (400).',
+          },
+        },
+      },
+      encoding: { ...IMAGE_PART.encoding, value: { contentType: 'text/plain' }, otherConstraints: { contentType: 'text/plain; charset=utf-8' } },
+      examples: {
+        ...IMAGE_PART.examples,
+        seeConstraint: {
+          summary: 'A JPEG, with DMI-PROHIBITED-SEECONSTRAINT and its constraints',
+          value: { image: '(the bytes of photo.jpg)', value: SEE_CONSTRAINT, otherConstraints: 'Licensed for search indexing only; ask rights@example.com for anything else' },
+        },
+      },
+    },
+  },
+};
+
 const IDEMPOTENCY_PARAMETER = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -270,10 +317,10 @@ function imageOperation(operation: 'protect' | 'verify', limitWords: string) {
     tags: ['Images'],
     summary: protect ? 'Write the opt-out into the image metadata, losslessly' : 'Check an image for the opt-out and other signals',
     description: protect
-      ? `Writes plus:DataMining (keeping a DMI-PROHIBITED* value the file already carries, else DMI-PROHIBITED-AIMLTRAINING) and this deployment's signed provenance tag into the XMP; no other byte changes. ${limitWords} Counts toward the monthly protect limit; a call that does not return 200 counts nothing.`
+      ? `Writes plus:DataMining (the \`value\` asked for; without one, keeping a DMI-PROHIBITED* value the file already carries, else DMI-PROHIBITED-AIMLTRAINING), with ${SEE_CONSTRAINT} its \`otherConstraints\` text as plus:OtherConstraints, and this deployment's signed provenance tag into the XMP; no other byte changes. ${limitWords} Counts toward the monthly protect limit; a call that does not return 200 counts nothing.`
       : `Reads the opt-out, the other signals, the provenance tag and the experimental in-pixel fingerprint. ${limitWords} Counts toward the monthly verify limit; a call that does not return 200 counts nothing.`,
     parameters: protect ? [IDEMPOTENCY_PARAMETER] : [DETAIL_PARAMETER, IDEMPOTENCY_PARAMETER],
-    requestBody: IMAGE_REQUEST,
+    requestBody: protect ? PROTECT_REQUEST : IMAGE_REQUEST,
     responses: { 200: ok200, ...errorResponses(protect ? PROTECT_CODES : VERIFY_CODES, { allowance: true, replay: true }) },
   };
 }
@@ -326,7 +373,7 @@ export function openApiDocument(options: OpenApiOptions) {
     ],
     security: [{ bearer: [] }],
     paths: {
-      '/api/v1/protect': { post: imageOperation('protect', limitWords) },
+      '/api/v1/protect': { post: imageOperation('protect', `The body is multipart/form-data with the part \`image\` (at most ${options.maxUploadBytes} bytes) and optionally \`value\` and \`otherConstraints\`.`) },
       '/api/v1/verify': { post: imageOperation('verify', limitWords) },
       '/api/v1/usage': {
         get: {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, idempotencyKey, OptmarkError, resultFile } from '../../src/client/index.js';
 import { saveResult } from '../../src/client/node.js';
-import { verify } from '../../src/index.js';
+import { inspect, verify } from '../../src/index.js';
 import { SAMPLE_JPEG } from '../process/support.js';
 import { frontServer } from '../support/front-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -70,6 +70,21 @@ describe('optmark/client', () => {
     expect(a).toMatch(/^optmark-v1-protect-[0-9a-f]{64}$/);
     expect(await idempotencyKey('protect', new Uint8Array(SAMPLE_JPEG))).toBe(a);
     expect(await idempotencyKey('verify', SAMPLE_JPEG, { detail: true })).not.toBe(await idempotencyKey('verify', SAMPLE_JPEG));
+    // protect's value and text: a key of their own, each text its own.
+    const see = await idempotencyKey('protect', SAMPLE_JPEG, { value: 'DMI-PROHIBITED-SEECONSTRAINT', otherConstraints: 'Terms A' });
+    expect(see).toMatch(/^optmark-v1-protect-[0-9a-f]{64}-[0-9a-f]{16}$/);
+    expect(see.startsWith(a)).toBe(true);
+    expect(await idempotencyKey('protect', SAMPLE_JPEG, { value: 'DMI-PROHIBITED-SEECONSTRAINT', otherConstraints: 'Terms B' })).not.toBe(see);
+  });
+
+  it('protects with a value and the constraints text DMI-PROHIBITED-SEECONSTRAINT needs', async () => {
+    const client = createClient({ baseUrl: t.url, apiKey: key });
+    const text = 'Licensed for search indexing only — Zürich';
+    const marked = await client.protect(SAMPLE_JPEG, { value: 'DMI-PROHIBITED-SEECONSTRAINT', otherConstraints: text });
+    expect(marked.optOut).toEqual({ action: 'written', value: 'DMI-PROHIBITED-SEECONSTRAINT' });
+    expect(inspect(marked.bytes).details.otherConstraints).toBe(text);
+    const error = (await client.protect(SAMPLE_JPEG, { value: 'DMI-PROHIBITED-SEECONSTRAINT' }).catch((e: unknown) => e)) as OptmarkError;
+    expect(error).toMatchObject({ status: 400, code: 'invalid_option' });
   });
 
   it('saves under the answer\'s name, never the input\'s extension, and does not replace a file', async () => {

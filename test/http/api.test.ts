@@ -345,6 +345,53 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect((await postImage(t.url, key, JPEG)).headers.get('optmark-opt-out')).toBe('written DMI-PROHIBITED-AIMLTRAINING');
   });
 
+  it('protect takes a value, and with DMI-PROHIBITED-SEECONSTRAINT its otherConstraints text; a refused option counts nothing', async () => {
+    const SEE = 'DMI-PROHIBITED-SEECONSTRAINT';
+    const text = `Licensed for search indexing only — Tom & Jerry's <"studio">, 東京`;
+    const before = await usage();
+    const refusals: Array<[Array<[string, string]>, RegExp]> = [
+      [[['value', SEE]], /needs a text/],
+      [[['value', SEE], ['otherConstraints', ' ']], /needs a text/],
+      [[['otherConstraints', text]], /written only with .*; no value was asked for/],
+      [[['value', 'DMI-PROHIBITED'], ['otherConstraints', text]], /written only with .*; DMI-PROHIBITED was asked for/],
+      [[['value', SEE], ['otherConstraints', 'x'.repeat(1001)]], /has 1001 characters/],
+      [[['value', 'DMI-ALLOWED']], /for value/],
+    ];
+    for (const [extra, message] of refusals) {
+      const refused = await postImage(t.url, key, JPEG, { extra });
+      expect(refused.status, JSON.stringify(extra)).toBe(400);
+      expect(await refused.json()).toMatchObject({ code: 'invalid_option', error: expect.stringMatching(message) });
+    }
+    expect((await usage()).protect!.used).toBe(before.protect!.used);
+
+    const kept = withSegments(JPEG, xmpSegment(xmpPacket('<rdf:Description rdf:about="" xmlns:plus="http://ns.useplus.org/ldf/xmp/1.0/"><plus:DataMining>http://ns.useplus.org/ldf/vocab/DMI-PROHIBITED-GENAIMLTRAINING</plus:DataMining></rdf:Description>')));
+    const headers = { 'Idempotency-Key': `${backend}-see` };
+    const send = (fields: Array<[string, string]>) => {
+      const form = new FormData();
+      for (const [name, value] of fields) form.append(name, value);
+      form.append('image', new Blob([kept]), 'photo.jpg');
+      return fetch(`${t.url}/api/v1/protect`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, ...headers }, body: form });
+    };
+    const response = await send([['value', SEE], ['otherConstraints', text]]);
+    expect(response.status).toBe(200);
+    // A value asked for is written, over the file's own.
+    expect(response.headers.get('optmark-opt-out')).toBe(`written ${SEE}`);
+    const body = (await response.json()) as { imageBase64: string };
+    expect(Object.keys(body).sort()).toEqual(['filename', 'imageBase64', 'mimeType', 'sha256', 'signals']);
+    const file = join(dir, `${backend}-see.jpg`);
+    writeFileSync(file, Buffer.from(body.imageBase64, 'base64'));
+    expect(await exiftool.readJson(file, ['-XMP-plus:DataMining', '-XMP-plus:OtherConstraints'])).toMatchObject({ 'XMP-plus:DataMining': SEE, 'XMP-plus:OtherConstraints': text });
+    const verified = (await (await postImage(t.url, key, Buffer.from(body.imageBase64, 'base64'), { path: '/api/v1/verify?detail=full' })).json()) as { details: Record<string, unknown> };
+    expect(verified.details.otherConstraints).toBe(text);
+    expect((await usage()).protect!.used).toBe(before.protect!.used + 1);
+    // The options are part of what a repeat under the key must match.
+    expect((await send([['value', SEE], ['otherConstraints', text]])).headers.get('idempotent-replayed')).toBe('true');
+    const otherText = await send([['value', SEE], ['otherConstraints', 'Other terms']]);
+    expect(otherText.status).toBe(422);
+    expect(await otherText.json()).toMatchObject({ code: 'idempotency_key_reused' });
+    expect((await usage()).protect!.used).toBe(before.protect!.used + 1);
+  });
+
   it('publishes its signing keys as a JWKS that verifies its tags offline', async () => {
     const response = await fetch(`${t.url}/.well-known/jwks.json`);
     expect(response.headers.get('cache-control')).toBe('public, max-age=300');

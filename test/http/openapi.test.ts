@@ -138,6 +138,12 @@ describe('the OpenAPI document', () => {
   it('declares the upload as binary, its server, licence, contact, tags, the JWK schema and every public path', () => {
     const image = doc.paths['/api/v1/protect'].post.requestBody.content['multipart/form-data'].schema.properties.image;
     expect(image).toMatchObject({ type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' });
+    // protect's optional fields: the value, and the text DMI-PROHIBITED-SEECONSTRAINT needs; verify takes none.
+    const fields = doc.paths['/api/v1/protect'].post.requestBody.content['multipart/form-data'].schema;
+    expect(fields.required).toEqual(['image']);
+    expect(fields.properties.value.enum).toContain('DMI-PROHIBITED-SEECONSTRAINT');
+    expect(fields.properties.otherConstraints).toMatchObject({ type: 'string', minLength: 1, maxLength: 1000 });
+    expect(Object.keys(doc.paths['/api/v1/verify'].post.requestBody.content['multipart/form-data'].schema.properties)).toEqual(['image']);
     expect(doc.servers).toEqual([{ url: 'https://optmark.example', description: 'This deployment' }]);
     expect(doc.info.license.name).toBeTruthy();
     expect(doc.info.contact.url).toBe('https://optmark.example');
@@ -180,6 +186,16 @@ describe('the OpenAPI document', () => {
       const post = (key: string | undefined, bytes: Uint8Array, headers: Record<string, string> = {}) =>
         fetch(`${t.url}${path}`, { method: 'POST', headers: { ...(key ? auth(key) : {}), ...headers }, body: (() => { const f = new FormData(); f.append('image', new Blob([bytes]), 'photo.jpg'); return f; })() });
       expect(await checker.fetched('post', path, await post(pro, SAMPLE_JPEG))).toBe(200);
+      if (op === 'protect') {
+        const withFields = (fields: Array<[string, string]>) => {
+          const f = new FormData();
+          for (const [name, value] of fields) f.append(name, value);
+          f.append('image', new Blob([SAMPLE_JPEG]), 'photo.jpg');
+          return fetch(`${t.url}${path}`, { method: 'POST', headers: auth(pro), body: f });
+        };
+        expect(await checker.fetched('post', path, await withFields([['value', 'DMI-PROHIBITED-SEECONSTRAINT'], ['otherConstraints', 'Licensed for search indexing only']]))).toBe(200);
+        expect(await checker.fetched('post', path, await withFields([['value', 'DMI-PROHIBITED-SEECONSTRAINT']]))).toBe(400);
+      }
       // A repeat under one Idempotency-Key: Idempotent-Replayed on a 200 and on a refusal.
       expect(await checker.fetched('post', path, await post(pro, SAMPLE_JPEG, { 'Idempotency-Key': `openapi-${op}` }))).toBe(200);
       const replayed = await post(pro, SAMPLE_JPEG, { 'Idempotency-Key': `openapi-${op}` });

@@ -91,15 +91,21 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
     onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
     handler: async (request, reply) => {
-      const upload = await readCallUpload(request, uploadLimits);
+      // Optional fields beside the image: a value to write (over any opt-out the file carries), and with
+      // DMI-PROHIBITED-SEECONSTRAINT the constraints text it needs. Without them, the specification's call.
+      const upload = await readCallUpload(request, uploadLimits, ['value', 'otherConstraints']);
+      const value = upload.fields.value || undefined;
+      const otherConstraints = upload.fields.otherConstraints || undefined;
       const mark = (iat: number) =>
-        runCallWork(request, reply, callSeconds, (signal) => protectOffLoop(upload.bytes, { filename: upload.filename, maxImagePixels }, provenance.at(iat), { workers, signal }));
+        runCallWork(request, reply, callSeconds, (signal) =>
+          protectOffLoop(upload.bytes, { value, otherConstraints, filename: upload.filename, maxImagePixels }, provenance.at(iat), { workers, signal }),
+        );
       const result = await idempotent(request, reply, {
         repeats,
         accountId: accountOf(request),
         route: 'protect',
         key: idempotencyKey(request),
-        requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), {}),
+        requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), { value, otherConstraints }),
         waitMs: options.requestTimeoutMs,
         async run() {
           const iat = Math.floor(clock().getTime() / 1000);
@@ -111,7 +117,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
       if (result === undefined) return reply;
       // Writing XMP breaks the hard binding of a C2PA manifest the file carried: say so.
       if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
-      // The API takes no value: an opt-out the upload carries is kept; the header says which was.
+      // Without a value, an opt-out the upload carries is kept; the header says which was.
       reply.header(OPT_OUT_HEADER, optOutHeader(result));
       return reply.type('application/json; charset=utf-8').send(protectBody(result));
     },

@@ -93,7 +93,7 @@ try {
 <section aria-labelledby="operations">
 <h2 id="operations">Operations</h2>
 <dl class="facts">
-<dt><code>POST /api/v1/protect</code></dt><dd>Write the opt-out into one image. The marked image comes back in the answer. Counts one protect call.</dd>
+<dt><code>POST /api/v1/protect</code></dt><dd>Write the opt-out into one image. The marked image comes back in the answer. Counts one protect call. By default an opt-out the image already carries is kept; the field <code>value</code> chooses the one to write, and "Prohibited, see plus:OtherConstraints" comes with the text of its constraints in <code>otherConstraints</code>.</dd>
 <dt><code>POST /api/v1/verify</code></dt><dd>Check one image for the opt-out and the other signals. Counts one verify call.</dd>
 <dt><code>GET /api/v1/usage</code></dt><dd>This month's usage of your account: used, limit and what is left of each. Free of charge.</dd>
 </dl>
