@@ -178,8 +178,10 @@ export class InvalidOptionError extends OptmarkError {
     readonly option: string,
     readonly expected: string,
     readonly actual: unknown,
+    /** A message in words, where the generic "Expected ... but received ..." would not read well. */
+    message?: string,
   ) {
-    super(`Expected ${expected} for ${option} but received ${describe(actual)}`);
+    super(message ?? `Expected ${expected} for ${option} but received ${describe(actual)}`);
   }
 }
 

@@ -34,7 +34,7 @@ function measured<T>(work: () => T): MetadataAnswer<T> {
 
 export function protectTask(task: ProtectTask): MetadataAnswer<ProtectResult> {
   const signer = task.signing && provenanceFromSnapshot(task.signing).signer;
-  const answer = measured(() => protect(task.bytes, { value: task.value, keepExisting: task.keepExisting, filename: task.filename, maxImagePixels: task.maxImagePixels, signer }));
+  const answer = measured(() => protect(task.bytes, { value: task.value, keepExisting: task.keepExisting, otherConstraints: task.otherConstraints, filename: task.filename, maxImagePixels: task.maxImagePixels, signer }));
   if (!('value' in answer)) return answer;
   // The marked file (as large as the upload) goes back without a copy, where Node lets its memory go.
   const { buffer } = answer.value.bytes;

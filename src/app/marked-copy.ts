@@ -1,6 +1,7 @@
 /**
  * Whether a file is already the marked copy of another: it opts out (with
- * the value asked for, when one is), and its provenance tag signs the
+ * the value asked for, when one is, and the plus:OtherConstraints text asked
+ * for with it), and its provenance tag signs the
  * other's content digest (the file without its XMP: what marking leaves
  * untouched). A re-run of a batch takes such an output as done, without
  * marking or paying again. The tag's signature is not checked here: this is
@@ -16,11 +17,12 @@ export interface MarkedCopy {
 }
 
 /** The opt-out `copy` carries if it is the marked copy of `original` (the same bytes for an in-place file), else undefined. */
-export function markedCopyOf(copy: Uint8Array, original: Uint8Array, value?: string): MarkedCopy | undefined {
+export function markedCopyOf(copy: Uint8Array, original: Uint8Array, value?: string, otherConstraints?: string): MarkedCopy | undefined {
   try {
     const marked = readMetadata(copy);
     const optOut = marked.facts.dataMining.find((d) => d.prohibited)?.value;
     if (optOut === undefined || (value !== undefined && optOut !== `${DMI_VOCAB_PREFIX}${value}`)) return undefined;
+    if (otherConstraints !== undefined && marked.facts.otherConstraints !== otherConstraints) return undefined;
     const tag = marked.facts.serviceTag === undefined ? undefined : parseTag(marked.facts.serviceTag);
     if (!tag || tag.claims.dmi !== optOut) return undefined;
     const digest = copy === original ? marked.digest() : readMetadata(original).digest();

@@ -27,6 +27,7 @@ export interface ProtectTask {
   readonly bytes: Uint8Array;
   readonly value: string | undefined;
   readonly keepExisting: boolean | undefined;
+  readonly otherConstraints: string | undefined;
   readonly filename: string | undefined;
   readonly maxImagePixels: number | undefined;
   /** The keys to sign with, when the call signs. */

@@ -3,6 +3,7 @@ import { sha256Hex } from '../core/bytes/digest.js';
 import { openImage, writeDataMining, xmpTextLength, type OpenedImage, type TagSigner } from '../core/metadata.js';
 import { parseTag } from '../core/provenance/tag.js';
 import { SIGNAL } from '../core/signals.js';
+import { checkOtherConstraints } from '../core/xmp/other-constraints.js';
 import { DEFAULT_CODE, DMI_VOCAB_PREFIX, isProhibitedCode, PROHIBITED_CODES, uriFor, type ProhibitedCode } from '../core/xmp/vocabulary.js';
 import type { Fingerprinting } from './fingerprint.js';
 import { outputFilename } from './filename.js';
@@ -24,6 +25,14 @@ export interface ProtectOptions {
    * a batch). Without one this is always so.
    */
   readonly keepExisting?: boolean;
+  /**
+   * The text of the constraints DMI-PROHIBITED-SEECONSTRAINT points to,
+   * written as plus:OtherConstraints (its x-default item) with that value:
+   * needed with it, refused with any other value or none (InvalidOptionError);
+   * at most 1,000 characters, one line. Not written when the file's own
+   * opt-out is kept (keepExisting): its plus:OtherConstraints stays as it is.
+   */
+  readonly otherConstraints?: string;
   /** The uploaded file's name, for the suggested output name. */
   readonly filename?: string;
   /** Signs the provenance tag written with the value (the API and the CLI always pass one). */
@@ -48,6 +57,8 @@ export interface ProtectResult {
   readonly value: ProhibitedCode;
   /** The file already carried this opt-out value (kept, or asked for again). */
   readonly alreadyCarried: boolean;
+  /** The plus:OtherConstraints text written with the value (DMI-PROHIBITED-SEECONSTRAINT), if any. */
+  readonly otherConstraints?: string;
   /** False when the file already carried exactly this opt-out and is returned unchanged. */
   readonly changed: boolean;
   /** The input's C2PA manifest no longer validates: its hard binding covers the bytes changed. */
@@ -84,7 +95,12 @@ function openChecked(bytes: Uint8Array, options: ProtectOptions): OpenedImage {
 
 function protectOpened(bytes: Uint8Array, opened: OpenedImage, options: ProtectOptions): ProtectResult {
   const value = checkedValue(options);
-  const written = writeDataMining(bytes, uriFor(value ?? DEFAULT_CODE), { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true }, opened);
+  const written = writeDataMining(
+    bytes,
+    uriFor(value ?? DEFAULT_CODE),
+    { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true, otherConstraints: options.otherConstraints },
+    opened,
+  );
   let sha256: string | undefined;
   return {
     bytes: written.bytes,
@@ -96,6 +112,7 @@ function protectOpened(bytes: Uint8Array, opened: OpenedImage, options: ProtectO
     signals: [SIGNAL.iptcDataMining],
     value: written.value.slice(DMI_VOCAB_PREFIX.length) as ProhibitedCode,
     alreadyCarried: written.alreadyCarried,
+    ...(written.otherConstraints !== undefined ? { otherConstraints: written.otherConstraints } : {}),
     changed: written.changed,
     c2paInvalidated: written.c2paInvalidated,
     tagKid: written.tag === undefined ? undefined : parseTag(written.tag)?.kid,
@@ -145,14 +162,26 @@ export async function protectOffLoop(bytes: Uint8Array, options: Omit<ProtectOpt
   });
   if (here) return here.result;
   // A copy goes to the pool: the caller may use its bytes again (protectWithFingerprint does).
-  const task = { bytes: new Uint8Array(bytes), value: options.value, keepExisting: options.keepExisting, filename: options.filename, maxImagePixels: options.maxImagePixels, signing: provenance?.snapshot() };
+  const task = {
+    bytes: new Uint8Array(bytes),
+    value: options.value,
+    keepExisting: options.keepExisting,
+    otherConstraints: options.otherConstraints,
+    filename: options.filename,
+    maxImagePixels: options.maxImagePixels,
+    signing: provenance?.snapshot(),
+  };
   return workers!.protect(task, offLoop.signal);
 }
 
-/** The code asked for, or undefined for the default (keep the file's own opt-out, else DEFAULT_CODE). */
+/**
+ * The code asked for, or undefined for the default (keep the file's own
+ * opt-out, else DEFAULT_CODE); and the plus:OtherConstraints text checked
+ * against it (needed with DMI-PROHIBITED-SEECONSTRAINT, refused otherwise).
+ */
 function checkedValue(options: ProtectOptions): ProhibitedCode | undefined {
   const value = options.value;
-  if (value === undefined) return undefined;
-  if (!isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
+  if (value !== undefined && !isProhibitedCode(value)) throw new InvalidOptionError('value', `one of: ${PROHIBITED_CODES.join(', ')}`, value);
+  checkOtherConstraints(value, options.otherConstraints);
   return value;
 }

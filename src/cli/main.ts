@@ -13,8 +13,9 @@ const INTRO = 'optmark: mark images with the IPTC/PLUS Data Mining AI-training o
 
 /** Each command's usage, shown by `optmark COMMAND --help`, after a usage error, and all together by `optmark help`. */
 export const USAGE: Readonly<Record<string, string>> = {
-  protect: `  optmark protect <file|folder...> [--recursive] [--out DIR | --in-place] [--value CODE] [--fingerprint]
-                  [--skip-marked] [--overwrite] [--concurrency N] [--report FILE.csv|FILE.json] [--json]
+  protect: `  optmark protect <file|folder...> [--recursive] [--out DIR | --in-place] [--fingerprint]
+                  [--value CODE [--other-constraints TEXT]] [--skip-marked] [--overwrite]
+                  [--concurrency N] [--report FILE.csv|FILE.json] [--json]
                   [--server URL [--key-file FILE|-]]
       Write plus:DataMining into each JPEG, PNG or WebP file, changing no other byte.
       The marked copy is saved as <name>-optout.<ext> (the extension of its bytes) in DIR,
@@ -28,6 +29,9 @@ export const USAGE: Readonly<Record<string, string>> = {
       --skip-marked leaves files that already opt out as they are.
       CODE is one of the seven DMI-PROHIBITED codes. Without --value, a file that already
       opts out keeps its value, and any other gets DMI-PROHIBITED-AIMLTRAINING.
+      DMI-PROHIBITED-SEECONSTRAINT ("Prohibited, see plus:OtherConstraints") needs
+      --other-constraints TEXT, the constraints it points to (one line, at most 1,000
+      characters), written into plus:OtherConstraints; the text goes with that value only.
       A provenance tag is signed with the deployment's key ring (created if missing, and said so).
       --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
       the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);

@@ -13,6 +13,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ProtectResult } from '../app/protect-image.js';
 import type { OptmarkError as ClientError } from '../client/index.js';
+import { checkOtherConstraints, SEE_CONSTRAINT } from '../core/xmp/other-constraints.js';
 import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { outputFilename } from '../app/filename.js';
 import { CliError, parse, readInput, reportFailure } from './files.js';
@@ -47,6 +48,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     out: { type: 'string' },
     value: { type: 'string' },
+    'other-constraints': { type: 'string' },
     json: { type: 'boolean' },
     fingerprint: { type: 'boolean' },
     recursive: { type: 'boolean', short: 'r' },
@@ -63,6 +65,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   // Without --value, a file that already opts out keeps its value (protect-image.ts).
   const value = values.value;
   if (value !== undefined && !isProhibitedCode(value)) throw new UsageError(`--value must be one of ${PROHIBITED_CODES.join(', ')}`);
+  const otherConstraints = constraintsOption(value, values['other-constraints']);
   if (values['in-place'] && values.out !== undefined) throw new UsageError('--in-place and --out exclude each other');
   try {
     checkReportPath(values.report);
@@ -70,8 +73,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     throw new UsageError((error as Error).message);
   }
   const target = await remoteTarget(values);
-  if (target && value !== undefined) throw new UsageError("--value works locally only: the API's protect keeps a file's own opt-out, else writes DMI-PROHIBITED-AIMLTRAINING");
   if (target && values.fingerprint) throw new UsageError("--fingerprint works locally only: the API's protect never adds the in-pixel mark");
+  if (target && value !== undefined) throw new UsageError("--value works locally only: the API's protect takes the image alone (the specification's call); it keeps a file's own opt-out, else writes DMI-PROHIBITED-AIMLTRAINING");
   const concurrency = concurrencyOption(values.concurrency, target !== undefined);
   // Said before anything is made (the key ring, worker threads).
   const folders = await anyFolder(positionals);
@@ -90,7 +93,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
   } else {
-    const local = await localMarker(values.fingerprint ?? false, value, values.json);
+    const local = await localMarker(values.fingerprint ?? false, value, otherConstraints, values.json);
     if (!local) return 1;
     run = (task) =>
       markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
@@ -139,7 +142,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     const one = async (p: Planned, index: number) => {
       const file = p.input.path;
       try {
-        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value };
+        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
         if (outcome.kind === 'done-before') {
           counts.already++;
@@ -244,7 +247,7 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
 }
 
 /** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */
-async function localMarker(fingerprinting: boolean, value: string | undefined, json: boolean | undefined) {
+async function localMarker(fingerprinting: boolean, value: string | undefined, otherConstraints: string | undefined, json: boolean | undefined) {
   const [{ loadConfig }, { signingProvenance }, { protect, protectWithFingerprint }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js'), import('../app/protect-image.js')]);
   const config = loadConfig();
   let signer;
@@ -258,7 +261,25 @@ async function localMarker(fingerprinting: boolean, value: string | undefined, j
     return undefined;
   }
   return async (bytes: Uint8Array, filename: string): Promise<ProtectResult> => {
-    const options = { value, filename, signer, maxImagePixels: config.maxImagePixels };
+    const options = { value, otherConstraints, filename, signer, maxImagePixels: config.maxImagePixels };
     return fingerprint ? protectWithFingerprint(bytes, fingerprint, options) : protect(bytes, options);
   };
+}
+
+/**
+ * --other-constraints: the text --value DMI-PROHIBITED-SEECONSTRAINT needs
+ * (written into plus:OtherConstraints), and that goes with that value only;
+ * one line of at most 1,000 characters.
+ */
+function constraintsOption(value: string | undefined, text: string | undefined): string | undefined {
+  const given = text !== undefined && text.trim() !== '';
+  if (value === SEE_CONSTRAINT && !given) {
+    throw new UsageError(`--value ${SEE_CONSTRAINT} needs --other-constraints TEXT: the constraints it points to, written into plus:OtherConstraints`);
+  }
+  if (value !== SEE_CONSTRAINT && given) throw new UsageError(`--other-constraints goes with --value ${SEE_CONSTRAINT} only`);
+  try {
+    return checkOtherConstraints(value, text);
+  } catch (error) {
+    throw new UsageError(`--other-constraints: ${(error as Error).message}`);
+  }
 }

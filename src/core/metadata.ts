@@ -11,9 +11,11 @@ import type { ContainerHandler, OpenContainer, RawXmp } from './formats/handler.
 import { sniff } from './formats/sniff.js';
 import { hasManifestStore, manifestStore, NO_C2PA, readTrainingMining, type C2paReading } from './c2pa/training-mining.js';
 import { contentDigest } from './provenance/digest.js';
-import { DATA_MINING, SERVICE_TAG } from './xmp/namespaces.js';
+import { DATA_MINING, OTHER_CONSTRAINTS, SERVICE_TAG } from './xmp/namespaces.js';
+import { checkOtherConstraints } from './xmp/other-constraints.js';
 import { holdsExactly, setSimpleProperties, type PropertyValue } from './xmp/set-property.js';
-import { parseXmp, type XmpDocument } from './xmp/document.js';
+import { parseXmp, type XAttr, type XElement, type XmpDocument } from './xmp/document.js';
+import { findProperty } from './xmp/properties.js';
 import { extendedXmpGuid, firstValue, NO_FACTS, readFacts, type XmpFacts } from './xmp/facts.js';
 import { removal, type TextEdit } from './xmp/edit.js';
 import { serialise } from './xmp/packet.js';
@@ -112,6 +114,13 @@ export interface WriteResult {
   readonly handler: ContainerHandler;
   /** The plus:DataMining value written (or already there). */
   readonly value: string;
+  /**
+   * The plus:OtherConstraints text written with it (or already there,
+   * exactly), when one was asked for and the value was written; undefined
+   * when the file's own opt-out was kept (its plus:OtherConstraints is then
+   * left as it was) or none was asked for.
+   */
+  readonly otherConstraints: string | undefined;
   /** The file already carried this value, as an opt-out (one of the DMI-PROHIBITED* URIs). */
   readonly alreadyCarried: boolean;
   /** False when the file already said exactly this and was returned unchanged. */
@@ -143,30 +152,46 @@ export interface WriteOptions {
    * asked for.
    */
   readonly keepExisting?: boolean;
+  /**
+   * The text plus:OtherConstraints gets (its x-default item) with the value:
+   * needed with DMI-PROHIBITED-SEECONSTRAINT, refused with any other
+   * (other-constraints.ts). Not written when the file's own opt-out is kept.
+   */
+  readonly otherConstraints?: string;
 }
 
 /**
  * Make `requested` (or, with keepExisting, the opt-out the file already
- * carries) the file's one plus:DataMining value, losslessly, and with a
+ * carries) the file's one plus:DataMining value, losslessly, with the
+ * plus:OtherConstraints text asked for beside a value written, and with a
  * signer, sign the file's content into the same packet. A file that already
- * carries exactly this value once, where every reader finds it (and a valid
- * tag of ours, when signing), comes back byte for byte; so writing twice
- * equals writing once.
+ * carries exactly this value once, where every reader finds it (and the
+ * text, and a valid tag of ours, when asked for), comes back byte for byte;
+ * so writing twice equals writing once.
+ *
+ * @throws InvalidOptionError for a text that does not go with `requested`
+ *   (other-constraints.ts), before the file is looked at
  */
 export function writeDataMining(bytes: Uint8Array, requested: string, options: WriteOptions = {}, opened: OpenedImage = openImage(bytes)): WriteResult {
   const { signer } = options;
+  const text = checkOtherConstraints(requested, options.otherConstraints);
   const { handler, container } = opened;
   const parsed = parseRaw(container.xmp);
   if (parsed.raw.packets.length > 1) throw new AmbiguousXmpError(handler.format, parsed.raw.packets.length);
   const facts = parsed.standard ? readFacts(parsed.standard, parsed.extended) : NO_FACTS;
   const existing = facts.dataMining.find((d) => d.prohibited)?.value;
-  const uri = options.keepExisting && existing !== undefined ? existing : requested;
+  const kept = options.keepExisting === true && existing !== undefined;
+  const uri = kept ? existing : requested;
   const alreadyCarried = facts.dataMining.some((d) => d.prohibited && d.value === uri);
+  // A kept opt-out keeps its own plus:OtherConstraints, whatever it says.
+  const otherConstraints = kept ? undefined : text;
   const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
+  if (otherConstraints !== undefined) properties.push({ name: OTHER_CONSTRAINTS, value: otherConstraints, kind: 'langAlt' });
   const signed = signer ? freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri) : undefined;
   if (signed?.fresh) properties.push({ name: SERVICE_TAG, value: signed.tag });
-  const chosen = { value: uri, alreadyCarried, tag: signed?.tag };
-  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties, parsed.standard ? dropRepeats(parsed.standard) : []);
+  const chosen = { value: uri, alreadyCarried, otherConstraints, tag: signed?.tag };
+  const cleanup = parsed.standard ? dropRepeats(parsed.standard, otherConstraints !== undefined) : [];
+  const plan = setSimpleProperties(parsed.standard, parsed.extended, properties, cleanup);
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
@@ -180,7 +205,7 @@ export function writeDataMining(bytes: Uint8Array, requested: string, options: W
   let extended = plan.extended;
   if (handler.supportsExtendedXmp) {
     const current = extended ?? (parsed.extended ? parsed.extended.source : undefined);
-    const fitted = fitStandardPacket(standard, current, handler.maxPacketBytes);
+    const fitted = fitStandardPacket(standard, current, handler.maxPacketBytes, otherConstraints !== undefined ? [OTHER_CONSTRAINTS] : []);
     standard = fitted.standard;
     extended = fitted.extended ?? extended;
   }
@@ -208,11 +233,16 @@ export function writeDataMining(bytes: Uint8Array, requested: string, options: W
 /**
  * Edits that remove every repeat of a property or struct field but its first
  * occurrence, so that Adobe's XMP Toolkit accepts the packet. The value and
- * the tag are left out (the edit leaves one of each anyway). Repeats
- * that disagree are refused: which value is meant cannot be told.
+ * the tag are left out (the edit leaves one of each anyway), and so, when
+ * it is written (`withConstraints`), is plus:OtherConstraints, with what
+ * it holds (the edit rewrites it whole). Repeats that disagree are refused:
+ * which value is meant cannot be told.
  */
-function dropRepeats(standard: XmpDocument): TextEdit[] {
-  const ours = (r: RepeatedProperty) => r.topLevel && [DATA_MINING, SERVICE_TAG].some((name) => name.uri === r.uri && name.local === r.local);
+function dropRepeats(standard: XmpDocument, withConstraints: boolean): TextEdit[] {
+  const names = withConstraints ? [DATA_MINING, SERVICE_TAG, OTHER_CONSTRAINTS] : [DATA_MINING, SERVICE_TAG];
+  const rewritten = withConstraints ? findProperty(standard, OTHER_CONSTRAINTS.uri, OTHER_CONSTRAINTS.local).map((o) => o.node) : [];
+  const inside = (node: XElement | XAttr) => rewritten.some((o) => node.start >= o.start && node.end <= o.end);
+  const ours = (r: RepeatedProperty) => (r.topLevel && names.some((name) => name.uri === r.uri && name.local === r.local)) || r.occurrences.some(inside);
   const repeats = repeatedProperties(standard).filter((r) => !ours(r));
   const conflicts = repeats.filter((r) => !r.agree);
   if (conflicts.length > 0) throw new ConflictingXmpError(conflicts);

@@ -1,7 +1,8 @@
 /**
  * Read the one part an image endpoint takes: a file part named `image`, and
- * the text fields the caller names (the dashboard's form options; the API
- * takes none). Anything else in the body is refused, not ignored.
+ * the text fields the caller names (the dashboard's form options; the API's
+ * protect takes `value` and `otherConstraints`, verify none). Anything else
+ * in the body is refused, not ignored.
  *
  * The body is streamed from the request into the multipart parser with
  * stream.pipeline, so an error on either side (above all a client that goes
@@ -41,9 +42,15 @@ export interface Upload {
   readonly fields: Readonly<Record<string, string>>;
 }
 
-/** Limits for the multipart parser: one image part and room to notice a second one. */
+/**
+ * Limits for the multipart parser: one image part and room to notice a
+ * second one. A text field may have 8 KiB: the longest the forms take is a
+ * constraints text of 1,000 characters (at most 4 bytes each in UTF-8); one
+ * the parser cuts at the limit still has more than 1,000 characters, and is
+ * refused for its length.
+ */
 export function multipartLimits(maxUploadBytes: number) {
-  return { fileSize: maxUploadBytes, files: 2, fields: 4, parts: 6, fieldSize: 1024, headerPairs: 20 };
+  return { fileSize: maxUploadBytes, files: 2, fields: 4, parts: 6, fieldSize: 8 * 1024, headerPairs: 20 };
 }
 
 /**

@@ -112,6 +112,33 @@ describe('optmark protect', () => {
     expect((await optmark('protect')).code).toBe(2);
   });
 
+  it('writes DMI-PROHIBITED-SEECONSTRAINT with its --other-constraints text, which it needs and which needs it', async () => {
+    const text = `Licensed for search indexing only: Tom & Jerry's <"studio">, Zürich`;
+    const run = await optmark('protect', '--out', 'see', '--json', '--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', text, 'photo.jpg');
+    expect(run.code).toBe(0);
+    expect(jsonLines(run.stdout)[0]).toMatchObject({ value: 'DMI-PROHIBITED-SEECONSTRAINT', changed: true });
+    const verified = await optmark('verify', 'see/photo-optout.jpg');
+    expect(verified.stdout).toContain(`plus:OtherConstraints: ${text}`);
+    expect(jsonLines((await optmark('verify', '--json', 'see/photo-optout.jpg')).stdout)[0]).toMatchObject({ details: { otherConstraints: text } });
+    // Run again: the copy there is this file's, with this text; with another text it is not.
+    expect((await optmark('protect', '--out', 'see', '--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', text, 'photo.jpg')).stdout).toContain('already done');
+    expect((await optmark('protect', '--out', 'see', '--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', 'Other terms', 'photo.jpg')).stderr).toContain('is in the way');
+
+    const refusals = [
+      [['--value', 'DMI-PROHIBITED-SEECONSTRAINT'], '--value DMI-PROHIBITED-SEECONSTRAINT needs --other-constraints TEXT'],
+      [['--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', '  '], '--value DMI-PROHIBITED-SEECONSTRAINT needs --other-constraints TEXT'],
+      [['--value', 'DMI-PROHIBITED', '--other-constraints', 'terms'], '--other-constraints goes with --value DMI-PROHIBITED-SEECONSTRAINT only'],
+      [['--other-constraints', 'terms'], '--other-constraints goes with --value DMI-PROHIBITED-SEECONSTRAINT only'],
+      [['--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', 'x'.repeat(1001)], 'has 1001 characters; it may have 1000 at most'],
+      [['--value', 'DMI-PROHIBITED-SEECONSTRAINT', '--other-constraints', 'two\nlines'], 'holds the control character U+000A'],
+    ] as const;
+    for (const [args, message] of refusals) {
+      const refused = await optmark('protect', '--out', 'see-refused', ...args, 'photo.jpg');
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain(message);
+    }
+  });
+
   it('keeps an opt-out value the file already carries unless --value asks for another, and says so', async () => {
     // A copy marked DMI-PROHIBITED-GENAIMLTRAINING elsewhere (its tag is another deployment's, so ours is signed anew).
     const other = { OPTMARK_DATA_DIR: join(dir, 'kept-deployment') };

@@ -161,7 +161,9 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
   }
 
   const value = PROHIBITED_CODES[(options.value ?? 0) % PROHIBITED_CODES.length] as ProhibitedCode;
-  const protectOptions = { value, ...(options.sign ? { signer: provenance.signer } : {}) };
+  // DMI-PROHIBITED-SEECONSTRAINT needs its text, which goes into plus:OtherConstraints: written and checked too.
+  const otherConstraints = value === 'DMI-PROHIBITED-SEECONSTRAINT' ? `Terms & <conditions> "apply" — ${value}` : undefined;
+  const protectOptions = { value, ...(otherConstraints ? { otherConstraints } : {}), ...(options.sign ? { signer: provenance.signer } : {}) };
   const read = timed('verify', () => verify(bytes, { provenance }), VERIFY_CODES);
   const written = timed('protect', () => protect(bytes, protectOptions), CLIENT_CODES);
   const verdict = (o: Outcome<unknown>): 'ok' | ErrorCode => (o.ok ? 'ok' : o.code);
@@ -201,6 +203,7 @@ export async function checkInput(bytes: Uint8Array, options: CheckOptions = {}):
     if (!result.optedOut) fail('the output of protect is not opted out');
     // The value verify decides on (the first one it reads) is the one protect was asked to write.
     if (details.dataMining[0]?.value !== uriFor(value)) fail(`protect wrote ${value} but the output reads ${JSON.stringify(details.dataMining.map((d) => d.value))}`);
+    if (otherConstraints && details.otherConstraints !== otherConstraints) fail(`protect wrote plus:OtherConstraints ${JSON.stringify(otherConstraints)} but the output reads ${JSON.stringify(details.otherConstraints)}`);
     if (options.sign && !result.provenance.valid) fail(`the output's provenance tag does not verify: ${JSON.stringify(result.provenance)}`);
   }
 

@@ -2,7 +2,8 @@
  * The people's pages in a real browser (Debian's chromium driven by
  * playwright-core), as a person uses them: an invitation, a password, sign-in;
  * a batch of 25 mixed images marked with progress and downloaded as one zip
- * (every file read back by ExifTool, every non-XMP byte as it was); a 26th
+ * (every file read back by ExifTool, every non-XMP byte as it was); a file
+ * marked "Prohibited, see plus:OtherConstraints" with its text; a 26th
  * file refused in the page; a double click that counts one; the check page's
  * verdicts; the usage meters against the API's own count; a session that
  * survives a restart; a sign-out forged by another site refused; what a
@@ -203,6 +204,44 @@ describe('the people’s pages in a browser', () => {
     expect(await page.locator('#rows li').count()).toBe(1);
   });
 
+  it('"Prohibited, see plus:OtherConstraints" asks for its text, and the file carries both, read back by ExifTool', { timeout: 60_000 }, async () => {
+    const text = `Licensed for search indexing only — Tom & Jerry's <"studio">, Zürich`;
+    const [path, second] = await images(join(scratch, 'constraints'), 2);
+    await page.goto(`${t.url}/mark`);
+    // The field is there for that value only.
+    expect(await page.isHidden('#other-constraints')).toBe(true);
+    await page.getByLabel('Opt-out to write').selectOption('DMI-PROHIBITED-SEECONSTRAINT');
+    expect(await page.isVisible('#other-constraints')).toBe(true);
+    expect(await page.evaluate("document.getElementById('other-constraints').required")).toBe(true);
+    await page.setInputFiles('#files', [path!]);
+    await page.waitForSelector('#rows li[data-state="ready"]');
+    // Without the text the browser asks for it and nothing is sent.
+    const before = await apiUsage();
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    expect(await page.evaluate("document.getElementById('other-constraints').validity.valueMissing")).toBe(true);
+    expect(await page.getAttribute('#rows li', 'data-state')).toBe('ready');
+    await page.getByLabel('Constraints text').fill(text);
+    await audit(page, 'mark-constraints');
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    await page.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+    expect(await page.textContent('#rows li .result')).toContain(`Opt-out written: Prohibited, see plus:OtherConstraints. Constraints: “${text}”.`);
+    expect((await apiUsage()).protect).toBe(before.protect + 1);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download image-01-optout/ }).click()]);
+    const markedPath = join(scratch, 'constraints', download.suggestedFilename());
+    await download.saveAs(markedPath);
+    const tags = await exiftool.readJson(markedPath, ['-XMP-plus:DataMining', '-XMP-plus:OtherConstraints']);
+    expect(tags).toMatchObject({ 'XMP-plus:DataMining': 'DMI-PROHIBITED-SEECONSTRAINT', 'XMP-plus:OtherConstraints': text });
+    expect(otherBlocks(readFileSync(markedPath))).toEqual(otherBlocks(readFileSync(path!)));
+    // Another value hides the field again; the text still typed in it is not sent with that value (which would refuse it).
+    await page.getByLabel('Opt-out to write').selectOption('DMI-PROHIBITED');
+    expect(await page.isHidden('#other-constraints')).toBe(true);
+    await page.setInputFiles('#files', [second!]);
+    await page.waitForSelector('#rows li:nth-child(2)[data-state="ready"]');
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    await page.waitForSelector('#rows li:nth-child(2)[data-state="done"]', { timeout: 30_000 });
+    expect(await page.textContent('#rows li:nth-child(2) .result')).toContain('Opt-out written: Prohibited. Size');
+  });
+
   it('the check page gives its verdict in words: opted out, not opted out, and stripped but fingerprinted', { timeout: 120_000 }, async () => {
     const dir = join(scratch, 'check');
     mkdirSync(dir, { recursive: true });
@@ -275,7 +314,7 @@ describe('the people’s pages in a browser', () => {
     const status = (text: string) => /status of (\d{3})/.exec(text)?.[1];
     expect(consoleErrors.map((e) => `${new URL(e.slice(0, e.indexOf(': '))).pathname} ${status(e) ?? e}`)).toEqual(['/sign-in 401', '/sign-out 403']);
     expect(pagesChecked).toEqual(
-      expect.arrayContaining(['sign-in', 'sign-in-error', 'overview', 'account-owner', 'invitation', 'account-member', 'mark-empty', 'mark-done', 'check-empty', 'check-done']),
+      expect.arrayContaining(['sign-in', 'sign-in-error', 'overview', 'account-owner', 'invitation', 'account-member', 'mark-empty', 'mark-done', 'mark-constraints', 'check-empty', 'check-done']),
     );
   });
 });

@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { protect } from '../../src/app/protect-image.js';
+import { inspect } from '../../src/app/verify-image.js';
 import { fixFingerprintKey, texturedPhoto } from '../fingerprint/support.js';
 import { generatedImages } from '../support/generated.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
@@ -282,6 +283,61 @@ describe('marking and checking', () => {
     // Without JavaScript, the download says which it was.
     const download = await browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(genai) });
     expect(download.headers.get('optmark-opt-out')).toBe('kept DMI-PROHIBITED-GENAIMLTRAINING');
+  });
+
+  it('"Prohibited, see plus:OtherConstraints" needs its text: without JavaScript the form comes back with why and what was chosen; marked, the text is in the file', async () => {
+    const SEE = 'DMI-PROHIBITED-SEECONSTRAINT';
+    const browser = await user('constraints', 'cora@example.com');
+    const csrf = await browser.csrf();
+    const page = await browser.page('/mark');
+    expect(page.html).toContain(`<option value="${SEE}">Prohibited, see plus:OtherConstraints</option>`);
+    // Without JavaScript the field is always there, with what it is for.
+    expect(page.html).toContain('<input id="other-constraints" name="otherConstraints" type="text" maxlength="1000" value=""');
+    expect(page.html).toContain('Needed with "Prohibited, see plus:OtherConstraints", and only with it');
+
+    const noJs = (fields: Record<string, string>) => browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG, fields) });
+    const missing = await noJs({ value: SEE, otherConstraints: '', overwrite: 'on' });
+    expect(missing.status).toBe(422);
+    const missingHtml = await missing.text();
+    expect(missingHtml).toContain('role="alert"');
+    expect(missingHtml).toContain('(DMI-PROHIBITED-SEECONSTRAINT) needs a text');
+    expect(missingHtml).toContain(`<option value="${SEE}" selected>`);
+    expect(missingHtml).toContain('name="overwrite" value="on" checked>');
+    // A text it refuses is shown again as typed.
+    const long = `Tom & Jerry's <"terms"> `.repeat(50);
+    const tooLong = await noJs({ value: SEE, otherConstraints: long });
+    expect(tooLong.status).toBe(422);
+    const tooLongHtml = await tooLong.text();
+    expect(tooLongHtml).toContain('has 1199 characters; it may have 1000 at most');
+    expect(tooLongHtml).toContain(`value="${long.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')}"`);
+    const otherValue = await noJs({ value: 'DMI-PROHIBITED', otherConstraints: 'Some terms' });
+    expect(otherValue.status).toBe(422);
+    expect(await otherValue.text()).toContain('value="Some terms"');
+    expect((await t.server.admin.usage('constraints')).protect.used).toBe(0);
+
+    const text = `Licensed for search indexing only — Zürich & 東京 <"studio">`;
+    const downloaded = await noJs({ value: SEE, otherConstraints: text });
+    expect(downloaded.status).toBe(200);
+    expect(downloaded.headers.get('optmark-opt-out')).toBe(`written ${SEE}`);
+    const downloadedBytes = new Uint8Array(await downloaded.arrayBuffer());
+    expect(inspect(downloadedBytes).details.otherConstraints).toBe(text);
+    // The check page shows the text.
+    const checked = await (await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(downloadedBytes, {}, 'photo-optout.jpg') })).text();
+    expect(checked).toContain('<dt>Constraints (plus:OtherConstraints)</dt><dd>Licensed for search indexing only — Zürich &amp; 東京 &lt;&quot;studio&quot;&gt;</dd>');
+
+    // The page script's route: the same refusal in JSON; marked, the answer says the text.
+    const refused = await browser.app('/app/mark', { csrf, body: imageForm(JPEG, { value: SEE }) });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({ code: 'invalid_option', error: expect.stringContaining('needs a text') });
+    const marked = await browser.app('/app/mark', { csrf, body: imageForm(JPEG, { value: SEE, otherConstraints: text }), headers: { 'Idempotency-Key': 'see-1' } });
+    expect(marked.status).toBe(200);
+    expect(marked.json).toMatchObject({ value: SEE, otherConstraints: text, valueLabel: 'Prohibited, see plus:OtherConstraints' });
+    expect(inspect(marked.bytes!).details.otherConstraints).toBe(text);
+    // The text is one of the options a key's repeat must match.
+    const otherText = await browser.app('/app/mark', { csrf, body: imageForm(JPEG, { value: SEE, otherConstraints: 'Other terms' }), headers: { 'Idempotency-Key': 'see-1' } });
+    expect(otherText.status).toBe(422);
+    expect(otherText.json.code).toBe('idempotency_key_reused');
+    expect((await t.server.admin.usage('constraints')).protect.used).toBe(2);
   });
 
   it('two requests with one key at the same moment (a double click): one is marked and counted, both get the same answer', async () => {

@@ -49,6 +49,8 @@ const MARKINGS: readonly Marking[] = [
 
 /** What protect() is asked to write over each marking: never the value already there. */
 const REQUESTED: ProhibitedCode = 'DMI-PROHIBITED-SEECONSTRAINT';
+/** The text that value needs (plus:OtherConstraints). */
+const CONSTRAINTS = 'Licensed for search indexing only; write to rights@example.com';
 
 let exiftool: ExifTool;
 let dir: TempDir;
@@ -115,15 +117,16 @@ describe('reverse oracle: protect() over a tool-marked file leaves one value, ou
     const file = await markWith(marking, name, bytes, `pro${MARKINGS.indexOf(marking)}`);
     const marked = await readFile(file);
 
-    const out = protect(marked, { value: REQUESTED });
+    const out = protect(marked, { value: REQUESTED, otherConstraints: CONSTRAINTS });
     expect(out.changed).toBe(true);
     const read = inspect(out.bytes);
     expect(read.result.optedOut).toBe(true);
     expect(read.details.dataMining).toEqual([{ value: `${VOCAB}${REQUESTED}`, code: REQUESTED, label: expect.any(String), prohibited: true, form: 'element', extended: false }]);
+    expect(read.details.otherConstraints).toBe(CONSTRAINTS);
     expect(read.details.warnings).toEqual([]);
 
     const written = await dir.write(`pro${MARKINGS.indexOf(marking)}-out-${name}.${EXTENSION[formatOf(out.bytes)]}`, out.bytes);
-    expect((await exiftool.readJson(written, ['-XMP-plus:DataMining']))['XMP-plus:DataMining']).toBe(REQUESTED);
+    expect(await exiftool.readJson(written, ['-XMP-plus:DataMining', '-XMP-plus:OtherConstraints'])).toMatchObject({ 'XMP-plus:DataMining': REQUESTED, 'XMP-plus:OtherConstraints': CONSTRAINTS });
     const packet = (await exiftool.run(['-b', '-XMP', written])).stdout;
     expect(dataMiningOccurrences(packet)).toBe(1);
     expect(packet).toContain(`${VOCAB}${REQUESTED}`);

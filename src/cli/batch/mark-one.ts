@@ -22,6 +22,8 @@ export interface MarkTask {
   readonly fingerprint: boolean;
   readonly skipMarked: boolean;
   readonly value: string | undefined;
+  /** The plus:OtherConstraints text written with DMI-PROHIBITED-SEECONSTRAINT. */
+  readonly otherConstraints?: string;
 }
 
 /** What marking one file gave, wherever it was marked. */
@@ -68,7 +70,7 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
   } else if (inPlace || !sameFile) {
     const existing = inPlace ? bytes : await io.existing(task.output);
     if (existing !== undefined) {
-      const copy = markedCopyOf(existing, bytes, task.value);
+      const copy = markedCopyOf(existing, bytes, task.value, task.otherConstraints);
       if (copy) return { kind: 'done-before', output: task.output, value: copy.value };
       if (!inPlace && !task.overwrite) throw new CliError(`${task.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
     }

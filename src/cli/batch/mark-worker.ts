@@ -66,7 +66,7 @@ const SYNC_ACCESS: FileAccess = {
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
     const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => {
-      const r = protect(bytes, { value: task.value, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
+      const r = protect(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
       return {
         bytes: r.bytes,
         filename: r.filename,

@@ -65,8 +65,8 @@ function prefixFor(element: XElement | undefined, uri: string): string | undefin
 export interface NewProperty {
   readonly uri: string;
   readonly preferredPrefix: string;
-  /** Markup for the property, given the prefix chosen for its namespace. */
-  readonly markup: (prefix: string) => string;
+  /** Markup for the property, given the prefix chosen for its namespace and the RDF namespace's prefix where it goes. */
+  readonly markup: (prefix: string, rdfPrefix: string) => string;
 }
 
 /**
@@ -185,7 +185,7 @@ function descriptionMarkup(doc: XmpDocument, list: readonly NewProperty[], inden
     [...trailing].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('');
   return (
     `${indent}<${rdfPrefix}:Description ${rdfPrefix}:about="${about}"${nsDecls}>\n` +
-    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!)}\n`).join('') +
+    list.map((property) => `${indent} ${property.markup(prefixes.get(property.uri)!, rdfPrefix)}\n`).join('') +
     `${indent}</${rdfPrefix}:Description>`
   );
 }

@@ -18,5 +18,7 @@ export const NS = {
 
 /** The opt-out field. */
 export const DATA_MINING = { uri: NS.plus, prefix: 'plus', local: 'DataMining' } as const;
+/** The readable constraints DMI-PROHIBITED-SEECONSTRAINT points to: a Lang Alt of text (PLUS LDF). */
+export const OTHER_CONSTRAINTS = { uri: NS.plus, prefix: 'plus', local: 'OtherConstraints' } as const;
 /** Our signed provenance tag, a compact JWS (docs/provenance.md). */
 export const SERVICE_TAG = { uri: NS.optmark, prefix: 'optmark', local: 'ServiceTag' } as const;

@@ -5,7 +5,7 @@
  * has a valid wrapper; an Extended XMP serialisation never has one.
  */
 import type { XmpDocument } from './document.js';
-import { choosePrefixes, escapeText } from './edit.js';
+import { choosePrefixes, type NewProperty } from './edit.js';
 import { NS } from './namespaces.js';
 
 export const XPACKET_ID = 'W5M0MpCehiHzreSzNTczkc9d';
@@ -76,12 +76,12 @@ export function newPacket(descriptionLines: readonly string[]): PacketParts {
   return { head: `${XPACKET_HEADER}\n`, body, padding: DEFAULT_PADDING, tail: XPACKET_TRAILER };
 }
 
-/** One rdf:Description with simple properties in element form; each namespace gets its own prefix. */
-export function simpleDescription(properties: ReadonlyArray<{ uri: string; prefix: string; local: string; value: string }>): string[] {
-  const prefixes = choosePrefixes(properties.map(({ uri, prefix }) => ({ uri, preferredPrefix: prefix })), ['rdf', 'x']);
+/** One rdf:Description holding `properties`; each namespace gets its own prefix. */
+export function newDescription(properties: readonly NewProperty[]): string[] {
+  const prefixes = choosePrefixes(properties, ['rdf', 'x', 'xml']);
   return [
     `<rdf:Description rdf:about=""${[...prefixes].map(([uri, prefix]) => ` xmlns:${prefix}="${uri}"`).join('')}>`,
-    ...properties.map(({ uri, local, value }) => ` <${prefixes.get(uri)!}:${local}>${escapeText(value)}</${prefixes.get(uri)!}:${local}>`),
+    ...properties.map((property) => ` ${property.markup(prefixes.get(property.uri)!, 'rdf')}`),
     '</rdf:Description>',
   ];
 }

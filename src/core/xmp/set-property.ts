@@ -4,11 +4,14 @@
  * added, in the standard packet or in Extended XMP), and the value is written
  * in element form, `<plus:DataMining>URI</plus:DataMining>`, the form
  * ExifTool and IPTC's reference files use, in the packet's first
- * rdf:Description, where every reader finds it.
+ * rdf:Description, where every reader finds it. A Lang Alt property
+ * (plus:OtherConstraints) is written the same way, its x-default item set
+ * and its other languages kept (lang-alt.ts).
  */
 import type { XElement, XmpDocument } from './document.js';
-import { applyEdits, prependDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type TextEdit } from './edit.js';
-import { newPacket, repack, simpleDescription, type PacketParts } from './packet.js';
+import { applyEdits, prependDescription, removal, rewriteAsElement, simpleProperty, valueReplacement, type NewProperty, type TextEdit } from './edit.js';
+import { holdsDefaultText, langAltProperty, otherLanguages, rewriteAsLangAlt, type LangItem } from './lang-alt.js';
+import { newDescription, newPacket, repack, type PacketParts } from './packet.js';
 import { findProperty, type PropertyOccurrence } from './properties.js';
 
 export interface SimplePropertyName {
@@ -34,6 +37,17 @@ export function editBody(doc: XmpDocument, edits: readonly TextEdit[]): string {
 export interface PropertyValue {
   readonly name: SimplePropertyName;
   readonly value: string;
+  /**
+   * `simple` (the default): a simple value, in element form. `langAlt`: the
+   * x-default item of a Lang Alt (rdf:Alt of xml:lang items), the items in
+   * other languages the property has kept after it.
+   */
+  readonly kind?: 'simple' | 'langAlt';
+}
+
+/** The property to write as new markup, with the other languages a Lang Alt keeps. */
+function newProperty({ name, value, kind }: PropertyValue, others: readonly LangItem[]): NewProperty {
+  return kind === 'langAlt' ? langAltProperty(name.uri, name.prefix, name.local, value, others) : simpleProperty(name.uri, name.prefix, name.local, value);
 }
 
 /**
@@ -50,10 +64,20 @@ function inCanonicalPlace(doc: XmpDocument, occurrence: PropertyOccurrence): boo
  * Whether the packets already carry `value` as the one value of `name`, in
  * the standard packet's first description, in element form.
  */
-export function holdsExactly(standard: XmpDocument | undefined, extended: XmpDocument | undefined, { name, value }: PropertyValue): boolean {
+export function holdsExactly(standard: XmpDocument | undefined, extended: XmpDocument | undefined, { name, value, kind }: PropertyValue): boolean {
   const inStandard = standard ? findProperty(standard, name.uri, name.local) : [];
   const inExtended = extended ? findProperty(extended, name.uri, name.local) : [];
-  return inStandard.length === 1 && inExtended.length === 0 && inStandard[0]!.value === value && inCanonicalPlace(standard!, inStandard[0]!);
+  if (inStandard.length !== 1 || inExtended.length !== 0) return false;
+  const occurrence = inStandard[0]!;
+  if (kind === 'langAlt') return occurrence.description === standard!.rdf?.children[0] && holdsDefaultText(occurrence, value);
+  return occurrence.value === value && inCanonicalPlace(standard!, occurrence);
+}
+
+/** The other languages of the property a Lang Alt write replaces: those of its first occurrence in element form, standard packet first. */
+function keptLanguages(standard: XmpDocument | undefined, extended: XmpDocument | undefined, { name, kind }: PropertyValue): LangItem[] {
+  if (kind !== 'langAlt') return [];
+  const occurrences = [standard, extended].flatMap((doc) => (doc ? findProperty(doc, name.uri, name.local) : []));
+  return otherLanguages(occurrences.find((o) => o.form === 'element' && o.value === undefined));
 }
 
 /**
@@ -93,7 +117,7 @@ export function setSimpleProperties(
   if (changing.length === 0 && cleanup.length === 0) return undefined;
 
   if (!standard) {
-    return { standard: newPacket(simpleDescription(changing.map(({ name, value }) => ({ ...name, value })))), extended: undefined };
+    return { standard: newPacket(newDescription(changing.map((p) => newProperty(p, keptLanguages(standard, extended, p))))), extended: undefined };
   }
 
   const edits: TextEdit[] = [...cleanup];
@@ -102,17 +126,21 @@ export function setSimpleProperties(
   const occurrences = properties.map(({ name }) => findProperty(standard, name.uri, name.local));
   const inPlace = occurrences.every(([o]) => o !== undefined && o.description === first && o.form !== 'attribute');
   if (inPlace) {
-    for (const { name, value } of changing) {
+    for (const property of changing) {
+      const { name, value } = property;
       const [occurrence, ...rest] = occurrences[properties.findIndex((p) => p.name === name)]!;
       const node = occurrence!.node as XElement;
-      if (occurrence!.form === 'element' && occurrence!.value !== undefined && !node.selfClosing) edits.push(valueReplacement(node, value));
+      // A Lang Alt, whatever shape it had: its x-default set, its other languages kept, same place, same prefix.
+      if (property.kind === 'langAlt') edits.push(rewriteAsLangAlt(standard.source, node, value, keptLanguages(standard, extended, property)));
+      else if (occurrence!.form === 'element' && occurrence!.value !== undefined && !node.selfClosing) edits.push(valueReplacement(node, value));
       // rdf:resource form, an empty element or a struct: rewrite in element form, same place, same prefix.
       else edits.push(rewriteAsElement(standard.source, node, value));
       for (const other of rest) edits.push(removal(standard.source, other.node));
     }
   } else {
+    const news = properties.map((p) => newProperty(p, keptLanguages(standard, extended, p)));
     for (const occurrence of occurrences.flat()) edits.push(removal(standard.source, occurrence.node));
-    edits.push(prependDescription(standard, properties.map(({ name, value }) => simpleProperty(name.uri, name.prefix, name.local, value))));
+    edits.push(prependDescription(standard, news));
   }
   for (const { name } of changing) {
     if (extended) for (const other of findProperty(extended, name.uri, name.local)) extendedRemovals.push(removal(extended.source, other.node));

@@ -27,7 +27,12 @@ function hasExtendedXmp(): ReturnType<typeof simpleProperty> {
   return simpleProperty(NS.xmpNote, 'xmpNote', 'HasExtendedXMP', GUID_PLACEHOLDER);
 }
 
-export function fitStandardPacket(parts: PacketParts, extended: string | undefined, limit: number): FittedPackets {
+/**
+ * `pinned`: further properties that stay in the standard packet, beside the
+ * value and the tag (the plus:OtherConstraints written with
+ * DMI-PROHIBITED-SEECONSTRAINT, which it explains).
+ */
+export function fitStandardPacket(parts: PacketParts, extended: string | undefined, limit: number, pinned: ReadonlyArray<{ readonly uri: string; readonly local: string }> = []): FittedPackets {
   if (byteLength(serialise(parts)) <= limit) return { standard: parts, extended: undefined };
   const bare = byteLength(serialise({ ...parts, padding: 0 }));
   if (bare <= limit) return { standard: { ...parts, padding: Math.min(parts.padding, limit - bare) }, extended: undefined };
@@ -44,6 +49,7 @@ export function fitStandardPacket(parts: PacketParts, extended: string | undefin
     .filter((p) => !(p.name.uri === NS.plus && p.name.local === 'DataMining'))
     .filter((p) => !(p.name.uri === NS.optmark && p.name.local === 'ServiceTag'))
     .filter((p) => !(p.name.uri === NS.xmpNote && p.name.local === 'HasExtendedXMP'))
+    .filter((p) => !pinned.some((name) => p.name.uri === name.uri && p.name.local === name.local))
     .map((p) => ({ node: p.node, removal: removal(doc.source, p.node) }))
     .map((p) => ({ ...p, bytes: byteLength(doc.source.slice(p.removal.start, p.removal.end)) }))
     .sort((a, b) => b.bytes - a.bytes);

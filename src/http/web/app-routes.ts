@@ -44,6 +44,8 @@ function markFacts(result: ProtectResult, sizeBefore: number, recordId: string |
     valueLabel: DATA_MINING_LABELS[value as DataMiningCode] ?? value,
     /** The file carried this value already (kept, or asked for again). */
     alreadyCarried: result.alreadyCarried,
+    /** The plus:OtherConstraints text written with DMI-PROHIBITED-SEECONSTRAINT, or null. */
+    otherConstraints: result.otherConstraints ?? null,
     sizeBefore,
     sizeAfter: result.bytes.byteLength,
     changed: result.changed,
@@ -81,15 +83,16 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
 
   app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
     const { user, account } = request.signedIn!;
-    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
+    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite', 'otherConstraints']);
     let original: string | undefined;
     const sha256Original = () => (original ??= sha256Hex(upload.bytes));
     const value = upload.fields.value || undefined;
+    const otherConstraints = upload.fields.otherConstraints || undefined;
     const keepExisting = upload.fields.overwrite !== 'on';
     const layers = upload.fields.fingerprint === 'on' ? ['fingerprint'] : [];
     const run = (provenance: Provenance) =>
       runCallWork(request, reply, deps.callSeconds, (signal) => {
-        const options = { value, keepExisting, filename: upload.filename, maxImagePixels: deps.maxImagePixels };
+        const options = { value, keepExisting, otherConstraints, filename: upload.filename, maxImagePixels: deps.maxImagePixels };
         const server = { workers: deps.workers, signal, provenance };
         return layers.includes('fingerprint') ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, server) : protectOffLoop(upload.bytes, options, provenance, server);
       });
@@ -98,7 +101,8 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       accountId: request.signedIn!.account.id,
       route: 'mark',
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
-      requestHash: () => repeats.requestHash(sha256Original(), { value: value ?? null, keepExisting, layers }),
+      // The text is one of the options (absent, it leaves the hash as it was before the text existed).
+      requestHash: () => repeats.requestHash(sha256Original(), { value: value ?? null, keepExisting, layers, otherConstraints }),
       waitMs: deps.requestTimeoutMs,
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);

@@ -53,14 +53,29 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   // One image, without JavaScript: the marked file comes back as a download.
   app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('protect') }, async (request, reply) => {
-    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite']);
-    const options = { value: upload.fields.value || undefined, keepExisting: upload.fields.overwrite !== 'on', filename: upload.filename, maxImagePixels: deps.maxImagePixels };
+    const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite', 'otherConstraints']);
+    const { fields } = upload;
+    const options = {
+      value: fields.value || undefined,
+      keepExisting: fields.overwrite !== 'on',
+      otherConstraints: fields.otherConstraints || undefined,
+      filename: upload.filename,
+      maxImagePixels: deps.maxImagePixels,
+    };
     const { provenance, workers } = deps;
-    const result = await runCallWork(request, reply, deps.callSeconds, (signal) =>
-      upload.fields.fingerprint === 'on'
-        ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, { workers, signal, provenance })
-        : protectOffLoop(upload.bytes, options, provenance, { workers, signal }),
-    );
+    let result;
+    try {
+      result = await runCallWork(request, reply, deps.callSeconds, (signal) =>
+        fields.fingerprint === 'on'
+          ? protectWithFingerprint(upload.bytes, deps.fingerprint, options, { workers, signal, provenance })
+          : protectOffLoop(upload.bytes, options, provenance, { workers, signal }),
+      );
+    } catch (error) {
+      // A choice the form can put right (the value, its constraints text): the form again, as it was sent, with why.
+      if (!formError(error)) throw error;
+      const markForm = { value: fields.value, otherConstraints: fields.otherConstraints, overwrite: fields.overwrite === 'on', fingerprint: fields.fingerprint === 'on' };
+      return sendPage(reply, markPage(context(request), { ...(await workView(request, error.message)), markForm }), 422);
+    }
     const { user, account } = request.signedIn!;
     // Its dated service record (docs/records.md): named in a header; the records page lists it.
     const record = await deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original: sha256Hex(upload.bytes), marked: result });

@@ -52,6 +52,7 @@ function fact(term: string, ...value: Array<Node | string>): [HTMLElement, HTMLE
 function showVerdict(row: Row, answer: Record<string, unknown>): void {
   const verdict = answer.verdict as { kind: string; headline: string; explanation: string; signature: string; fingerprint: string; otherSignals: string[] };
   const result = answer.result as Record<string, unknown>;
+  const constraints = (answer.details as { otherConstraints?: string | null } | undefined)?.otherConstraints;
   const sha = element('code', {}, String(result.sha256));
   const copy = element('button', { type: 'button', class: 'secondary' }, 'Copy');
   copy.addEventListener('click', () => void navigator.clipboard.writeText(String(result.sha256)).then(() => (copy.textContent = 'Copied')));
@@ -61,6 +62,7 @@ function showVerdict(row: Row, answer: Record<string, unknown>): void {
     ...fact('Signature', verdict.signature),
     ...fact('Fingerprint (experimental)', verdict.fingerprint),
     ...(verdict.otherSignals.length ? fact('Other signals', element('ul', {}, ...verdict.otherSignals.map((s) => element('li', {}, s)))) : []),
+    ...(typeof constraints === 'string' ? fact('Constraints (plus:OtherConstraints)', constraints) : []),
     ...fact('SHA-256', sha, ' ', copy),
     ...fact('Service record', ...recordNote(answer.record as RecordLink | null)),
   );

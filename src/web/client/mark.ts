@@ -10,6 +10,7 @@
  */
 import { downloadZip } from 'client-zip';
 import { readOptOut } from '../../core/opt-out-reader.js';
+import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
 import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, thumbnail, uniqueNames, upload, type ApiError } from './common.js';
 
@@ -35,11 +36,23 @@ const page = batchPage(addFiles);
 const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = page;
 const downloadAll = document.getElementById('download-all') as HTMLButtonElement;
 const includeMarked = document.getElementById('include-marked') as HTMLInputElement;
+const valueSelect = document.getElementById('value') as HTMLSelectElement;
+const constraintsField = document.getElementById('constraints-field') as HTMLElement;
+const constraints = document.getElementById('other-constraints') as HTMLInputElement;
 const rows: Row[] = [];
 let running = false;
 /** After a run: what was marked in it, and the certificate of its batch. */
 const summary = element('p', { class: 'batch-summary', hidden: '' });
 rowsList.after(summary);
+
+/** The constraints text is for "Prohibited, see plus:OtherConstraints" only: shown, and required, when that value is chosen. */
+function showConstraints(): void {
+  const needed = valueSelect.value === SEE_CONSTRAINT;
+  constraintsField.hidden = !needed;
+  constraints.required = needed;
+}
+valueSelect.addEventListener('change', showConstraints);
+showConstraints();
 
 function setState(row: Row, status: State, text: string): void {
   row.status = status;
@@ -94,6 +107,7 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
   const after = Number(answer.sizeAfter);
   const facts = [
     answer.alreadyCarried ? `It already carried this opt-out, kept: ${String(answer.valueLabel)}.` : `Opt-out written: ${String(answer.valueLabel)}.`,
+    typeof answer.otherConstraints === 'string' ? `Constraints: “${answer.otherConstraints}”.` : '',
     answer.changed === false ? 'The file already said exactly this: it is unchanged.' : `Size: ${formatBytes(before)} → ${formatBytes(after)}.`,
     answer.fingerprint === 'added' ? 'Fingerprint added (the image was re-encoded).' : answer.fingerprint === 'found' ? 'Fingerprint already there: not added again.' : '',
     'Signed by this service.',
@@ -136,11 +150,15 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
 
 async function run(selected: Row[]): Promise<void> {
   if (running || selected.length === 0) return;
+  // A retry comes here without the form's own check: the constraints text the value needs, asked for in the form.
+  if (!form.reportValidity()) return;
   running = true;
   start.disabled = true;
   start.textContent = 'Marking…';
   form.setAttribute('aria-busy', 'true');
   const fields = new FormData(form);
+  // The text goes with its value only (a text typed, then another value chosen, stays in the hidden field).
+  if (fields.get('value') !== SEE_CONSTRAINT) fields.delete('otherConstraints');
   try {
     const batch = String((await postJson('/app/batches')).id);
     // The meters follow each file without holding up the next upload.

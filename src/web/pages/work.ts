@@ -7,14 +7,19 @@
 import type { UsageReport } from '../../app/usage.js';
 import type { Verdict } from '../../app/verdict.js';
 import type { VerifyDetails, VerifyResult } from '../../app/verify-image.js';
+import { MAX_OTHER_CONSTRAINTS_CHARACTERS, SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS } from '../../core/xmp/vocabulary.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, type PageContext } from '../layout.js';
 import { meter } from './overview.js';
 
-/** The values the chooser offers (the two that point to a rights expression are left out: optmark writes none). */
-export const OFFERED_VALUES = ['DMI-PROHIBITED-AIMLTRAINING', 'DMI-PROHIBITED-GENAIMLTRAINING', 'DMI-PROHIBITED-EXCEPTSEARCHENGINEINDEXING', 'DMI-PROHIBITED'] as const;
+/**
+ * The values the chooser offers (the two that point to a rights expression
+ * are left out: optmark writes none). DMI-PROHIBITED-SEECONSTRAINT comes
+ * with the constraints text it points to, written into plus:OtherConstraints.
+ */
+export const OFFERED_VALUES = ['DMI-PROHIBITED-AIMLTRAINING', 'DMI-PROHIBITED-GENAIMLTRAINING', 'DMI-PROHIBITED-EXCEPTSEARCHENGINEINDEXING', 'DMI-PROHIBITED', SEE_CONSTRAINT] as const;
 export const BATCH_SIZE = 25;
 
 export interface WorkView {
@@ -22,6 +27,16 @@ export interface WorkView {
   readonly format: Format;
   readonly maxUploadBytes: number;
   readonly error?: string;
+  /** The mark form as it was sent, shown again with an error (the file itself cannot be). */
+  readonly markForm?: MarkForm;
+}
+
+/** The mark form's choices. */
+export interface MarkForm {
+  readonly value?: string;
+  readonly otherConstraints?: string;
+  readonly overwrite?: boolean;
+  readonly fingerprint?: boolean;
 }
 
 /** Where files are picked or dropped, with the limits said before anything is sent. */
@@ -53,7 +68,10 @@ ${meter('usage-verify', 'Checked this month', view.usage.verify, view.format)}</
 export function markPage(context: PageContext, view: WorkView): string {
   const { account, session } = context.signedIn!;
   if (account.plan === 'free') return layout(context, { title: 'Mark images', current: 'mark' }, html`<h1>Mark images</h1>${freePlan()}`);
-  const options = OFFERED_VALUES.map((code, i) => html`<option value="${code}"${i === 0 ? html` selected` : ''}>${DATA_MINING_LABELS[code]}</option>`);
+  const form = view.markForm ?? {};
+  const chosen = OFFERED_VALUES.find((code) => code === form.value) ?? OFFERED_VALUES[0];
+  const options = OFFERED_VALUES.map((code) => html`<option value="${code}"${code === chosen ? html` selected` : ''}>${DATA_MINING_LABELS[code]}</option>`);
+  const checked = (on: boolean | undefined) => (on ? html` checked` : '');
   return layout(
     context,
     { title: 'Mark images', current: 'mark', scripts: ['mark.js'] },
@@ -65,10 +83,15 @@ ${notice('error', view.error)}
 <label for="value">Opt-out to write</label>
 <select id="value" name="value" aria-describedby="value-note">${options}</select>
 <p id="value-note" class="note">The IPTC Data Mining values. A file that already carries one of them keeps it, unless you choose another here and tick "Write my choice".</p>
-<label class="check"><input type="checkbox" name="overwrite" value="on"> Write my choice even where a file carries another opt-out</label>
+<div class="field" id="constraints-field">
+<label for="other-constraints">Constraints text</label>
+<input id="other-constraints" name="otherConstraints" type="text" maxlength="${MAX_OTHER_CONSTRAINTS_CHARACTERS}" value="${form.otherConstraints ?? ''}" aria-describedby="other-constraints-note">
+<p id="other-constraints-note" class="note">Needed with "${DATA_MINING_LABELS[SEE_CONSTRAINT]}", and only with it: the terms that value points to, written into each image's plus:OtherConstraints. One line, at most ${MAX_OTHER_CONSTRAINTS_CHARACTERS.toLocaleString('en')} characters. A file that keeps its own opt-out keeps its own text.</p>
+</div>
+<label class="check"><input type="checkbox" name="overwrite" value="on"${checked(form.overwrite)}> Write my choice even where a file carries another opt-out</label>
 <fieldset>
 <legend>Optional layers</legend>
-<label class="check"><input type="checkbox" name="fingerprint" value="on" aria-describedby="fingerprint-note"> Experimental in-pixel fingerprint</label>
+<label class="check"><input type="checkbox" name="fingerprint" value="on" aria-describedby="fingerprint-note"${checked(form.fingerprint)}> Experimental in-pixel fingerprint</label>
 <p id="fingerprint-note" class="note">An invisible mark in the pixels that can survive the metadata being stripped; adding it re-encodes the image, so the file's size changes (shown for each file).</p>
 </fieldset>
 ${dropZone(view)}
@@ -138,6 +161,7 @@ ${verdictBlock(verdict)}
 <dt>Fingerprint (experimental)</dt><dd>${verdict.fingerprint}</dd>
 ${verdict.otherSignals.length ? html`<dt>Other signals</dt><dd><ul>${verdict.otherSignals.map((s) => html`<li>${s}</li>`)}</ul></dd>` : ''}
 ${details.dataMining.length ? html`<dt>Data Mining values</dt><dd><ul>${details.dataMining.map((d) => html`<li>${d.label ?? d.value}</li>`)}</ul></dd>` : ''}
+${details.otherConstraints !== null ? html`<dt>Constraints (plus:OtherConstraints)</dt><dd>${details.otherConstraints}</dd>` : ''}
 <dt>Content Credentials (C2PA)</dt><dd>${details.c2pa.present ? 'Present: marking this file would invalidate their signature.' : 'None.'}</dd>
 <dt>SHA-256</dt><dd class="copy-row"><code id="sha256">${result.sha256}</code> <button type="button" class="secondary" data-copy="sha256">Copy</button></dd>
 <dt>Service record</dt><dd>${view.record ? recordNote(view.record, view.format) : 'None of your account’s records has this SHA-256.'}</dd>
