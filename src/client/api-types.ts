@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Write the opt-out into the image metadata, losslessly
-         * @description Writes plus:DataMining (the `value` asked for; without one, keeping a DMI-PROHIBITED* value the file already carries, else DMI-PROHIBITED-AIMLTRAINING), with DMI-PROHIBITED-SEECONSTRAINT its `otherConstraints` text as plus:OtherConstraints, and this deployment's signed provenance tag into the XMP; no other byte changes. The body is multipart/form-data with the part `image` (at most 26214400 bytes) and optionally `value` and `otherConstraints`. Counts toward the monthly protect limit; a call that does not return 200 counts nothing.
+         * @description Writes plus:DataMining (keeping a DMI-PROHIBITED* value the file already carries, else DMI-PROHIBITED-AIMLTRAINING) and this deployment's signed provenance tag into the XMP; no other byte changes. The body is multipart/form-data with one part, `image` (at most 26214400 bytes). Counts toward the monthly protect limit; a call that does not return 200 counts nothing.
          */
         post: operations["protect"];
         delete?: never;
@@ -479,7 +479,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The part `image`: the file. Its declared type and file name decide nothing (the bytes do); the name only names the marked copy. Optionally the text fields `value` and `otherConstraints`; any other part is multiple_parts (400). */
+        /** @description One multipart part, `image`: the file. Its declared type and file name decide nothing (the bytes do); the name only names the marked copy. */
         requestBody: {
             content: {
                 "multipart/form-data": {
@@ -488,13 +488,6 @@ export interface operations {
                      * @description JPEG, PNG or WebP, judged by its bytes
                      */
                     image: Blob;
-                    /**
-                     * @description The Data Mining code to write, over any opt-out the file carries (the answer's Optmark-Opt-Out then says `written`). Without it, a DMI-PROHIBITED* value the file carries is kept, and any other file gets DMI-PROHIBITED-AIMLTRAINING. Another value is invalid_option (400).
-                     * @enum {string}
-                     */
-                    value?: "DMI-PROHIBITED-AIMLTRAINING" | "DMI-PROHIBITED-GENAIMLTRAINING" | "DMI-PROHIBITED-EXCEPTSEARCHENGINEINDEXING" | "DMI-PROHIBITED" | "DMI-PROHIBITED-SEECONSTRAINT" | "DMI-PROHIBITED-SEEEMBEDDEDRIGHTSEXPR" | "DMI-PROHIBITED-SEELINKEDRIGHTSEXPR";
-                    /** @description With `value` DMI-PROHIBITED-SEECONSTRAINT ("Prohibited, see plus:OtherConstraints"), and only with it: the constraints that value points to, written into plus:OtherConstraints as its x-default item (a Lang Alt; items in other languages the file has are kept). One line of text, surrounding whitespace removed, at most 1000 characters, no control characters. The value without it, or it without the value, is invalid_option (400). */
-                    otherConstraints?: string;
                 };
             };
         };
