@@ -338,8 +338,9 @@ if (HOSTILE_SECONDS > 0) {
       (o.status === 422 && o.code === 'invalid_xmp') ||
       (o.status === 503 && o.code === 'server_busy') ||
       (o.status === 429 && o.code === 'too_many_failed_calls' && Number(o.retryAfter) >= 1) ||
-      // A client that sends its next 8 MB at once after being told to wait has its connection closed after 256 KiB (LINGER_TOLD), and may lose the answer.
-      (o.status === 0 && (o.code === 'ECONNRESET' || o.code === 'EPIPE') && ofItsClient.some((earlier) => earlier.status === 429 && earlier.end <= o.start)),
+      // A client that sends its next 8 MB at once after being told to wait has its connection closed after 256 KiB (LINGER_TOLD),
+      // and may lose the answer: the first 429 itself, so a reset is allowed once the client's calls have begun to fail.
+      (o.status === 0 && (o.code === 'ECONNRESET' || o.code === 'EPIPE') && ofItsClient.some((earlier) => (earlier.status === 429 || earlier.status === 422) && earlier.end <= o.start)),
   );
   const spent = (o: Outcome) => o.status === 429 && o.code === 'too_many_failed_calls';
   const refusedAccounts = budgeted.perAccount.filter((outcomes) => outcomes.some(spent)).length;
