@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { createAdmin, type Admin } from '../app/admin.js';
 import type { Access } from '../app/access/access.js';
 import { accessService } from './access-service.js';
+import { createThumbnailQueue } from '../app/records/thumbnails.js';
 import { firstStart, type FirstStart } from '../app/first-start.js';
 import { firstStartText, removeFirstStartFileFor, writeFirstStartFile } from './first-start-file.js';
 import { createPeople, type People } from '../app/people/users.js';
@@ -139,15 +140,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
   const pixels = createPixelDecoder({ maxPixels: config.maxPixels, concurrency: config.decodeConcurrency, queue: config.decodeQueue });
   const pool = createWorkerPool({ threads: config.fingerprintThreads, queue: config.fingerprintQueue });
+  const recordStore = new SqlRecordStore(database.db);
+  const thumbnails = createThumbnailQueue({
+    make: (bytes) => pixels.thumbnail(bytes, THUMBNAIL_SIDE),
+    store: (recordId, thumbnail) => recordStore.putThumbnail(recordId, thumbnail),
+    busy: () => admission.inFlight > 0,
+    onError: (error) => app?.log.info({ err: error }, 'a service record is kept without a thumbnail'),
+  });
   const records = createRecords({
-    store: new SqlRecordStore(database.db),
+    store: recordStore,
     provenance,
     clock,
-    thumbnail: (bytes) => pixels.thumbnail(bytes, THUMBNAIL_SIDE),
+    thumbnails,
     certificates: createCertificateMaker(),
     audit: (entry) => peopleStore.audit(entry),
     issuer: () => config.baseUrl ?? url,
-    onThumbnailError: (error) => app?.log.info({ err: error }, 'a service record is made without a thumbnail'),
   });
   const fingerprint = createFingerprinting({
     pixels,
@@ -228,6 +235,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           clearInterval(housekeeping);
           clearInterval(heartbeat);
           mailer.close();
+          thumbnails.close();
           // Every step runs even when one before it fails (a read-only data
           // directory, a database that stopped): a step skipped would leave a
           // thread or handle that keeps the process from exiting.
@@ -261,6 +269,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clearInterval(housekeeping);
     clearInterval(heartbeat);
     mailer.close();
+    thumbnails.close();
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});

@@ -324,6 +324,8 @@ describe('dated service records', () => {
     for (const expected of ['Certificate of marking', 'harbour.jpg', sha256(JPEG), sha256(first.bytes!), date, 'Prohibited for AI/ML training', 'DMI-PROHIBITED-AIMLTRAINING', records[0]!.kid, `${t.url}/.well-known/jwks.json`, 'How to check it']) {
       expect(text, expected).toContain(expected);
     }
+    // The thumbnail, made after the marking's answer (or at once for this certificate), is in it: a JPEG image.
+    expect(Buffer.from(pdf).toString('latin1')).toContain('/DCTDecode');
     const shot = drawFirstPage(pdf, 'certificate-record');
     expect(readFileSync(shot).subarray(1, 4).toString()).toBe('PNG');
 

@@ -8,6 +8,7 @@
  * the counter moved down by one".
  */
 import { accessService } from '../../src/server/access-service.js';
+import { createThumbnailQueue } from '../../src/app/records/thumbnails.js';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -230,15 +231,20 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
   const access = createApiAccess({ store, clock: systemClock, admission: createAdmission({ total: 32, perKey: 8 }) });
   let app: FastifyInstance | undefined;
   try {
+    const recordStore = new SqlRecordStore(s.database.db);
     app = await buildHttpApp({
       config,
       access,
       web: webOf(s.database, store, s.admin),
       records: createRecords({
-        store: new SqlRecordStore(s.database.db),
+        store: recordStore,
         provenance,
         clock: systemClock,
-        thumbnail: (bytes) => createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 8 }).thumbnail(bytes, THUMBNAIL_SIDE),
+        thumbnails: createThumbnailQueue({
+          make: (bytes) => createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 8 }).thumbnail(bytes, THUMBNAIL_SIDE),
+          store: (recordId, thumbnail) => recordStore.putThumbnail(recordId, thumbnail),
+          busy: () => false,
+        }),
         certificates: createCertificateMaker(),
         audit: (entry) => new SqlPeopleStore(s.database.db).audit(entry),
         issuer: () => 'http://127.0.0.1',

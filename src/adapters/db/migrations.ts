@@ -287,6 +287,14 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
     // Whether anyone may look a marked file's hash up (GET /records/{sha256}): off until an owner turns it on.
     `alter table accounts add column public_record_lookup boolean not null default false`,
   ),
+  // A record's thumbnail is made after the marking's answer (app/records/thumbnails.ts),
+  // so it is kept apart: the record itself is never changed.
+  '007-record-thumbnails': statements(
+    `create table record_thumbnails (
+       record_id text primary key references records (id) on delete cascade,
+       bytes bytea not null
+     )`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

@@ -115,10 +115,24 @@ export class SqlRecordStore implements RecordStore {
     });
   }
 
+  putThumbnail(recordId: string, thumbnail: Uint8Array): Promise<void> {
+    return guarded(async () => {
+      await this.db.insertInto('record_thumbnails').values({ record_id: recordId, bytes: thumbnail }).onConflict((oc) => oc.column('record_id').doNothing()).execute();
+    });
+  }
+
+  /** Records with their thumbnails: the record's own column (records made before thumbnails were kept apart), else the one made after. */
+  private async withThumbnails(rows: ReadonlyArray<Row & { thumbnail: Uint8Array | null }>): Promise<StoredRecord[]> {
+    const missing = rows.filter((r) => r.thumbnail === null).map((r) => r.id);
+    const made = missing.length ? await this.db.selectFrom('record_thumbnails').select(['record_id', 'bytes']).where('record_id', 'in', missing).execute() : [];
+    const byId = new Map(made.map((t) => [t.record_id, t.bytes]));
+    return rows.map((row) => toStored({ ...row, thumbnail: row.thumbnail ?? byId.get(row.id) ?? null }));
+  }
+
   find(accountId: string, id: string): Promise<StoredRecord | undefined> {
     return guarded(async () => {
       const row = await this.db.selectFrom('records').select([...COLUMNS, 'thumbnail']).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-      return row && toStored(row);
+      return row && (await this.withThumbnails([row]))[0];
     });
   }
 
@@ -133,7 +147,7 @@ export class SqlRecordStore implements RecordStore {
         .orderBy('id')
         .limit(limit)
         .execute();
-      return rows.map(toStored);
+      return this.withThumbnails(rows);
     });
   }
 

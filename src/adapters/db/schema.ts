@@ -193,7 +193,13 @@ export interface BatchItemsTable {
   token: string;
 }
 
+export interface RecordThumbnailsTable {
+  record_id: string;
+  bytes: Uint8Array;
+}
+
 export interface Database {
+  record_thumbnails: RecordThumbnailsTable;
   records: RecordsTable;
   access_requests: AccessRequestsTable;
   idempotency: IdempotencyTable;

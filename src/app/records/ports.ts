@@ -73,6 +73,8 @@ export interface RecordCursor {
 
 export interface RecordStore {
   insert(record: StoredRecord): Promise<void>;
+  /** Keep the thumbnail of a record made without one (once: a second is ignored). */
+  putThumbnail(recordId: string, thumbnail: Uint8Array): Promise<void>;
   /** The account's records whose original or marked hash is `sha256`, oldest first. */
   byHash(accountId: string, sha256: string, limit: number): Promise<ServiceRecord[]>;
   /** Newest first: `limit` records after `after` (or from the newest), and how many match in all. */

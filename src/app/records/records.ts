@@ -24,6 +24,7 @@ import { InvalidOptionError, InvalidSha256Error, RecordNotFoundError, RoleNotAll
 import type { AuditEntry, User } from '../people/ports.js';
 import type { Clock } from '../ports.js';
 import type { Provenance } from '../provenance.js';
+import type { ThumbnailQueue } from './thumbnails.js';
 import type { CertificateMaker, CertificateRecord, PublicRecord, RecordCursor, RecordFilter, RecordLayer, RecordStore, ServiceRecord, StoredRecord } from './ports.js';
 
 /** The longest side of the thumbnail a record keeps for its certificate. */
@@ -76,14 +77,12 @@ export interface RecordsDeps {
   readonly store: RecordStore;
   readonly provenance: Pick<Provenance, 'signStatement' | 'activeKid'>;
   readonly clock: Clock;
-  /** A small JPEG of the image, or a refusal (a picture the decoder will not take); the record is made without one then. */
-  readonly thumbnail: (bytes: Uint8Array) => Promise<Uint8Array>;
+  /** Where a record's thumbnail is made, after the marking's answer (thumbnails.ts). */
+  readonly thumbnails: ThumbnailQueue;
   readonly certificates: CertificateMaker;
   readonly audit: (entry: AuditEntry) => Promise<void>;
   /** This deployment's address (where its JWKS is). */
   readonly issuer: () => string;
-  /** Told when a thumbnail could not be made (the record is made without it). */
-  readonly onThumbnailError?: (error: unknown) => void;
 }
 
 function day(text: string | undefined, name: string): Date | undefined {
@@ -116,15 +115,6 @@ export function filterOf(input: SearchInput): { filter: RecordFilter; page: numb
 export function createRecords(deps: RecordsDeps) {
   const { store, clock } = deps;
 
-  async function thumbnailOf(bytes: Uint8Array): Promise<Uint8Array | null> {
-    try {
-      return await deps.thumbnail(bytes);
-    } catch (error) {
-      deps.onThumbnailError?.(error);
-      return null;
-    }
-  }
-
   function context(accountName: string) {
     return { accountName, issuer: deps.issuer(), madeAt: clock.now() };
   }
@@ -142,7 +132,6 @@ export function createRecords(deps: RecordsDeps) {
       const layers: RecordLayer[] = marked.fingerprint ? [{ name: 'fingerprint', state: marked.fingerprint, keyVersion: marked.fingerprintKeyVersion ?? null }] : [];
       const kid = marked.tagKid ?? deps.provenance.activeKid();
       if (kid === undefined) throw new Error('internal: a marking without a provenance tag');
-      const thumbnail = await thumbnailOf(marked.bytes);
       // The public statement: what anyone may be shown. `kid` is the tag's key; the JWS's header names the
       // key that signs the record (the ring's active key: the same one, unless the file kept an older tag).
       const publicJws = deps.provenance.signStatement({ recordId: id, iat, sha256Marked: marked.sha256, value: marked.value, layers, kid }).jws;
@@ -172,9 +161,11 @@ export function createRecords(deps: RecordsDeps) {
         kid,
         publicJws,
         privateJws,
-        thumbnail,
+        // Made after the answer (thumbnails.ts), and kept apart: the record itself is never changed.
+        thumbnail: null,
       };
       await store.insert(record);
+      deps.thumbnails.add(id, marked.bytes);
       const { thumbnail: _thumbnail, ...plain } = record;
       return plain;
     },
@@ -218,14 +209,20 @@ export function createRecords(deps: RecordsDeps) {
 
     /** One record's certificate (PDF); another account's record is RecordNotFoundError. */
     async certificate(account: { readonly id: string; readonly name: string }, recordId: string): Promise<{ record: ServiceRecord; pdf: Uint8Array }> {
-      const record = /^rec_[A-Za-z0-9]{1,64}$/.test(recordId) ? await store.find(account.id, recordId) : undefined;
+      const valid = /^rec_[A-Za-z0-9]{1,64}$/.test(recordId);
+      // Its thumbnail, if it still waits, is made now (only the account's own: another's record is not found below).
+      if (valid && (await store.find(account.id, recordId))) await deps.thumbnails.complete([recordId]);
+      const record = valid ? await store.find(account.id, recordId) : undefined;
       if (!record) throw new RecordNotFoundError('There is no such record in your account');
       return { record, pdf: await deps.certificates.record(forCertificate(record), context(account.name)) };
     },
 
     /** The certificate of a batch (PDF): every record marked in it; a batch without records of the account is RecordNotFoundError. */
     async batchCertificate(account: { readonly id: string; readonly name: string }, batchId: string): Promise<Uint8Array> {
-      const records = /^bat_[A-Za-z0-9_-]{1,64}$/.test(batchId) ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
+      const valid = /^bat_[A-Za-z0-9_-]{1,64}$/.test(batchId);
+      const listed = valid ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
+      await deps.thumbnails.complete(listed.filter((r) => r.thumbnail === null).map((r) => r.id));
+      const records = listed.length ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
       if (records.length === 0) throw new RecordNotFoundError('There is no record of such a batch in your account');
       return deps.certificates.batch(batchId, records.map(forCertificate), context(account.name));
     },
