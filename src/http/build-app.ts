@@ -226,34 +226,16 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });
   const { maxImagePixels } = config;
   const callSeconds = config.requestTimeoutSeconds;
-  await app.register(imageRoutes, {
-    access,
-    authFailures,
-    provenance,
-    fingerprint,
-    workers,
-    callSeconds,
-    upload,
-    maxImagePixels,
-    clock,
-    repeats: deps.web.repeats,
-    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
-  });
+  // What the API's image calls and the dashboard's share.
+  const calls = { access, provenance, fingerprint, workers, callSeconds, upload, maxImagePixels, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 };
+  await app.register(imageRoutes, { ...calls, authFailures, repeats: deps.web.repeats });
   await app.register(recordApiRoutes, { access, authFailures, records: deps.records });
   // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
   const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
   await app.register(webPlugin, {
     ...deps.web,
+    ...calls,
     records: deps.records,
-    access,
-    provenance,
-    fingerprint,
-    workers,
-    callSeconds,
-    upload,
-    maxImagePixels,
-    clock,
-    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
     secure: (request) => httpsBase || (config.trustProxy !== undefined && request.protocol === 'https'),
   });
   return app;

@@ -13,18 +13,16 @@
  * address it came from; no key is in the database files, the log or a mail.
  * Each page is checked with axe-core and photographed.
  */
-import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedImages } from '../support/generated.js';
 import { auditPage, launchBrowser, watchConsole } from '../support/browser.js';
+import { startSmtp, type ReceivedMail, type TestSmtp } from '../support/smtp.js';
 import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
 
 const JPEG = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
@@ -32,7 +30,8 @@ const PASSWORD = 'correct horse battery staple';
 const DAY_MS = 86_400_000;
 const scratch = mkdtempSync(join(tmpdir(), 'optmark-access-'));
 const dataDir = freshDataDir();
-const mails: Array<{ to: string[]; text: string }> = [];
+/** The mails taken, read as a person would: quoted-printable soft line breaks undone. */
+const mails = (): ReceivedMail[] => smtp.received.map((m) => ({ ...m, text: m.text.replace(/=\r?\n/g, '') }));
 const log = new PassThrough();
 let logText = '';
 log.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
@@ -40,7 +39,7 @@ log.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
 let offsetMs = 0;
 const clock = { now: () => new Date(Date.now() + offsetMs) };
 
-let smtp: SMTPServer;
+let smtp: TestSmtp;
 let t: TestServer;
 /** One browser per person: each has its own cookies. */
 const browsers: BrowserContext[] = [];
@@ -71,22 +70,8 @@ const protect = (key: string) => postImage(t.url, key, JPEG, { filename: 'photo.
 const verify = (key: string) => postImage(t.url, key, JPEG, { path: '/api/v1/verify', filename: 'photo.jpg' });
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), text: Buffer.concat(chunks).toString('utf8').replace(/=\r?\n/g, '') });
-        callback();
-      });
-    },
-  });
-  smtp.listen(0, '127.0.0.1');
-  await once(smtp.server, 'listening');
-  const port = (smtp.server.address() as AddressInfo).port;
-  t = await startTestServer({ dataDir, clock, logTo: log, env: { OPTMARK_SMTP_URL: `smtp://127.0.0.1:${port}`, OPTMARK_MAIL_FROM: 'optmark <no-reply@example.org>' } });
+  smtp = await startSmtp();
+  t = await startTestServer({ dataDir, clock, logTo: log, env: { OPTMARK_SMTP_URL: smtp.url, OPTMARK_MAIL_FROM: 'optmark <no-reply@example.org>' } });
   await t.server.admin.createAccount('studio', 'pro');
   await t.server.people.createUser({ account: 'studio', email: 'owner@studio.example', role: 'owner', password: PASSWORD, actor: 'cli' });
   await t.server.people.createUser({ account: 'studio', email: 'alice@studio.example', role: 'member', password: PASSWORD, displayName: 'Alice', actor: 'cli' });
@@ -99,7 +84,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const browser of browsers) await browser.close();
   await t?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp?.close();
   rmSync(scratch, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -149,10 +134,10 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
     await sees(olga.getByRole('status'), 'Approved Upload pipeline for studio (protect)');
     await olga.getByText('None: every request is decided.').first().waitFor({ state: 'visible' });
     // The requester is told by mail, without a key (there is none yet).
-    await expect.poll(() => mails.filter((m) => m.to.includes('alice@studio.example')).length).toBe(1);
-    expect(mails[0]!.text).toContain('Upload pipeline');
-    expect(mails[0]!.text).toContain('/keys');
-    expect(mails[0]!.text).not.toMatch(/omk_[A-Za-z0-9]{20,}/);
+    await expect.poll(() => mails().filter((m) => m.to.includes('alice@studio.example')).length).toBe(1);
+    expect(mails()[0]!.text).toContain('Upload pipeline');
+    expect(mails()[0]!.text).toContain('/keys');
+    expect(mails()[0]!.text).not.toMatch(/omk_[A-Za-z0-9]{20,}/);
   });
 
   it('the requester reveals the key once; a plain HTTP client protects with it; verify is out of its scope; a reload shows the prefix only', async () => {
@@ -224,7 +209,7 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
     await auditPage(olga, 'operator-decided');
     await alice.goto(`${t.url}/keys`);
     await sees(alice.getByRole('row', { name: /Scraper/ }), 'Checking other sites is not what the API is for.');
-    await expect.poll(() => mails.filter((m) => m.text.includes('Checking other sites is not what the API is for.')).length).toBe(1);
+    await expect.poll(() => mails().filter((m) => m.text.includes('Checking other sites is not what the API is for.')).length).toBe(1);
   });
 
   it('a member withdraws a pending request; the owner sees every request and the access activity', async () => {
@@ -305,7 +290,7 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
       const secret = key.slice(12); // past the visible prefix
       expect(dump.includes(secret), 'the database').toBe(false);
       expect(logText.includes(secret), 'the log').toBe(false);
-      expect(mails.some((m) => m.text.includes(secret)), 'a mail').toBe(false);
+      expect(mails().some((m) => m.text.includes(secret)), 'a mail').toBe(false);
       for (const path of files) expect(readFileSync(path).includes(secret), path).toBe(false);
     }
     // The browser reports only the two refusals the test asked for (a name pending already; a reveal sent again).

@@ -11,19 +11,16 @@
  * committed); the "Request access" link is reached by keyboard and takes a
  * signed-out visitor to sign in, then to /keys.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_HEADERS } from '../../src/http/page-headers.js';
 import { acceptsGzip } from '../../src/http/web/assets.js';
+import { auditPage, launchBrowser, watchConsole } from '../support/browser.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const scratch = mkdtempSync(join(tmpdir(), 'optmark-api-page-'));
 const dataDir = freshDataDir();
@@ -40,17 +37,9 @@ beforeAll(async () => {
   t = await startTestServer({ dataDir });
   // The page says the limits table's numbers, not constants: Lifetime gets its own here.
   await t.server.admin.setPlanLimits('lifetime', { protectPerMonth: 20_000, verifyPerMonth: 75_000 });
-  context = await chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
-    executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  context = await launchBrowser(scratch, { acceptDownloads: false });
   context.on('request', (request) => requested.push(request.url()));
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(`${page.url()}: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: ${error.message}`));
+  page = watchConsole(context.pages()[0] ?? (await context.newPage()), consoleErrors);
 }, 60_000);
 
 afterAll(async () => {
@@ -60,35 +49,13 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** axe-core in light and dark, at 1280 and 375 pixels: no serious or critical violation, nothing wider than the window; a screenshot of each. */
-async function audit(p: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const width of [1280, 375]) {
-      // Less motion: Swagger UI's colour transitions are off, so axe sees the colours of the scheme, not a mix of two.
-      await p.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
-      await p.setViewportSize({ width, height: 900 });
-      // The reference follows the scheme (Swagger UI's dark theme is a class the page script sets).
-      await expect.poll(() => p.evaluate("document.documentElement.classList.contains('dark-mode')")).toBe(scheme === 'dark');
-      await p.evaluate(AXE);
-      const [passed, ...violations] = (await p.evaluate(
-        "axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])",
-      )) as [number, ...string[]];
-      expect(passed, `${name}: rules axe passed`).toBeGreaterThan(10);
-      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
-      expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
-      // Nothing wider than the window, but inside a box that scrolls (a table, an example, an open operation).
-      const overflow = (await p.evaluate(`(() => {
-        const width = document.documentElement.clientWidth;
-        const scrolled = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return true; return false; };
-        return [document.documentElement.scrollWidth - width, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5 && !scrolled(e)).map((e) => e.tagName + '.' + e.className).slice(0, 5)];
-      })()`)) as [number, ...string[]];
-      expect(overflow[0], `${name}, ${scheme}, ${width} px: horizontal overflow (${overflow.slice(1).join(', ')})`).toBeLessThanOrEqual(0);
-    }
-  }
-  await p.emulateMedia({ colorScheme: 'light' });
-  await p.setViewportSize({ width: 1280, height: 900 });
-}
+/** axe-core in light and dark, at 1280 and 375 pixels (test/support/browser.ts), with less motion (Swagger UI's colour transitions are off, so axe sees the colours of the scheme, not a mix of two), once the reference follows the scheme (Swagger UI's dark theme is a class the page script sets); nothing wider than the window but inside a box that scrolls (a table, an example, an open operation). */
+const audit = (p: Page, name: string) =>
+  auditPage(p, name, {
+    reducedMotion: true,
+    settled: (scheme) => expect.poll(() => p.evaluate("document.documentElement.classList.contains('dark-mode')")).toBe(scheme === 'dark'),
+    overflowInside: 'any-scroller',
+  });
 
 /** The reference's block of one operation. */
 const operation = (method: string, path: string) => page.locator(`#reference .opblock-${method}`, { has: page.locator(`[data-path="${path}"]`) });

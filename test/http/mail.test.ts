@@ -4,48 +4,28 @@
  * page), and "forgot your password" mails a reset link whether or not
  * anyone asked for a known email, answering the same.
  */
-import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startSmtp, type ReceivedMail, type TestSmtp } from '../support/smtp.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 import { linkToken, WebClient } from '../support/web-client.js';
 
-interface Received {
-  readonly to: string[];
-  readonly text: string;
-}
-
-const received: Received[] = [];
-let smtp: SMTPServer;
+let smtp: TestSmtp;
+let received: ReceivedMail[];
 let t: TestServer;
 const dataDir = freshDataDir();
 const PASSWORD = 'correct horse battery staple';
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        received.push({ to: session.envelope.rcptTo.map((r) => r.address), text: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  smtp.listen(0, '127.0.0.1');
-  await once(smtp.server, 'listening');
-  const port = (smtp.server.address() as AddressInfo).port;
-  t = await startTestServer({ dataDir, env: { OPTMARK_SMTP_URL: `smtp://127.0.0.1:${port}`, OPTMARK_MAIL_FROM: 'optmark <no-reply@studio.example>' } });
+  smtp = await startSmtp();
+  received = smtp.received;
+  t = await startTestServer({ dataDir, env: { OPTMARK_SMTP_URL: smtp.url, OPTMARK_MAIL_FROM: 'optmark <no-reply@studio.example>' } });
   await t.server.admin.createAccount('mailing', 'pro');
   await t.server.people.createUser({ account: 'mailing', email: 'owner@mail.example', role: 'owner', password: PASSWORD, actor: 'cli' });
 });
 afterAll(async () => {
   await t?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -16,11 +16,11 @@ import { expect } from 'vitest';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 export const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
 
-export async function launchBrowser(scratch: string): Promise<BrowserContext> {
+export async function launchBrowser(scratch: string, options: { acceptDownloads?: boolean } = {}): Promise<BrowserContext> {
   return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
     executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
     headless: true,
-    acceptDownloads: true,
+    acceptDownloads: options.acceptDownloads ?? true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
@@ -39,12 +39,30 @@ export function watchConsole(p: Page, into: string[]): Page {
  * no serious or critical violation; a screenshot of each. (axe runs through
  * the browser's debugging protocol, which the page's policy does not govern.)
  */
-export async function auditPage(p: Page, name: string): Promise<void> {
+export interface AuditOptions {
+  /** Emulate "reduce motion" (a page whose colours transition would show axe a mix of two schemes). */
+  readonly reducedMotion?: boolean;
+  /** Wait, after each scheme is set, until the page has followed it. */
+  readonly settled?: (scheme: 'light' | 'dark') => Promise<void>;
+  /** What may be wider than the window: inside a `.table-scroll` (the default), or inside any box that scrolls sideways. */
+  readonly overflowInside?: 'table-scroll' | 'any-scroller';
+}
+
+const OVERFLOW_IN_TABLES =
+  "[document.documentElement.scrollWidth - document.documentElement.clientWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && !e.closest('.table-scroll')).map((e) => e.tagName + '.' + e.className).slice(0, 5)]";
+const OVERFLOW_IN_SCROLLERS = `(() => {
+  const width = document.documentElement.clientWidth;
+  const scrolled = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return true; return false; };
+  return [document.documentElement.scrollWidth - width, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5 && !scrolled(e)).map((e) => e.tagName + '.' + e.className).slice(0, 5)];
+})()`;
+
+export async function auditPage(p: Page, name: string, options: AuditOptions = {}): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
   for (const scheme of ['light', 'dark'] as const) {
     for (const width of [1280, 375]) {
-      await p.emulateMedia({ colorScheme: scheme });
+      await p.emulateMedia({ colorScheme: scheme, ...(options.reducedMotion ? { reducedMotion: 'reduce' as const } : {}) });
       await p.setViewportSize({ width, height: 900 });
+      await options.settled?.(scheme);
       await p.evaluate(AXE);
       const [passed, ...violations] = (await p.evaluate(
         "axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])",
@@ -54,9 +72,7 @@ export async function auditPage(p: Page, name: string): Promise<void> {
       await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
       expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
       // Nothing wider than the window: at 375 px every control stays reachable.
-      const overflow = (await p.evaluate(
-        "[document.documentElement.scrollWidth - document.documentElement.clientWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && !e.closest('.table-scroll')).map((e) => e.tagName + '.' + e.className).slice(0, 5)]",
-      )) as [number, ...string[]];
+      const overflow = (await p.evaluate(options.overflowInside === 'any-scroller' ? OVERFLOW_IN_SCROLLERS : OVERFLOW_IN_TABLES)) as [number, ...string[]];
       expect(overflow[0], `${name}, ${scheme}, ${width} px: horizontal overflow (${overflow.slice(1).join(', ')})`).toBeLessThanOrEqual(0);
     }
   }

@@ -8,7 +8,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { AccessRequest, AccessStore, Decision, KeyInfo, NewAccessRequest, NewKey, RequestState, RevealOutcome } from '../../app/access/ports.js';
 import type { Plan } from '../../app/ports.js';
 import type { AccessRequestsTable, Database } from './schema.js';
-import { parseScopes } from './sql-store.js';
+import { keyRow, parseScopes, toKeyRecord } from './sql-store.js';
 import { guarded } from './unavailable.js';
 
 type RequestRow = Selectable<AccessRequestsTable> & { account_name: string; plan: string; email: string };
@@ -137,23 +137,7 @@ export class SqlAccessStore implements AccessStore {
   }
 
   private insertKey(tx: Transaction<Database>, key: NewKey) {
-    return tx
-      .insertInto('api_keys')
-      .values({
-        id: key.id,
-        account_id: key.accountId,
-        user_id: key.userId,
-        scopes: key.scopes.join(','),
-        prefix: key.prefix,
-        digest: key.digest,
-        created_at: key.createdAt,
-        expires_at: key.expiresAt,
-        revoked_at: null,
-        last_used_at: null,
-        name: key.name,
-        request_id: key.requestId,
-      })
-      .execute();
+    return tx.insertInto('api_keys').values(keyRow(key)).execute();
   }
 
   reveal(requestId: string, key: NewKey, now: Date, maxActive: number): Promise<RevealOutcome> {
@@ -215,36 +199,6 @@ export class SqlAccessStore implements AccessStore {
   }
 }
 
-function toKey(row: {
-  id: string;
-  account_id: string;
-  account_name: string;
-  user_id: string | null;
-  email: string | null;
-  scopes: string;
-  prefix: string;
-  name: string | null;
-  request_id: string | null;
-  replaced_by: string | null;
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-}): KeyInfo {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    accountName: row.account_name,
-    userId: row.user_id,
-    userEmail: row.email,
-    scopes: parseScopes(row.scopes),
-    prefix: row.prefix,
-    name: row.name,
-    requestId: row.request_id,
-    replacedBy: row.replaced_by,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    lastUsedAt: row.last_used_at,
-  };
+function toKey(row: Parameters<typeof toKeyRecord>[0] & { account_name: string; name: string | null; request_id: string | null }): KeyInfo {
+  return { ...toKeyRecord(row), accountName: row.account_name, name: row.name, requestId: row.request_id, replacedBy: row.replaced_by };
 }

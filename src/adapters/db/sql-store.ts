@@ -3,7 +3,7 @@
  * The request path is two statements per call: one that authenticates the key
  * and reserves a unit atomically, and one that settles the reservation.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import type { Operation } from '../../errors.js';
 import type {
   Account,
@@ -22,7 +22,7 @@ import type {
   Store,
 } from '../../app/ports.js';
 import { SCOPES } from '../../app/ports.js';
-import type { Database } from './schema.js';
+import type { ApiKeysTable, Database } from './schema.js';
 import { guarded } from './unavailable.js';
 
 interface PrincipalRow {
@@ -458,24 +458,12 @@ export class SqlStore implements Store {
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
         .leftJoin('users as u', 'u.id', 'k.user_id')
-        .select(['k.id', 'k.account_id', 'a.name', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at'])
+        .select(['k.id', 'k.account_id', 'a.name', 'k.user_id', 'k.scopes', 'u.email', 'k.prefix', 'k.created_at', 'k.expires_at', 'k.revoked_at', 'k.last_used_at', 'k.replaced_by'])
         .orderBy('a.name')
         .orderBy('k.created_at')
         .orderBy('k.id')
         .execute();
-      return rows.map((r) => ({
-        id: r.id,
-        accountId: r.account_id,
-        accountName: r.name,
-        userId: r.user_id,
-        userEmail: r.email,
-        scopes: parseScopes(r.scopes),
-        prefix: r.prefix,
-        createdAt: r.created_at,
-        expiresAt: r.expires_at,
-        revokedAt: r.revoked_at,
-        lastUsedAt: r.last_used_at,
-      }));
+      return rows.map((r) => ({ ...toKeyRecord(r), accountName: r.name }));
     });
   }
 
@@ -534,21 +522,7 @@ export class SqlStore implements Store {
 
   insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
     return guarded(async () => {
-      await this.db
-        .insertInto('api_keys')
-        .values({
-          id: key.id,
-          account_id: key.accountId,
-          user_id: key.userId,
-          scopes: key.scopes.join(','),
-          prefix: key.prefix,
-          digest: key.digest,
-          created_at: key.createdAt,
-          expires_at: key.expiresAt,
-          revoked_at: key.revokedAt,
-          last_used_at: key.lastUsedAt,
-        })
-        .execute();
+      await this.db.insertInto('api_keys').values(keyRow(key)).execute();
     });
   }
 
@@ -562,19 +536,7 @@ export class SqlStore implements Store {
         .orderBy('k.created_at')
         .orderBy('k.id')
         .execute();
-      return rows.map((r) => ({
-        id: r.id,
-        accountId: r.account_id,
-        userId: r.user_id,
-        userEmail: r.email,
-        scopes: parseScopes(r.scopes),
-        prefix: r.prefix,
-        createdAt: r.created_at,
-        expiresAt: r.expires_at,
-        revokedAt: r.revoked_at,
-        lastUsedAt: r.last_used_at,
-        replacedBy: r.replaced_by,
-      }));
+      return rows.map(toKeyRecord);
     });
   }
 
@@ -597,6 +559,53 @@ export class SqlStore implements Store {
       await sql`select 1`.execute(this.db);
     });
   }
+}
+
+/** A key as read with its user's email (api_keys joined to users). */
+export function toKeyRecord(r: {
+  id: string;
+  account_id: string;
+  user_id: string | null;
+  email: string | null;
+  scopes: string;
+  prefix: string;
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  replaced_by: string | null;
+}): KeyRecord & { userEmail: string | null } {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    userId: r.user_id,
+    userEmail: r.email,
+    scopes: parseScopes(r.scopes),
+    prefix: r.prefix,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+    replacedBy: r.replaced_by,
+  };
+}
+
+/** The api_keys row of a key (its integration name and request, when it came from one: app/access). */
+export function keyRow(key: KeyRecord & { readonly digest: Uint8Array; readonly name?: string | null; readonly requestId?: string | null }): Insertable<ApiKeysTable> {
+  return {
+    id: key.id,
+    account_id: key.accountId,
+    user_id: key.userId,
+    scopes: key.scopes.join(','),
+    prefix: key.prefix,
+    digest: key.digest,
+    created_at: key.createdAt,
+    expires_at: key.expiresAt,
+    revoked_at: key.revokedAt,
+    last_used_at: key.lastUsedAt,
+    name: key.name ?? null,
+    request_id: key.requestId ?? null,
+  };
 }
 
 /** A plan's limits with an account's overrides applied. */

@@ -65,6 +65,8 @@ export interface ApprovalInput {
 export interface RevealedKey {
   readonly key: string;
   readonly info: KeyInfo;
+  /** A roll: the key it replaces, and when that one stops working. */
+  readonly rolledFrom?: { readonly prefix: string; readonly endsAt: Date };
 }
 
 /** A grant as its requester sees it. */
@@ -134,10 +136,11 @@ export function createAccess(deps: AccessDeps) {
     await deps.people.audit(entry);
   }
 
-  /** A request of the person's account (another account's reads as unknown). */
-  async function requestOf(actor: Actor, id: string): Promise<AccessRequest> {
+  /** A request of the person's account (another account's reads as unknown), or, where `operatorMay`, of any account for an operator. */
+  async function requestOf(actor: Actor, id: string, operatorMay: boolean): Promise<AccessRequest> {
     const request = await accessStore.findRequest(id);
-    if (!request || (actor.kind === 'person' && !actor.user.operator && request.accountId !== actor.user.accountId)) throw new AccessRequestNotFoundError();
+    const mayAny = actor.kind === 'cli' || (operatorMay && actor.user.operator);
+    if (!request || (!mayAny && request.accountId !== actor.user.accountId)) throw new AccessRequestNotFoundError();
     return request;
   }
 
@@ -199,7 +202,7 @@ export function createAccess(deps: AccessDeps) {
 
     /** The requester, or an owner of the account, withdraws a pending request. */
     async withdraw(actor: Extract<Actor, { kind: 'person' }>, id: string): Promise<AccessRequest> {
-      const request = await requestOf({ ...actor, user: { ...actor.user, operator: false } }, id);
+      const request = await requestOf(actor, id, false);
       if (request.userId !== actor.user.id && actor.user.role !== 'owner') throw new AccessRequestNotFoundError();
       const now = clock.now();
       if (!(await accessStore.decide(id, { state: 'withdrawn', at: now, by: by(actor) }))) throw new AccessRequestNotPendingError(request.state);
@@ -224,7 +227,7 @@ export function createAccess(deps: AccessDeps) {
 
     async approve(actor: Actor, id: string, input: ApprovalInput = {}): Promise<{ request: AccessRequest; mailed: boolean }> {
       operatorOnly(actor);
-      const request = await requestOf(actor, id);
+      const request = await requestOf(actor, id, true);
       const grantedScopes = input.scopes === undefined ? request.scopes : checkScopes(input.scopes);
       const keyDays = checkDays(input.expiresInDays, 'expiresInDays', 1, 3650);
       const now = clock.now();
@@ -237,7 +240,7 @@ export function createAccess(deps: AccessDeps) {
 
     async deny(actor: Actor, id: string, reason: string): Promise<{ request: AccessRequest; mailed: boolean }> {
       operatorOnly(actor);
-      const request = await requestOf(actor, id);
+      const request = await requestOf(actor, id, true);
       const why = text(reason, 'reason', 1000, 'the reason, which the requester will read');
       const now = clock.now();
       if (!(await accessStore.decide(id, { state: 'denied', at: now, by: by(actor), reason: why }))) throw new AccessRequestNotPendingError(request.state);
@@ -248,7 +251,7 @@ export function createAccess(deps: AccessDeps) {
 
     /** The requester reveals the key of an approved grant: made now, shown in this answer only. */
     async reveal(actor: Extract<Actor, { kind: 'person' }>, id: string): Promise<RevealedKey> {
-      const request = await requestOf({ ...actor, user: { ...actor.user, operator: false } }, id);
+      const request = await requestOf(actor, id, false);
       if (request.userId !== actor.user.id) throw new RoleNotAllowedError('Only the person who requested this key may reveal it');
       const now = clock.now();
       const state = grantState(request, now);
@@ -273,7 +276,7 @@ export function createAccess(deps: AccessDeps) {
       const endsAt = new Date(now.getTime() + overlap * DAY_MS);
       if (!(await accessStore.roll(old.id, record, endsAt, now))) throw new AdminError('key_not_found', 'This key is not active any more: there is nothing to roll');
       await audit(actor, old.accountId, 'key.rolled', { key: old.id, prefix: old.prefix, newKey: record.id, newPrefix: record.prefix, overlapDays: overlap, oldEndsAt: endsAt.toISOString() }, now);
-      return { key, info: (await accessStore.findKey(record.id))! };
+      return { key, info: (await accessStore.findKey(record.id))!, rolledFrom: { prefix: old.prefix, endsAt: old.expiresAt !== null && old.expiresAt < endsAt ? old.expiresAt : endsAt } };
     },
 
     /** Revoke at once: the account's owner or the key's user, or an operator. */

@@ -209,21 +209,26 @@ export function createRecords(deps: RecordsDeps) {
 
     /** One record's certificate (PDF); another account's record is RecordNotFoundError. */
     async certificate(account: { readonly id: string; readonly name: string }, recordId: string): Promise<{ record: ServiceRecord; pdf: Uint8Array }> {
-      const valid = /^rec_[A-Za-z0-9]{1,64}$/.test(recordId);
-      // Its thumbnail, if it still waits, is made now (only the account's own: another's record is not found below).
-      if (valid && (await store.find(account.id, recordId))) await deps.thumbnails.complete([recordId]);
-      const record = valid ? await store.find(account.id, recordId) : undefined;
+      let record = /^rec_[A-Za-z0-9]{1,64}$/.test(recordId) ? await store.find(account.id, recordId) : undefined;
       if (!record) throw new RecordNotFoundError('There is no such record in your account');
+      // Its thumbnail, if it still waits, is made now.
+      if (record.thumbnail === null && deps.thumbnails.waiting > 0) {
+        await deps.thumbnails.complete([recordId]);
+        record = (await store.find(account.id, recordId)) ?? record;
+      }
       return { record, pdf: await deps.certificates.record(forCertificate(record), context(account.name)) };
     },
 
     /** The certificate of a batch (PDF): every record marked in it; a batch without records of the account is RecordNotFoundError. */
     async batchCertificate(account: { readonly id: string; readonly name: string }, batchId: string): Promise<Uint8Array> {
-      const valid = /^bat_[A-Za-z0-9_-]{1,64}$/.test(batchId);
-      const listed = valid ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
-      await deps.thumbnails.complete(listed.filter((r) => r.thumbnail === null).map((r) => r.id));
-      const records = listed.length ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
+      let records = /^bat_[A-Za-z0-9_-]{1,64}$/.test(batchId) ? await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT) : [];
       if (records.length === 0) throw new RecordNotFoundError('There is no record of such a batch in your account');
+      // The thumbnails that still wait are made now.
+      const without = records.filter((r) => r.thumbnail === null).map((r) => r.id);
+      if (without.length > 0 && deps.thumbnails.waiting > 0) {
+        await deps.thumbnails.complete(without);
+        records = await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT);
+      }
       return deps.certificates.batch(batchId, records.map(forCertificate), context(account.name));
     },
 

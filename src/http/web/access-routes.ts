@@ -72,9 +72,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     const days = field(request, 'overlapDays');
     return onKeys(request, reply, async () => {
       const overlap = /^\d{1,2}$/.test(days) ? Number(days) : Number.NaN;
-      const rolled = await apiKeys.roll(person(request), field(request, 'key'), overlap);
-      const old = (await apiKeys.keysFor(request.signedIn!.user)).find((k) => k.replacedBy === rolled.info.id);
-      return { revealed: { ...rolled, ...(old ? { rolledFrom: { prefix: old.prefix, endsAt: old.expiresAt } } : {}) } };
+      return { revealed: await apiKeys.roll(person(request), field(request, 'key'), overlap) };
     });
   });
 

@@ -30,7 +30,7 @@ export interface KeysView {
   readonly format: Format;
   readonly now: Date;
   /** A key made by this very request: shown once. */
-  readonly revealed?: RevealedKey & { readonly rolledFrom?: { readonly prefix: string; readonly endsAt: Date | null } };
+  readonly revealed?: RevealedKey;
   readonly error?: string;
   readonly message?: string;
   /** What was typed into the request form, kept after a refusal. */
@@ -66,7 +66,7 @@ function revealedNotice(view: KeysView): Html {
 <p class="note">Scopes: ${r.info.scopes.join(', ')}${r.info.expiresAt ? html`; expires ${f.date(r.info.expiresAt)}` : ''}. Use it as <code>Authorization: Bearer …</code>.</p>
 ${
   r.rolledFrom
-    ? html`<p>The key it replaces (<code>${r.rolledFrom.prefix}…</code>) ${r.rolledFrom.endsAt && r.rolledFrom.endsAt > view.now ? html`keeps working until ${f.dateTime(r.rolledFrom.endsAt)}: move your integration to the new key before then.` : 'has stopped working.'}</p>`
+    ? html`<p>The key it replaces (<code>${r.rolledFrom.prefix}…</code>) ${r.rolledFrom.endsAt > view.now ? html`keeps working until ${f.dateTime(r.rolledFrom.endsAt)}: move your integration to the new key before then.` : 'has stopped working.'}</p>`
     : ''
 }
 </div>`;
