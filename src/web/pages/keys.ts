@@ -110,7 +110,7 @@ function keyRow(key: KeyInfo, view: KeysView, canAct: boolean, csrf: string): Ht
 <button type="submit" class="danger">Revoke <span class="visually-hidden">${key.prefix}</span></button>
 </form>`
       : html``;
-  return html`<tr><th scope="row"><code>${key.prefix}…</code>${key.name ? html`<br>${key.name}` : ''}</th><td>${key.userEmail ?? 'no user yet'}</td><td>${key.scopes.join(', ')}</td><td>${f.date(key.createdAt)}</td><td>${key.lastUsedAt ? f.date(key.lastUsedAt) : 'never'}</td><td>${keyState(key, view.now, f)}</td><td class="actions">${actions}</td></tr>`;
+  return html`<tr><th scope="row"><code>${key.prefix}…</code>${key.name ? html`<br>${key.name}` : ''}</th><td data-label="Person">${key.userEmail ?? 'no user yet'}</td><td data-label="Scopes">${key.scopes.join(', ')}</td><td data-label="Created">${f.date(key.createdAt)}</td><td data-label="Last used">${key.lastUsedAt ? f.date(key.lastUsedAt) : 'never'}</td><td data-label="State">${keyState(key, view.now, f)}</td><td class="actions">${actions}</td></tr>`;
 }
 
 function requestForm(view: KeysView, email: string, csrf: string): Html {
@@ -172,7 +172,7 @@ ${grantsToReveal(view, user.id, csrf)}
 <h2 id="keys-heading">Keys</h2>
 ${
   view.keys.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table>
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table class="cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.keys.map((k) => keyRow(k, view, owner || k.userId === user.id, csrf))}</tbody>
 </table></div>
@@ -185,10 +185,10 @@ ${
 <h2 id="requests-heading">Requests</h2>
 ${
   view.requests.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="requests-heading"><table>
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="requests-heading"><table class="cards">
 <thead><tr><th scope="col">Integration</th><th scope="col">Asked by</th><th scope="col">Scopes</th><th scope="col">Asked</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.requests.map(
-        (r) => html`<tr><th scope="row">${r.name}</th><td>${r.userEmail}</td><td>${r.scopes.join(', ')}</td><td>${f.date(r.createdAt)}</td><td>${requestState(r, view.now, f)}</td><td>${
+        (r) => html`<tr><th scope="row">${r.name}</th><td data-label="Asked by">${r.userEmail}</td><td data-label="Scopes">${r.scopes.join(', ')}</td><td data-label="Asked">${f.date(r.createdAt)}</td><td data-label="State">${requestState(r, view.now, f)}</td><td>${
           withdrawable(r)
             ? html`<form method="post" action="/keys/requests/withdraw" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="request" value="${r.id}"><button type="submit" class="secondary">Withdraw <span class="visually-hidden">${r.name}</span></button></form>`
             : ''

@@ -93,9 +93,9 @@ ${view.pending.length ? view.pending.map((r) => pendingCard(r, view, csrf)) : ht
 <h2 id="decided-heading">Decided requests</h2>
 ${
   view.decided.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="decided-heading"><table>
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="decided-heading"><table class="cards">
 <thead><tr><th scope="col">Integration</th><th scope="col">Account</th><th scope="col">Asked by</th><th scope="col">Decision</th></tr></thead>
-<tbody>${view.decided.map((r) => html`<tr><th scope="row">${r.name}</th><td>${r.accountName}</td><td>${r.userEmail}</td><td>${decidedState(r, view.now, f)}</td></tr>`)}</tbody>
+<tbody>${view.decided.map((r) => html`<tr><th scope="row">${r.name}</th><td data-label="Account">${r.accountName}</td><td data-label="Asked by">${r.userEmail}</td><td data-label="Decision">${decidedState(r, view.now, f)}</td></tr>`)}</tbody>
 </table></div>`
     : html`<p>None yet.</p>`
 }
@@ -106,12 +106,12 @@ ${
 <p class="note">Only a key's prefix is ever shown: its requester revealed the key once, and optmark keeps a digest.</p>
 ${
   view.keys.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table>
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table class="cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Account</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.keys.map((k) => {
         const live = keyActive(k, view.now);
         const state = k.revokedAt ? `revoked ${f.date(k.revokedAt)}` : !live ? `expired ${f.date(k.expiresAt!)}` : k.replacedBy ? `rolled, ends ${f.dateTime(k.expiresAt!)}` : 'active';
-        return html`<tr><th scope="row"><code>${k.prefix}…</code>${k.name ? html`<br>${k.name}` : ''}</th><td>${k.accountName}</td><td>${k.userEmail ?? 'no user'}</td><td>${k.scopes.join(', ')}</td><td>${k.lastUsedAt ? f.date(k.lastUsedAt) : 'never'}</td><td>${state}</td><td>${
+        return html`<tr><th scope="row"><code>${k.prefix}…</code>${k.name ? html`<br>${k.name}` : ''}</th><td data-label="Account">${k.accountName}</td><td data-label="Person">${k.userEmail ?? 'no user'}</td><td data-label="Scopes">${k.scopes.join(', ')}</td><td data-label="Last used">${k.lastUsedAt ? f.date(k.lastUsedAt) : 'never'}</td><td data-label="State">${state}</td><td>${
           live
             ? html`<form method="post" action="/operator/keys/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="key" value="${k.id}"><button type="submit" class="danger">Revoke <span class="visually-hidden">${k.prefix}</span></button></form>`
             : ''

@@ -86,10 +86,10 @@ function recordRow(record: ServiceRecord, f: Format): Html {
   const layers = layerText(record.layers);
   return html`<tr>
 <th scope="row"><span class="file-name">${record.fileName || '(no name)'}</span></th>
-<td><time datetime="${record.createdAt.toISOString()}">${f.dateTime(record.createdAt)}</time></td>
-<td>${valueLabel(record.value)}${layers ? html`<br><span class="note">${layers}</span>` : ''}</td>
-<td>${record.userEmail}</td>
-<td class="hashes"><span class="note">Original</span> <code>${record.sha256Original}</code><br><span class="note">Marked</span> <code>${record.sha256Marked}</code></td>
+<td data-label="Marked"><time datetime="${record.createdAt.toISOString()}">${f.dateTime(record.createdAt)}</time></td>
+<td data-label="Opt-out">${valueLabel(record.value)}${layers ? html`<br><span class="note">${layers}</span>` : ''}</td>
+<td data-label="By">${record.userEmail}</td>
+<td class="hashes" data-label="SHA-256"><span class="note">Original</span> <code>${record.sha256Original}</code><br><span class="note">Marked</span> <code>${record.sha256Marked}</code></td>
 <td class="certificates"><a href="${certificate(record.id)}" download>Certificate <span class="visually-hidden">of ${record.fileName || record.id} </span>(PDF)</a>${
     record.batchId ? html`<br><a href="${batchCertificate(record.batchId)}" download>Batch certificate <span class="visually-hidden">of the batch of ${record.fileName || record.id} </span>(PDF)</a>` : ''
   }</td>
@@ -122,7 +122,7 @@ ${searchForm(view)}
 <h2 id="list-heading">${count}</h2>
 ${
   view.records.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="list-heading"><table class="records">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="list-heading"><table class="records cards">
 <thead><tr><th scope="col">File</th><th scope="col">Marked</th><th scope="col">Opt-out</th><th scope="col">By</th><th scope="col">SHA-256</th><th scope="col">Certificates</th></tr></thead>
 <tbody>${view.records.map((r) => recordRow(r, f))}</tbody>
 </table></div>
