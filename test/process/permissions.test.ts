@@ -115,7 +115,9 @@ describe('paths other users can write', () => {
 
     chmodSync(signing, 0o644);
     const readable = await listening(serveWithUmask('022', { OPTMARK_DATA_DIR: dataDir, OPTMARK_SIGNING_KEYS: signing }));
-    expect((await readable.stop()).code).toBe(0);
+    const stopped = await readable.stop();
+    // A stop that failed says how (its signal, the end of its log).
+    expect(stopped.code, `${JSON.stringify(stopped)}\n${readable.stdout.slice(-2000)}\n${readable.stderr.slice(-1000)}`).toBe(0);
     expect(readable.stdout).toContain(`the signing key file ${signing} can be read by other users (mode 0644); chmod 600 ${signing} to keep them out`);
   });
 
