@@ -17,6 +17,7 @@ import { saveResult } from '../../src/client/node.js';
 import { verify } from '../../src/index.js';
 import { SAMPLE_JPEG } from '../process/support.js';
 import { frontServer } from '../support/front-server.js';
+import { generatedImages } from '../support/generated.js';
 import { signInToDashboard } from '../support/dashboard.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -79,8 +80,10 @@ describe('optmark/client', () => {
     expect(found.records.map((r) => r.recordId)).toEqual([marked.json.recordId]);
     expect(found.records[0]!.fileName).toBe('photo.jpg');
     expect(found.requestId).toMatch(/^[0-9a-f-]{36}$/);
-    // protect through the API makes no record.
-    const protectedHere = await createClient({ baseUrl: t.url, apiKey: key }).protect(new File([SAMPLE_JPEG], 'other.jpg'));
+    // protect through the API makes no record. (Another image: the same one, protected within the same second,
+    // would carry the same tag and so the same marked bytes, whose record the dashboard's marking made.)
+    const other = (await generatedImages()).find((g) => g.name === 'baseline.jpg')!.bytes;
+    const protectedHere = await createClient({ baseUrl: t.url, apiKey: key }).protect(new File([other], 'other.jpg'));
     await expect(client.records(protectedHere.sha256)).rejects.toMatchObject({ status: 404, code: 'record_not_found' });
   });
 
