@@ -26,7 +26,7 @@ export interface Config {
    */
   readonly limitSeeds: LimitSeeds;
   /** Which of those variables this environment sets (compared with the database at start). */
-  readonly limitSettingsGiven: readonly ('OPTMARK_PROTECT_LIMIT' | 'OPTMARK_VERIFY_LIMIT')[];
+  readonly limitSettingsGiven: readonly ('OPTMARK_PROTECT_LIMIT' | 'OPTMARK_VERIFY_LIMIT' | 'OPTMARK_SCAN_CEILING')[];
   /** Largest accepted image, in bytes (OPTMARK_MAX_UPLOAD_BYTES, default 25 MB = 26214400). */
   readonly maxUploadBytes: number;
   /** pino level (OPTMARK_LOG_LEVEL, default info; 'silent' turns logging off). */
@@ -103,6 +103,53 @@ export interface Config {
   readonly mailFrom: string;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
   readonly signingKeysPath: string;
+  /** Repository scans (docs/scans.md). */
+  readonly scans: ScanSettings;
+}
+
+/** Where and how much a repository scan may fetch and check. */
+export interface ScanSettings {
+  /**
+   * URL prefixes a scanned repository must start with (OPTMARK_SCAN_SOURCES,
+   * comma-separated; default the public forges https://github.com/,
+   * https://gitlab.com/, https://codeberg.org/). file:// only where listed.
+   */
+  readonly sources: readonly string[];
+  /** Bytes a scan may fetch and hold (OPTMARK_SCAN_MAX_BYTES, default 1 GiB). */
+  readonly maxBytes: number;
+  /** Files a scanned tree may have (OPTMARK_SCAN_MAX_FILES, default 100000). */
+  readonly maxFiles: number;
+  /** Seconds a scan may take, fetch included (OPTMARK_SCAN_MAX_SECONDS, default 600). */
+  readonly maxSeconds: number;
+  /** Scans one server runs at once (OPTMARK_SCAN_CONCURRENCY, default 1). */
+  readonly concurrency: number;
+}
+
+export const DEFAULT_SCAN_SOURCES: readonly string[] = Object.freeze(['https://github.com/', 'https://gitlab.com/', 'https://codeberg.org/']);
+
+/** The allowed-source list: each an http(s)://, git:// or file:// URL prefix, normalised to end with "/". */
+export function scanSources(env: Env): readonly string[] {
+  const raw = env.OPTMARK_SCAN_SOURCES?.trim();
+  if (!raw) return DEFAULT_SCAN_SOURCES;
+  return Object.freeze(
+    raw.split(',').map((entry) => {
+      const text = entry.trim();
+      let url: URL;
+      try {
+        url = new URL(text);
+      } catch {
+        throw new ConfigError(`OPTMARK_SCAN_SOURCES must be a comma-separated list of URL prefixes, got ${JSON.stringify(text)}`);
+      }
+      if (!['https:', 'http:', 'git:', 'file:'].includes(url.protocol) || url.username || url.password || url.search || url.hash) {
+        throw new ConfigError(`OPTMARK_SCAN_SOURCES: each prefix must be an https://, http://, git:// or file:// URL without credentials, query or fragment, got ${JSON.stringify(text)}`);
+      }
+      if (url.protocol === 'file:' && (url.host !== '' || url.pathname === '/')) {
+        throw new ConfigError(`OPTMARK_SCAN_SOURCES: a file:// prefix must name a directory other than the root (file:///srv/repositories/), got ${JSON.stringify(text)}`);
+      }
+      const href = url.href;
+      return href.endsWith('/') ? href : `${href}/`;
+    }),
+  );
 }
 
 export class ConfigError extends Error {}
@@ -192,8 +239,9 @@ export function loadConfig(env: Env = process.env): Config {
       ...DEFAULT_LIMIT_SEEDS,
       protectPerMonth: integer(env, 'OPTMARK_PROTECT_LIMIT', DEFAULT_LIMIT_SEEDS.protectPerMonth, 0, 1_000_000_000),
       verifyPerMonth: integer(env, 'OPTMARK_VERIFY_LIMIT', DEFAULT_LIMIT_SEEDS.verifyPerMonth, 0, 1_000_000_000),
+      scanCeiling: integer(env, 'OPTMARK_SCAN_CEILING', DEFAULT_LIMIT_SEEDS.scanCeiling, 0, 1_000_000_000),
     }),
-    limitSettingsGiven: Object.freeze((['OPTMARK_PROTECT_LIMIT', 'OPTMARK_VERIFY_LIMIT'] as const).filter((name) => (env[name] ?? '').trim() !== '')),
+    limitSettingsGiven: Object.freeze((['OPTMARK_PROTECT_LIMIT', 'OPTMARK_VERIFY_LIMIT', 'OPTMARK_SCAN_CEILING'] as const).filter((name) => (env[name] ?? '').trim() !== '')),
     maxUploadBytes: integer(env, 'OPTMARK_MAX_UPLOAD_BYTES', 26_214_400, 1, 512 * 1024 * 1024),
     logLevel,
     headersTimeoutSeconds,
@@ -218,6 +266,13 @@ export function loadConfig(env: Env = process.env): Config {
     fingerprintQueue: integer(env, 'OPTMARK_FINGERPRINT_QUEUE', 32, 0, 100_000),
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
     smtpUrl,
+    scans: Object.freeze({
+      sources: scanSources(env),
+      maxBytes: integer(env, 'OPTMARK_SCAN_MAX_BYTES', 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),
+      maxFiles: integer(env, 'OPTMARK_SCAN_MAX_FILES', 100_000, 1, 10_000_000),
+      maxSeconds: integer(env, 'OPTMARK_SCAN_MAX_SECONDS', 600, 1, 86_400),
+      concurrency: integer(env, 'OPTMARK_SCAN_CONCURRENCY', 1, 1, 64),
+    }),
     mailFrom: env.OPTMARK_MAIL_FROM?.trim() || `optmark <no-reply@${baseUrl ? new URL(baseUrl).hostname : 'localhost'}>`,
   });
 }

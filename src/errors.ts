@@ -50,6 +50,11 @@ export type ErrorCode =
   | 'grant_not_available'
   | 'invalid_sha256'
   | 'record_not_found'
+  | 'scan_not_found'
+  | 'scan_not_cancellable'
+  | 'source_not_allowed'
+  | 'scan_limit_reached'
+  | 'scans_paused'
   | 'quota_exceeded'
   | 'too_many_requests'
   | 'too_many_failed_calls'
@@ -348,6 +353,60 @@ export class CrossSiteRequestError extends OptmarkError {
   readonly code = 'cross_site_request';
   constructor() {
     super('This request did not come from this site\'s own page (or the page is too old): reload the page and try again');
+  }
+}
+
+/** No repository scan of the account has that id (one of another account is not found either: the same answer). */
+export class ScanNotFoundError extends OptmarkError {
+  readonly code = 'scan_not_found';
+  constructor() {
+    super('There is no repository scan with this id in your account');
+  }
+}
+
+/** A scan that has ended (done, failed or cancelled) cannot be cancelled. */
+export class ScanNotCancellableError extends OptmarkError {
+  readonly code = 'scan_not_cancellable';
+  constructor(readonly state: string) {
+    super(`This scan has ended (${state}): there is nothing left to cancel`);
+  }
+}
+
+/** A repository this deployment does not scan: not under an allowed source (OPTMARK_SCAN_SOURCES), a private address, credentials in the URL. */
+export class SourceNotAllowedError extends OptmarkError {
+  readonly code = 'source_not_allowed';
+  constructor(reason: string) {
+    super(`This repository cannot be scanned here: ${reason}`);
+  }
+}
+
+/** The person has started as many repository scans today (UTC) as their plan allows. */
+export class ScanLimitReachedError extends OptmarkError {
+  readonly code = 'scan_limit_reached';
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`You have started ${limit} repository scan${limit === 1 ? '' : 's'} today, your daily limit; you can start more after midnight UTC`);
+  }
+}
+
+/**
+ * New repository scans are paused for everyone: the service-wide ceiling of
+ * the day is reached, or operators paused them. Temporary; not about this
+ * account. Scans already running finish.
+ */
+export class ScansPausedError extends OptmarkError {
+  readonly code = 'scans_paused';
+  constructor(
+    readonly reason: 'ceiling' | 'paused',
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      reason === 'ceiling'
+        ? 'New repository scans are paused for everyone for the rest of the day (UTC): the service-wide daily ceiling is reached. This is temporary and not about your account; scans already running finish.'
+        : 'New repository scans are paused for everyone by the service\'s operators for a while. This is temporary and not about your account; scans already running finish.',
+    );
   }
 }
 

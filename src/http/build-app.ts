@@ -23,6 +23,8 @@ import type { Access } from './web/guard.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { recordApiRoutes } from './routes/records.js';
+import { scanApiRoutes } from './routes/scans.js';
+import type { Scans } from '../app/scans/scans.js';
 import { acceptMultipartBodies } from './upload.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -67,9 +69,11 @@ export interface HttpDeps {
    */
   readonly authFailures?: AuthFailures;
   /** The people's side: sessions, people, accounts and the rest of the pages' use cases. */
-  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds' | 'records'>;
+  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds' | 'records' | 'scans'>;
   /** Dated service records: made by the dashboard's marking, looked up by the API and the public lookup (docs/records.md). */
   readonly records: Records;
+  /** Repository scans (docs/scans.md); without them, no scan routes (a test's app). */
+  readonly scans?: Scans;
   /** Signs tags on protect and checks them on verify. */
   readonly provenance: Provenance;
   /** The in-pixel fingerprint check of every verify. */
@@ -230,12 +234,14 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const calls = { access, provenance, fingerprint, workers, callSeconds, upload, maxImagePixels, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 };
   await app.register(imageRoutes, { ...calls, authFailures, repeats: deps.web.repeats });
   await app.register(recordApiRoutes, { access, authFailures, records: deps.records });
+  if (deps.scans) await app.register(scanApiRoutes, { access, authFailures, scans: deps.scans });
   // Cookies are Secure when the deployment's address is https, or a trusted proxy says the request came over https.
   const httpsBase = config.baseUrl?.startsWith('https:') ?? false;
   await app.register(webPlugin, {
     ...deps.web,
     ...calls,
     records: deps.records,
+    scans: deps.scans,
     secure: (request) => httpsBase || (config.trustProxy !== undefined && request.protocol === 'https'),
   });
   return app;

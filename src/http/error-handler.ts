@@ -10,6 +10,8 @@ import {
   MethodNotAllowedError,
   OptmarkError,
   QuotaExceededError,
+  ScanLimitReachedError,
+  ScansPausedError,
   RequestError,
   ServerBusyError,
   ServiceUnavailableError,
@@ -55,6 +57,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   batch_not_found: 404,
   access_request_not_found: 404,
   record_not_found: 404,
+  scan_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   account_exists: 409,
@@ -64,6 +67,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   access_request_exists: 409,
   access_request_not_pending: 409,
   grant_not_available: 409,
+  scan_not_cancellable: 409,
   image_too_large: 413,
   body_too_large: 413,
   unsupported_content_type: 415,
@@ -75,14 +79,17 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   ambiguous_xmp: 422,
   password_not_accepted: 422,
   idempotency_key_reused: 422,
+  source_not_allowed: 422,
   conflicting_xmp: 422,
   quota_exceeded: 429,
   too_many_requests: 429,
   too_many_failed_calls: 429,
+  scan_limit_reached: 429,
   header_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
   server_busy: 503,
+  scans_paused: 503,
 };
 
 export interface ErrorBody {
@@ -125,7 +132,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     error instanceof TooManyRequestsError ||
     error instanceof TooManyAuthFailuresError ||
     error instanceof TooManySignInsError ||
-    error instanceof TooManyFailedCallsError
+    error instanceof TooManyFailedCallsError ||
+    error instanceof ScanLimitReachedError ||
+    error instanceof ScansPausedError
   ) {
     reply.header('Retry-After', String(error.retryAfterSeconds));
   }

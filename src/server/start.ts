@@ -39,6 +39,15 @@ import { createRecords, THUMBNAIL_SIDE, type Records } from '../app/records/reco
 import { SqlRecordStore } from '../adapters/db/record-store.js';
 import { createCertificateMaker } from '../adapters/certificate-pdf.js';
 import { buildHttpApp } from '../http/build-app.js';
+import { lookup } from 'node:dns/promises';
+import { mkdirSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createScans, type Scans } from '../app/scans/scans.js';
+import { SqlScanStore } from '../adapters/db/scan-store.js';
+import { fetchRepository } from '../adapters/git/repository.js';
+import { openJobQueue, type JobQueue } from '../adapters/jobs/queue.js';
+import { inspectWithFingerprint } from '../app/verify-image.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
 /** How often ended sessions, expired idempotency rows and batches are removed. */
@@ -71,6 +80,8 @@ export interface RunningServer {
   readonly apiKeys: Access;
   /** Dated service records (docs/records.md). */
   readonly records: Records;
+  /** Repository scans (docs/scans.md). */
+  readonly scans: Scans;
   /** The open database (tests compose use cases of their own over it). */
   readonly database: DatabaseHandle;
   /** What this start handed over in the first-start file (an empty database's `local` account, owner links), if anything. */
@@ -102,7 +113,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const onWriteError = (error: unknown) => app?.log.warn({ err: error }, 'could not record finished calls');
   // On PostgreSQL, this server's reservations carry its id, and a lease it renews (migration 004-instances).
-  const sqlStore = new SqlStore(database.db, onWriteError, database.kind === 'postgres' ? randomUUID() : undefined);
+  const instanceId = randomUUID();
+  const sqlStore = new SqlStore(database.db, onWriteError, database.kind === 'postgres' ? instanceId : undefined);
   // The embedded database has one user, this process: its bookkeeping can live in memory.
   const store = database.kind === 'pglite' ? new EmbeddedStore(database.db, sqlStore, onWriteError) : sqlStore;
   const keys = SigningKeys.open(config.signingKeysPath, clock.now());
@@ -164,6 +176,30 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     marking: () => fingerprintKeys.marking,
   });
 
+  const scanStore = new SqlScanStore(database.db);
+  const scanWork = join(config.dataDir, 'scans');
+  let jobs: JobQueue | undefined;
+  const scans = createScans({
+    store: scanStore,
+    accounts: store,
+    jobs: {
+      send: (name, data, options) => jobs!.send(name, data, options),
+      work: (name, concurrency, handler) => jobs!.work(name, concurrency, handler),
+    },
+    fetch: (request, limits) => fetchRepository({ ...request, workRoot: scanWork }, limits),
+    sources: {
+      resolve: async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address),
+      realpath: (path) => realpath(path),
+    },
+    check: (bytes, signal) => inspectWithFingerprint(bytes, { provenance, fingerprint, maxImagePixels: config.maxImagePixels, signal, workers: pool }),
+    limits: { ...config.scans, checkConcurrency: config.decodeConcurrency },
+    clock,
+    instanceId,
+    liveInstances: () => scanStore.liveInstances(new Date(clock.now().getTime() - config.reservationTtlSeconds * 1000)),
+    soleServer: database.kind === 'pglite',
+    onError: (error, what) => app?.log.warn({ err: error }, what),
+  });
+
   let sweeper: NodeJS.Timeout | undefined;
   let housekeeping: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -174,6 +210,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // sweep also takes this server's lease, before it reserves anything.
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
+    // Fetched repositories live here while they are scanned; anything left by a crash goes first.
+    mkdirSync(scanWork, { recursive: true, mode: 0o700 });
+    jobs = await openJobQueue(database, config.databaseUrl, (error) => app?.log.warn({ err: error }, 'job queue error'));
     const web = {
       people,
       peopleStore,
@@ -184,13 +223,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       mailer,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
-    app = await buildHttpApp({ config, access, web, records, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, web, records, scans, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
     // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
     housekeeping = setInterval(() => {
-      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now())]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
+      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep()]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     housekeeping.unref();
     if (sweeps) {
@@ -208,6 +247,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys }, server.log);
     url = await server.listen({ port: config.port, host: config.host });
+    await scans.start();
     // Only now that the server listens: a start that fails before creates nothing.
     const start = await firstStart({ store, admin, people });
     let handedOver: RunningServer['firstStart'];
@@ -225,6 +265,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       people,
       apiKeys,
       records,
+      scans,
       database,
       firstStart: handedOver,
       signingKeys: keys,
@@ -245,6 +286,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           // client went away (they still use the database and the worker
           // pool closed after it); the other steps get CLOSE_STEP_TIMEOUT_MS.
           const steps: Array<[string, () => Promise<void> | undefined, bounded: boolean]> = [
+            // Scans running stop first (what they checked is saved; they resume on a later start).
+            ['the repository scans', () => scans.stop(), true],
+            ['the job queue', () => jobs?.stop(CLOSE_STEP_TIMEOUT_MS - 1000), true],
             ['the HTTP server', () => server.close(), false],
             ['the admin socket', () => socket?.close(), true],
             ['the usage writes still pending', () => store.flush(), true],
@@ -270,6 +314,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clearInterval(heartbeat);
     mailer.close();
     thumbnails.close();
+    await scans.stop().catch(() => {});
+    await jobs?.stop(1000).catch(() => {});
     await app?.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});

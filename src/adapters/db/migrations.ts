@@ -295,6 +295,60 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
        bytes bytea not null
      )`,
   ),
+  // Repository scans (docs/scans.md) and their reports, one row per image.
+  // A scan counts toward its user's scans of the day and the service-wide
+  // ceiling while `counted` (a scan with a token whose server stopped first
+  // is uncounted). `runner` and `lease_until`: the server running it, which
+  // renews the lease as it saves progress; a lease run out means the runner
+  // is gone and the scan may be resumed elsewhere.
+  '009-scans': statements(
+    `create table scans (
+       id text primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid not null references users (id) on delete cascade,
+       repository text not null check (length(repository) <= 2048),
+       ref text check (length(ref) <= 255),
+       with_token boolean not null,
+       instance_id text not null,
+       commit text,
+       state text not null check (state in ('queued', 'running', 'done', 'failed', 'cancelled')),
+       reason text,
+       counted boolean not null default true,
+       created_at timestamptz not null,
+       started_at timestamptz,
+       finished_at timestamptz,
+       expires_at timestamptz not null,
+       runner text,
+       lease_until timestamptz,
+       files integer,
+       processed integer not null default 0,
+       fetch_ms integer,
+       images integer not null default 0,
+       opted_out integer not null default 0,
+       not_opted_out integer not null default 0,
+       failed integer not null default 0,
+       skipped integer not null default 0,
+       other_files integer not null default 0
+     )`,
+    `create index scans_account_created on scans (account_id, created_at desc)`,
+    `create index scans_counted_day on scans (created_at) where counted`,
+    `create index scans_unfinished on scans (state) where state in ('queued', 'running')`,
+    `create table scan_items (
+       scan_id text not null references scans (id) on delete cascade,
+       path text not null,
+       status text not null check (status in ('optedOut', 'notOptedOut', 'failed', 'skipped')),
+       reason text,
+       code text,
+       bytes bigint not null,
+       sha256 text,
+       format text,
+       signals text not null default '[]',
+       value text,
+       provenance text,
+       fingerprint text,
+       primary key (scan_id, path)
+     )`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

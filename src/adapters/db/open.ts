@@ -18,6 +18,8 @@ import type { Database } from './schema.js';
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly kind: 'pglite' | 'postgres';
+  /** The embedded database's one connection, for a library that sends its own SQL (the job queue): every statement's rows. */
+  readonly runAll?: (text: string, values?: readonly unknown[]) => Promise<{ rows: unknown[] }>;
   close(): Promise<void>;
 }
 
@@ -60,11 +62,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const pglite = await PGliteThread.start(pgdata).catch((error: unknown) => {
       throw explainStartFailure(error, options.dataDir);
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) as never }) });
+    const pool = new PGlitePool(pglite);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never }) });
     await migrate(db, options.limitSeeds);
     return {
       db,
       kind: 'pglite',
+      runAll: (text, values) => pool.runAll(text, values),
       async close() {
         try {
           await db.destroy();

@@ -36,6 +36,23 @@ export class PGlitePool {
     };
   }
 
+  /**
+   * One text run in its turn between borrowers, with the rows of every
+   * statement it holds (a multi-statement text without parameters).
+   */
+  async runAll(text: string, params: readonly unknown[] = []): Promise<{ rows: unknown[] }> {
+    const previous = this.tail;
+    const { promise, resolve: release } = Promise.withResolvers<void>();
+    this.tail = promise;
+    await previous;
+    try {
+      const result = await this.db.run(text, params, { all: true });
+      return { rows: result.rows };
+    } finally {
+      release();
+    }
+  }
+
   async end(): Promise<void> {
     await this.tail;
     await this.db.close();

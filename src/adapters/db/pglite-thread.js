@@ -127,7 +127,9 @@ parentPort.on('message', async (message) => {
     durability.ran(message.sql);
     // Without parameters the simple protocol, which accepts several
     // statements; with them, the extended protocol.
-    const result = message.params.length > 0 ? await db.query(message.sql, message.params) : (await db.exec(message.sql)).at(-1);
+    // `all`: the rows of every statement of a multi-statement text (the job queue's).
+    const results = message.params.length > 0 ? [await db.query(message.sql, message.params)] : await db.exec(message.sql);
+    const result = message.all ? { rows: results.flatMap((r) => r.rows ?? []), affectedRows: results.at(-1)?.affectedRows } : results.at(-1);
     try {
       await durability.afterStatement();
     } catch (error) {

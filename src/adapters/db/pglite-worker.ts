@@ -17,7 +17,7 @@ export interface StatementResult {
 
 /** What PGlitePool needs from the embedded database. */
 export interface EmbeddedDatabase {
-  run(sql: string, params: readonly unknown[]): Promise<StatementResult>;
+  run(sql: string, params: readonly unknown[], options?: { readonly all?: boolean }): Promise<StatementResult>;
   close(): Promise<void>;
 }
 
@@ -88,12 +88,12 @@ export class PGliteThread implements EmbeddedDatabase {
     });
   }
 
-  run(sql: string, params: readonly unknown[]): Promise<StatementResult> {
+  run(sql: string, params: readonly unknown[], options: { readonly all?: boolean } = {}): Promise<StatementResult> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, since: performance.now() });
-      this.worker.postMessage({ id, sql, params });
+      this.worker.postMessage({ id, sql, params, all: options.all === true });
     });
   }
 

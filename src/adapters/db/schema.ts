@@ -1,5 +1,5 @@
 /** Table types for Kysely, matching migrations.ts. */
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date, Date>;
 
@@ -198,7 +198,53 @@ export interface RecordThumbnailsTable {
   bytes: Uint8Array;
 }
 
+export interface ScansTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  repository: string;
+  ref: string | null;
+  with_token: boolean;
+  instance_id: string;
+  commit: string | null;
+  state: string;
+  reason: string | null;
+  counted: Generated<boolean>;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  expires_at: Timestamp;
+  runner: string | null;
+  lease_until: Timestamp | null;
+  files: number | null;
+  processed: Generated<number>;
+  fetch_ms: number | null;
+  images: Generated<number>;
+  opted_out: Generated<number>;
+  not_opted_out: Generated<number>;
+  failed: Generated<number>;
+  skipped: Generated<number>;
+  other_files: Generated<number>;
+}
+
+export interface ScanItemsTable {
+  scan_id: string;
+  path: string;
+  status: string;
+  reason: string | null;
+  code: string | null;
+  bytes: number;
+  sha256: string | null;
+  format: string | null;
+  signals: string;
+  value: string | null;
+  provenance: string | null;
+  fingerprint: string | null;
+}
+
 export interface Database {
+  scans: ScansTable;
+  scan_items: ScanItemsTable;
   record_thumbnails: RecordThumbnailsTable;
   records: RecordsTable;
   access_requests: AccessRequestsTable;

@@ -13,6 +13,7 @@ import type { Sessions } from '../../app/people/sessions.js';
 import type { SignInLimits } from '../../app/people/sign-in-limits.js';
 import type { People } from '../../app/people/users.js';
 import type { Provenance } from '../../app/provenance.js';
+import type { Scans } from '../../app/scans/scans.js';
 import type { Records } from '../../app/records/records.js';
 import type { Mailer } from '../../adapters/mailer.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
@@ -33,6 +34,8 @@ export interface WebDeps {
   readonly provenance: Provenance;
   /** Dated service records (app/records). */
   readonly records: Records;
+  /** Repository scans (app/scans). */
+  readonly scans?: Scans;
   readonly fingerprint: Fingerprinting;
   /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
   readonly workers: MetadataWorkers | undefined;

@@ -15,19 +15,11 @@ import { publicRecordPage, recordsPage, type RecordsQuery, type RecordsView } fr
 import { STATUS } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { attachment } from './page-routes.js';
+import { csvField } from '../../core/csv.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
 const CSV_COLUMNS = ['recordId', 'createdAt', 'fileName', 'user', 'sha256Original', 'sha256Marked', 'value', 'layers', 'kid', 'batchId', 'publicJws', 'privateJws'] as const;
 
-/**
- * One CSV field (RFC 4180): quoted, quotes doubled. A text a person chose (a
- * file name, an email) that a spreadsheet would take for a formula (=, +,
- * -, @, a tab or a carriage return first) gets a ' in front.
- */
-function csvField(value: string, typed = false): string {
-  const safe = typed && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
 
 function csvLine(record: ServiceRecord): string {
   return `${[

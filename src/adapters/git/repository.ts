@@ -1,0 +1,319 @@
+/**
+ * Fetching a repository to scan, with limits, using git itself.
+ *
+ * Nothing is checked out: the commit is fetched into a bare repository in a
+ * private temporary directory, its tree listed with `git ls-tree` and its
+ * blobs read with `git cat-file --batch`. No file of the repository is ever
+ * written under a path it chose, so symbolic links, `..` and `.git` tricks in
+ * a hostile tree cannot reach outside it; git's own object checks
+ * (transfer.fsckObjects) refuse malformed trees on the way in. Submodules are
+ * listed, never fetched; Git LFS pointers are small files like any other.
+ *
+ * Limits: a shallow fetch (depth 1) of one ref or commit; the bytes on disk
+ * watched while it runs (the fetch is stopped past the limit); the listed
+ * files and their total size checked before anything is read; everything
+ * bounded by the caller's signal (the scan's time limit). A read token goes
+ * to git in its environment (visible only to this user), as an HTTP header:
+ * never on a command line, in a URL, a file or a message.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readdir, lstat, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ScanSourceError, type ScanSource, type SourceEntry } from '../../app/scans/ports.js';
+
+export interface FetchRequest {
+  readonly url: string;
+  /** A branch or tag; default the remote's HEAD. */
+  readonly ref: string | null;
+  /** A commit to fetch instead of the ref (a resumed scan). */
+  readonly commit: string | null;
+  readonly token: string | null;
+  /** Connect to this address for the URL's host (what the source policy checked): [host, port, address]. */
+  readonly pin: readonly [string, number, string] | null;
+  /** Where the temporary directory is made. */
+  readonly workRoot: string;
+}
+
+export interface FetchLimits {
+  readonly maxBytes: number;
+  readonly maxFiles: number;
+  readonly signal: AbortSignal;
+}
+
+/** The fetch could not be done, or went past a limit; the message is for people and holds no secret. */
+export class RepositoryFetchError extends ScanSourceError {}
+
+const WATCH_MS = 200;
+const STDERR_KEPT = 8 * 1024;
+
+export async function fetchRepository(request: FetchRequest, limits: FetchLimits): Promise<ScanSource> {
+  const started = performance.now();
+  const dir = await mkdtemp(join(request.workRoot, 'scan-'));
+  const gitDir = join(dir, 'repo.git');
+  const git = new Git(gitDir, dir, request, limits.signal);
+  try {
+    await git.run(['init', '-q', '--bare', gitDir], { cwdGitDir: false });
+    const what = request.commit ?? request.ref ?? 'HEAD';
+    if (what.startsWith('-')) throw new RepositoryFetchError('a branch or tag name cannot start with "-"');
+    await git.run(['fetch', '-q', '--depth=1', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', request.url, `+${what}:refs/scan`], {
+      watch: { dir, maxBytes: limits.maxBytes },
+    });
+    const commit = (await git.run(['rev-parse', '--verify', '-q', 'refs/scan^{commit}'])).toString('utf8').trim();
+    if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new RepositoryFetchError('the fetched ref is not a commit');
+    const listing = await git.run(['ls-tree', '-r', '-l', '-z', '--full-tree', commit]);
+    const entries = parseTree(listing);
+    if (entries.length > limits.maxFiles) throw new RepositoryFetchError(`the repository has ${entries.length} files, over the limit of ${limits.maxFiles}`);
+    const total = entries.reduce((sum, e) => sum + e.size, 0);
+    if (total > limits.maxBytes) throw new RepositoryFetchError(`the repository's files total ${total} bytes, over the limit of ${limits.maxBytes}`);
+    const reader = new BlobReader(git.spawn(['cat-file', '--batch']));
+    const fetchMs = Math.round(performance.now() - started);
+    return {
+      commit,
+      fetchMs,
+      entries,
+      read: (entry, limit) => reader.read(entry.handle, limit),
+      async close() {
+        reader.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+    throw error;
+  }
+}
+
+/** `git ls-tree -r -l -z`: "<mode> <type> <oid> <size>\t<path>\0" per entry. */
+export function parseTree(listing: Buffer): SourceEntry[] {
+  const entries: SourceEntry[] = [];
+  let at = 0;
+  while (at < listing.length) {
+    const end = listing.indexOf(0, at);
+    const record = listing.subarray(at, end === -1 ? listing.length : end);
+    at = end === -1 ? listing.length : end + 1;
+    const tab = record.indexOf(9);
+    if (tab === -1) continue;
+    const [mode = '', type = '', oid = '', size = '-'] = record.subarray(0, tab).toString('latin1').split(/ +/);
+    const path = record.subarray(tab + 1).toString('utf8');
+    if (type === 'commit') entries.push({ path, kind: 'submodule', size: 0, handle: oid });
+    else if (type === 'blob' && mode === '120000') entries.push({ path, kind: 'symlink', size: 0, handle: oid });
+    else if (type === 'blob') entries.push({ path, kind: 'file', size: Number(size), handle: oid });
+  }
+  return entries;
+}
+
+interface RunOptions {
+  readonly cwdGitDir?: boolean;
+  readonly watch?: { readonly dir: string; readonly maxBytes: number };
+}
+
+class Git {
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly args: string[];
+
+  constructor(
+    private readonly gitDir: string,
+    home: string,
+    private readonly request: FetchRequest,
+    private readonly signal: AbortSignal,
+  ) {
+    const protocol = new URL(request.url).protocol.replace(':', '');
+    const config: Array<[string, string]> = [];
+    if (request.token !== null) {
+      config.push(['http.extraHeader', `Authorization: Basic ${Buffer.from(`x-access-token:${request.token}`).toString('base64')}`]);
+    }
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      LANG: 'C',
+      LC_ALL: 'C',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_ASKPASS: 'false',
+      SSH_ASKPASS: 'false',
+      // Only the URL's own protocol, for this fetch and anything it would lead to.
+      GIT_ALLOW_PROTOCOL: protocol,
+      GIT_CONFIG_COUNT: String(config.length),
+      ...Object.fromEntries(config.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
+    };
+    this.args = [
+      '-c', 'http.followRedirects=false',
+      '-c', 'transfer.fsckObjects=true',
+      '-c', 'core.hooksPath=/dev/null',
+      '-c', 'protocol.version=2',
+      '-c', `protocol.${protocol}.allow=always`,
+      '-c', 'http.lowSpeedLimit=1000',
+      '-c', 'http.lowSpeedTime=30',
+      ...(request.pin ? ['-c', `http.curloptResolve=${request.pin[0]}:${request.pin[1]}:${request.pin[2].includes(':') ? `[${request.pin[2]}]` : request.pin[2]}`] : []),
+    ];
+  }
+
+  spawn(args: readonly string[], cwdGitDir = true): ChildProcessWithoutNullStreams {
+    return spawn('git', [...this.args, ...(cwdGitDir ? ['--git-dir', this.gitDir] : []), ...args], { env: this.env, stdio: 'pipe', detached: true });
+  }
+
+  async run(args: readonly string[], options: RunOptions = {}): Promise<Buffer> {
+    this.signal.throwIfAborted();
+    const child = this.spawn(args, options.cwdGitDir !== false);
+    const out: Buffer[] = [];
+    let err = '';
+    let stopped: string | undefined;
+    const stop = (why: string) => {
+      stopped ??= why;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const onAbort = () => stop('the scan took longer than its time limit');
+    this.signal.addEventListener('abort', onAbort, { once: true });
+    let watcher: NodeJS.Timeout | undefined;
+    if (options.watch) {
+      const { dir, maxBytes } = options.watch;
+      watcher = setInterval(() => {
+        treeBytes(dir).then(
+          (bytes) => bytes > maxBytes && stop(`the repository is larger than the limit of ${maxBytes} bytes`),
+          () => {},
+        );
+      }, WATCH_MS);
+    }
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (err.length < STDERR_KEPT) err += chunk.toString('utf8');
+    });
+    child.stdin.end();
+    try {
+      const code = await new Promise<number | null>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('close', resolve);
+      });
+      if (stopped) throw new RepositoryFetchError(stopped);
+      if (code !== 0) throw new RepositoryFetchError(explain(err, this.request));
+      return Buffer.concat(out);
+    } finally {
+      clearInterval(watcher);
+      this.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** git's complaint in words a person can act on, with nothing secret in it. */
+function explain(stderr: string, request: FetchRequest): string {
+  const text = redact(stderr, request.token);
+  if (/could not read Username|Authentication failed|terminal prompts disabled|HTTP Basic: Access denied|403/i.test(text)) {
+    return request.token ? 'the server refused the read token' : 'the repository needs a read token (it is private, or does not exist)';
+  }
+  if (/not found|does not appear to be a git repository|404/i.test(text)) return 'the repository was not found';
+  if (/couldn't find remote ref|invalid refspec|not our ref/i.test(text)) return request.commit ? 'the commit scanned before is not on the server any more' : `the branch or tag ${JSON.stringify(request.ref ?? 'HEAD')} was not found`;
+  if (/redirect/i.test(text)) return 'the server redirected the request (redirects are not followed)';
+  if (/fsck|bad tree|badTree|zero-padded|has dot|has dotdot|dotgit|full pathname/i.test(text)) return 'the repository holds objects git itself refuses (malformed trees or paths)';
+  if (/Could not resolve host|Connection refused|Failed to connect|timed out|unable to connect/i.test(text)) return 'the repository\'s server could not be reached';
+  const line = text.split('\n').find((l) => /^(fatal|error):/.test(l.trim())) ?? text.split('\n')[0] ?? '';
+  return `git could not fetch it: ${line.trim().slice(0, 200) || 'no reason given'}`;
+}
+
+function redact(text: string, token: string | null): string {
+  if (!token) return text;
+  let out = text.split(token).join('[token]');
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  out = out.split(basic).join('[token]');
+  return out;
+}
+
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const here = pending.pop()!;
+    let names;
+    try {
+      names = await readdir(here, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of names) {
+      const path = join(here, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isFile()) total += await lstat(path).then((s) => s.size, () => 0);
+    }
+  }
+  return total;
+}
+
+/**
+ * Reads blobs through one `git cat-file --batch` process, one at a time:
+ * "<oid>\n" in, "<oid> blob <size>\n<bytes>\n" out. Only the first `limit`
+ * bytes of each are kept; the rest are passed over as they arrive.
+ */
+class BlobReader {
+  private buffered: Buffer = Buffer.alloc(0);
+  private waiting: (() => void) | undefined;
+  private ended: Error | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.on('data', (chunk: Buffer) => {
+      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+      this.waiting?.();
+    });
+    const end = () => {
+      this.ended ??= new RepositoryFetchError('git stopped while the files were read');
+      this.waiting?.();
+    };
+    child.once('close', end);
+    child.once('error', end);
+    child.stderr.resume();
+    child.stdin.on('error', () => {});
+  }
+
+  read(oid: string, limit: number): Promise<Uint8Array> {
+    const next = this.queue.then(() => this.readOne(oid, limit));
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private async more(): Promise<void> {
+    if (this.ended) throw this.ended;
+    await new Promise<void>((resolve) => (this.waiting = resolve));
+    this.waiting = undefined;
+  }
+
+  private async readOne(oid: string, limit: number): Promise<Uint8Array> {
+    if (!/^[0-9a-f]{40,64}$/.test(oid)) throw new RepositoryFetchError('not an object id');
+    this.child.stdin.write(`${oid}\n`);
+    let newline: number;
+    while ((newline = this.buffered.indexOf(10)) === -1) await this.more();
+    const header = this.buffered.subarray(0, newline).toString('latin1');
+    this.buffered = this.buffered.subarray(newline + 1);
+    const [, type, sizeText] = header.split(' ');
+    if (type !== 'blob') throw new RepositoryFetchError(`the object ${oid} is missing`);
+    const size = Number(sizeText);
+    const keep = Math.min(limit, size);
+    const kept = Buffer.allocUnsafe(keep);
+    let have = 0;
+    let remaining = size + 1; // the bytes and their trailing newline
+    while (remaining > 0) {
+      if (this.buffered.length === 0) await this.more();
+      const take = Math.min(remaining, this.buffered.length);
+      if (have < keep) {
+        const copy = Math.min(keep - have, take);
+        this.buffered.copy(kept, have, 0, copy);
+        have += copy;
+      }
+      this.buffered = this.buffered.subarray(take);
+      remaining -= take;
+    }
+    return kept;
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
+}
