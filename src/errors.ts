@@ -52,6 +52,7 @@ export type ErrorCode =
   | 'record_not_found'
   | 'scan_not_found'
   | 'scan_not_cancellable'
+  | 'scan_not_finished'
   | 'source_not_allowed'
   | 'scan_limit_reached'
   | 'scans_paused'
@@ -369,6 +370,14 @@ export class ScanNotCancellableError extends OptmarkError {
   readonly code = 'scan_not_cancellable';
   constructor(readonly state: string) {
     super(`This scan has ended (${state}): there is nothing left to cancel`);
+  }
+}
+
+/** A scan's fix before the scan has ended with a report (queued or running), or of a scan cancelled. */
+export class ScanNotFinishedError extends OptmarkError {
+  readonly code = 'scan_not_finished';
+  constructor(readonly state: string) {
+    super(state === 'cancelled' ? 'This scan was cancelled: scan the repository again, then fix it' : `This scan is ${state}: its fix can be made once it has ended`);
   }
 }
 

@@ -68,6 +68,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   access_request_not_pending: 409,
   grant_not_available: 409,
   scan_not_cancellable: 409,
+  scan_not_finished: 409,
   image_too_large: 413,
   body_too_large: 413,
   unsupported_content_type: 415,

@@ -48,6 +48,7 @@ import { SqlScanStore } from '../adapters/db/scan-store.js';
 import { fetchRepository } from '../adapters/git/repository.js';
 import { openJobQueue, type JobQueue } from '../adapters/jobs/queue.js';
 import { inspectWithFingerprint } from '../app/verify-image.js';
+import { protectOffLoop } from '../app/protect-image.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
 /** How often ended sessions, expired idempotency rows and batches are removed. */
@@ -198,6 +199,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     liveInstances: () => scanStore.liveInstances(new Date(clock.now().getTime() - config.reservationTtlSeconds * 1000)),
     soleServer: database.kind === 'pglite',
     onError: (error, what) => app?.log.warn({ err: error }, what),
+    async mark(bytes, path, signal) {
+      const iat = Math.floor(clock.now().getTime() / 1000);
+      const marked = await protectOffLoop(bytes, { filename: path.split('/').pop(), maxImagePixels: config.maxImagePixels }, provenance.at(iat), { workers: pool, signal });
+      return { bytes: marked.bytes, sha256: marked.sha256, value: marked.value, tagKid: marked.tagKid };
+    },
   });
 
   let sweeper: NodeJS.Timeout | undefined;

@@ -16,7 +16,12 @@ import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { unzipSync } from 'fflate';
 import { protect } from '../../src/app/protect-image.js';
+import { ExifTool } from '../support/exiftool.js';
+import { git } from '../support/git-server.js';
 import { makeRepository, serveRepositories, type GitServers, type RepoFile } from '../support/git-server.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 
@@ -169,6 +174,73 @@ describe('a scan over HTTP with a read token', () => {
     ].join('\n');
     for (const form of [TOKEN, Buffer.from(`x-access-token:${TOKEN}`).toString('base64'), 'TestToken_4f9a']) expect(everything).not.toContain(form);
   });
+});
+
+describe('the fix', () => {
+  const exiftool = new ExifTool();
+  afterAll(() => exiftool.close());
+  const dataMining = async (file: string) => {
+    const { stdout } = await exiftool.run(['-j', '-XMP-plus:DataMining', file]);
+    return (JSON.parse(stdout) as Array<{ DataMining?: string }>)[0]?.DataMining;
+  };
+
+  it('marks the images without the opt-out, after a confirmation of how many, as a zip keeping their paths', async () => {
+    const key = await person(t, 'scan-fix', 'fix@example.com');
+    const { id } = (await (await submit(t, key, { repository: `${servers.daemonUrl}site.git` })).json()) as { id: string };
+    await finished(t, key, id);
+    const protectBefore = (await t.server.admin.usage('scan-fix')).protect.used;
+    const fix = (body: unknown) => api(t, key, `/api/v1/scans/${id}/fix`, { method: 'POST', body: JSON.stringify(body) });
+    const unconfirmed = await fix({ confirm: 5 });
+    expect(unconfirmed.status).toBe(400);
+    expect(await unconfirmed.json()).toMatchObject({ code: 'invalid_option', error: expect.stringContaining('"confirm": 2') });
+    const response = await fix({ confirm: 2 });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/zip');
+    const files = unzipSync(new Uint8Array(await response.arrayBuffer()));
+    expect(Object.keys(files).sort()).toEqual(['assets/logo', 'images/deep/er/photo.png']);
+    const out = mkdtempSync(join(tmpdir(), 'optmark-fix-'));
+    try {
+      for (const [path, bytes] of Object.entries(files)) {
+        mkdirSync(join(out, path, '..'), { recursive: true });
+        writeFileSync(join(out, path), bytes);
+        expect(await dataMining(join(out, path)), path).toBe('Prohibited for AI/ML training');
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    expect((await t.server.admin.usage('scan-fix')).protect.used - protectBefore).toBe(2);
+    const running = (await (await submit(t, key, { repository: `${servers.daemonUrl}gallery.git` })).json()) as { id: string };
+    const early = await api(t, key, `/api/v1/scans/${running.id}/fix`, { method: 'POST', body: JSON.stringify({ confirm: 1 }) });
+    expect(early.status).toBe(409);
+    expect(await early.json()).toMatchObject({ code: 'scan_not_finished' });
+    await finished(t, key, running.id, 60_000);
+  }, 90_000);
+
+  it('given a token that may write, pushes one commit on a new branch holding the marked files', async () => {
+    const key = await person(t, 'scan-push', 'push@example.com');
+    const { id } = (await (await submit(t, key, { repository: `${servers.httpUrl}private.git`, token: TOKEN })).json()) as { id: string };
+    const scan = await finished(t, key, id);
+    expect(scan.status).toBe('done');
+    const response = await api(t, key, `/api/v1/scans/${id}/fix`, { method: 'POST', body: JSON.stringify({ confirm: 2, push: true, token: TOKEN }) });
+    expect(response.status).toBe(200);
+    const pushed = (await response.json()) as { branch: string; commit: string; marked: Array<{ path: string }>; failed: unknown[] };
+    expect(pushed.branch).toMatch(/^optmark\/opt-out-\d{8}-[0-9a-f]{8}$/);
+    expect(pushed.failed).toEqual([]);
+    const bare = join(root, 'private.git');
+    expect(git(bare, 'rev-parse', `refs/heads/${pushed.branch}`)).toBe(pushed.commit);
+    expect(git(bare, 'log', '-1', '--format=%s', pushed.commit)).toBe('Add the IPTC Data Mining opt-out to 2 images');
+    expect(git(bare, 'rev-parse', `${pushed.commit}^`)).toBe(scan.commit);
+    expect(git(bare, 'diff', '--name-only', scan.commit, pushed.commit).split('\n').sort()).toEqual(['assets/logo', 'images/deep/er/photo.png']);
+    const out = mkdtempSync(join(tmpdir(), 'optmark-push-'));
+    try {
+      git(out, 'clone', '-q', '--branch', pushed.branch, bare, 'checkout');
+      for (const path of ['assets/logo', 'images/deep/er/photo.png']) expect(await dataMining(join(out, 'checkout', path)), path).toBe('Prohibited for AI/ML training');
+      // Everything else is as it was.
+      expect(execFileSync('git', ['-C', join(out, 'checkout'), 'diff', '--stat', scan.commit, 'HEAD', '--', 'images/marked.jpg', 'README.md']).toString()).toBe('');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('sources', () => {

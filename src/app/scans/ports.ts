@@ -17,6 +17,8 @@ export interface SourceEntry {
   readonly size: number;
   /** The source's handle for reading it (a git object id, a file path). */
   readonly handle: string;
+  /** git's file mode (100644, 100755, 120000, 160000), for a git source. */
+  readonly mode?: string;
 }
 
 /** A tree to scan: its listing and its files' bytes. */
@@ -28,6 +30,11 @@ export interface ScanSource {
   readonly entries: readonly SourceEntry[];
   /** The file's first `limit` bytes (all of it when it has fewer). */
   read(entry: SourceEntry, limit: number): Promise<Uint8Array>;
+  /**
+   * A git source only: commit `changes` on top of the scanned commit and push
+   * it to the repository as a new branch (with the token given to the fetch).
+   */
+  publish?(changes: ReadonlyArray<{ readonly path: string; readonly bytes: Uint8Array }>, options: { readonly branch: string; readonly message: string }): Promise<{ readonly commit: string }>;
   /** Remove what the source made (the fetched repository). */
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@ import type { VerifyDetails, VerifyResult } from '../verify-image.js';
 import { FINISHED_STATES, ScanSourceError, type Scan, type ScanItem, type ScanSource, type ScanStore } from './ports.js';
 import { runScan, type Unit } from './run.js';
 import { checkSource, type CheckedSource, type SourcePorts } from './sources.js';
+import { fixable, fixScan, type FixOutcome, type FixRequest, type Marked } from './fix.js';
 
 export interface ScanLimits {
   readonly sources: readonly string[];
@@ -53,6 +54,8 @@ export interface ScanDeps {
   /** Whether only this process uses the database (the embedded one): then every unfinished scan at start was interrupted. */
   readonly soleServer: boolean;
   readonly onError: (error: unknown, what: string) => void;
+  /** The API's protect (the opt-out and the provenance tag), for a scan's fix. */
+  readonly mark: (bytes: Uint8Array, path: string, signal: AbortSignal) => Promise<Marked>;
 }
 
 export interface Submitter {
@@ -104,6 +107,10 @@ export interface Scans {
   report(accountId: string, id: string): Promise<{ scan: Scan; items: ScanItem[] }>;
   list(accountId: string, limit?: number): Promise<Scan[]>;
   cancel(accountId: string, id: string): Promise<Scan>;
+  /** The paths a fix would mark (the images without the opt-out). */
+  fixable(accountId: string, id: string): Promise<string[]>;
+  /** Mark them (after the confirmation of how many), as files or a pushed branch. */
+  fix(who: Submitter, request: FixRequest): Promise<FixOutcome>;
   /** Operators: today's count, the ceiling, whether paused. */
   status(): Promise<{ today: number; ceiling: number; paused: boolean }>;
   pause(): Promise<void>;
@@ -284,6 +291,14 @@ export function createScans(deps: ScanDeps): Scans {
     },
 
     list: (accountId, limit = 50) => store.list(accountId, limit),
+
+    fixable: (accountId, id) => fixable(store, accountId, id),
+    fix: (who, request) =>
+      fixScan(
+        { store, accounts, fetch: deps.fetch, sources: deps.sources, allowedSources: limits.sources, maxBytes: limits.maxBytes, maxFiles: limits.maxFiles, maxSeconds: limits.maxSeconds, mark: deps.mark, clock },
+        who,
+        request,
+      ),
 
     async cancel(accountId, id) {
       const scan = await find(accountId, id);

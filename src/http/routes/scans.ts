@@ -6,17 +6,21 @@
  *   GET    /api/v1/scans/{id}          status, progress, and once ended the summary
  *   GET    /api/v1/scans/{id}/report   JSON, or CSV with Accept: text/csv
  *   DELETE /api/v1/scans/{id}          cancel
+ *   POST   /api/v1/scans/{id}/fix      {"confirm": N, "push"?, "token"?} -> a zip of the marked files, or the pushed branch
  *
  * Creating or cancelling needs the `verify` scope; reading, any scope. Plans
  * with API access only. Another account's scan is not found, as an unknown
  * id is. A token is never echoed, stored or logged.
  */
+import { Readable } from 'node:stream';
+import { makeZip } from 'client-zip';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerCredential, presentsKey, type ApiAccess } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import { API_PLANS, type Principal } from '../../app/ports.js';
 import { FINISHED_STATES, type Scan, type ScanItem } from '../../app/scans/ports.js';
 import type { Scans } from '../../app/scans/scans.js';
+import type { FixOutcome } from '../../app/scans/fix.js';
 import { csvField } from '../../core/csv.js';
 import { InvalidOptionError, MethodNotAllowedError, PlanNotAllowedError, RoleNotAllowedError, ScopeNotAllowedError } from '../../errors.js';
 import { errorResult } from '../schemas.js';
@@ -97,10 +101,10 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
   const refuseKeyGuessers = async (request: FastifyRequest) => {
     if (presentsKey(request.headers.authorization)) authFailures.admit(request.ip);
   };
-  const principalOf = async (request: FastifyRequest, scope?: 'verify'): Promise<Principal> => {
+  const principalOf = async (request: FastifyRequest, scope?: 'verify' | 'protect'): Promise<Principal> => {
     const principal = await authFailures.counting(request.ip, async () => access.authenticate(bearerCredential(request.headers.authorization)));
     if (!API_PLANS.includes(principal.plan)) throw new PlanNotAllowedError(principal.plan);
-    if (scope && !principal.scopes.includes(scope)) throw new ScopeNotAllowedError('repository scans (creating or cancelling one needs the verify scope)', principal.scopes);
+    if (scope && !principal.scopes.includes(scope)) throw new ScopeNotAllowedError(scope === 'verify' ? 'repository scans (creating or cancelling one needs the verify scope)' : 'a scan\'s fix (it marks images: the protect scope)', principal.scopes);
     return principal;
   };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
@@ -168,6 +172,36 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
     },
   });
 
+  app.post('/api/v1/scans/:id/fix', {
+    config: { access: 'api-key' },
+    onRequest: refuseKeyGuessers,
+    handler: async (request, reply: FastifyReply) => {
+      // It spends protect units: the protect scope.
+      const principal = await principalOf(request, 'protect');
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const unknown = Object.keys(body).find((name) => !['confirm', 'push', 'token'].includes(name));
+      if (unknown !== undefined) throw new InvalidOptionError('the body', 'only "confirm", "push" and "token"', unknown.slice(0, 100));
+      if (typeof body.confirm !== 'number' || !Number.isSafeInteger(body.confirm)) {
+        throw new InvalidOptionError('confirm', 'the number of images the fix marks', typeof body.confirm === 'number' ? body.confirm : typeof body.confirm, 'Send "confirm": N, the number of images without the opt-out this fix marks (each one protect call); GET the report to see them');
+      }
+      if (body.push !== undefined && typeof body.push !== 'boolean') throw new InvalidOptionError('push', 'true or false', typeof body.push);
+      if (body.token !== undefined && body.token !== null && (typeof body.token !== 'string' || body.token.length === 0 || body.token.length > 1024)) {
+        throw new InvalidOptionError('token', 'a token of 1 to 1024 characters', '(not shown)');
+      }
+      if (body.push === true && !body.token) throw new InvalidOptionError('token', 'a token that may write to the repository, to push the branch', '(none)');
+      const outcome = await scans.fix(
+        { accountId: principal.accountId, userId: principal.userId ?? '', plan: principal.plan },
+        { scanId: idOf(request), confirm: body.confirm, push: body.push === true, token: (body.token as string | undefined) ?? null },
+      );
+      if (body.push === true) {
+        return { branch: outcome.branch, commit: outcome.commit, marked: outcome.files.map((f) => ({ path: f.path, sha256: f.marked.sha256 })), failed: outcome.failed };
+      }
+      reply.header('Content-Disposition', `attachment; filename="${idOf(request)}-fix.zip"`);
+      reply.header('X-Optmark-Fix-Failed', String(outcome.failed.length));
+      return reply.type('application/zip').send(Readable.fromWeb(makeZip(zipEntries(outcome)) as never));
+    },
+  });
+
   app.delete('/api/v1/scans/:id', {
     config: { access: 'api-key' },
     onRequest: refuseKeyGuessers,
@@ -181,6 +215,7 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
     ['/api/v1/scans', 'GET, POST'],
     ['/api/v1/scans/:id', 'GET, DELETE'],
     ['/api/v1/scans/:id/report', 'GET'],
+    ['/api/v1/scans/:id/fix', 'POST'],
   ] as const) {
     const taken = allow.split(', ');
     const others = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((m) => !taken.includes(m) && !(taken.includes('GET') && m === 'HEAD'));
@@ -193,6 +228,19 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
       },
     });
   }
+}
+
+/**
+ * The zip of a fix: each marked file at its repository path, and, when some
+ * could not be marked, a FIX-REPORT.txt saying which and why.
+ */
+export function zipEntries(outcome: FixOutcome) {
+  const now = new Date();
+  const entries: Array<{ name: string; input: Uint8Array | string; lastModified: Date }> = outcome.files.map((f) => ({ name: f.path, input: f.marked.bytes, lastModified: now }));
+  if (outcome.failed.length > 0) {
+    entries.push({ name: 'FIX-REPORT.txt', input: `Not marked:\n${outcome.failed.map((f) => `${f.path}: ${f.reason}`).join('\n')}\n`, lastModified: now });
+  }
+  return entries;
 }
 
 /** CSV when the client asks for it before JSON. */
