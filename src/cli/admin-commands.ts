@@ -19,6 +19,8 @@ import { createPeople } from '../app/people/users.js';
 import { accessService } from '../server/access-service.js';
 import { createMailer } from '../adapters/mailer.js';
 import { runAdminOp, type AdminOp } from '../server/admin-protocol.js';
+import { createScanControl } from '../app/scans/control.js';
+import { SqlScanStore } from '../adapters/db/scan-store.js';
 import { callAdminSocket } from '../server/admin-socket.js';
 import { CliError, parse, printJson, reportFailure } from './files.js';
 import { UsageError } from './usage-error.js';
@@ -66,7 +68,8 @@ async function run(op: AdminOp): Promise<unknown> {
     const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
     try {
       const apiKeys = accessService({ db: database.db, store, peopleStore, clock: systemClock, mailer, baseUrl: () => config.baseUrl ?? `http://${config.host}:${config.port}` });
-      return await runAdminOp({ admin, people, apiKeys }, op as unknown as Record<string, unknown>);
+      const scans = createScanControl({ store: new SqlScanStore(database.db), settings: store, audit: (entry) => peopleStore.audit(entry), clock: systemClock });
+      return await runAdminOp({ admin, people, apiKeys, scans }, op as unknown as Record<string, unknown>);
     } finally {
       mailer.close();
     }
@@ -156,7 +159,11 @@ function requestLines(r: Row): string {
   );
 }
 
-export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans' | 'users' | 'access', args: readonly string[]): Promise<number> {
+function scanStatusLine(status: { today: number; ceiling: number; paused: boolean }, prefix: string): string {
+  return `${prefix}Today (UTC): ${status.today} of ${status.ceiling} repository scans${status.paused ? '; new scans are paused' : status.today >= status.ceiling ? '; the ceiling is reached: new scans get 503 scans_paused until midnight UTC' : ''}.`;
+}
+
+export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'plans' | 'users' | 'access' | 'scans', args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     name: { type: 'string' },
     email: { type: 'string' },
@@ -307,6 +314,14 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
     } else if (command === 'access' && sub === 'deny' && rest.length === 1) {
       const { request, mailed } = (await run({ op: 'denyAccess', id: rest[0]!, reason: required(values.reason, '--reason') })) as { request: Row; mailed: boolean };
       say(`Denied ${String(request.id)} ("${String(request.name)}", ${String(request.accountName)}). ${String(request.userEmail)} sees the reason on the dashboard${mailed ? ' and was told by mail' : ''}.`, { request, mailed });
+    } else if (command === 'scans' && ['status', 'pause', 'resume'].includes(sub ?? '') && rest.length === 0) {
+      const op = sub === 'status' ? 'scanStatus' : sub === 'pause' ? 'pauseScans' : 'resumeScans';
+      const status = (await run({ op } as AdminOp)) as { today: number; ceiling: number; paused: boolean };
+      say(scanStatusLine(status, sub === 'pause' ? 'New repository scans are paused for everyone (running scans finish). ' : sub === 'resume' ? 'New repository scans are accepted again. ' : ''), status);
+    } else if (command === 'scans' && sub === 'set-ceiling' && rest.length === 1) {
+      if (!/^\d{1,10}$/.test(rest[0]!)) throw new UsageError(`the ceiling must be a whole number of scans per day, got ${JSON.stringify(rest[0])}`);
+      const status = (await run({ op: 'setScanCeiling', ceiling: Number(rest[0]) })) as { today: number; ceiling: number; paused: boolean };
+      say(scanStatusLine(status, `The service-wide ceiling is now ${status.ceiling} scans a day. `), status);
     } else if (command === 'usage' && sub === undefined && rest.length === 0) {
       const usage = (await run({ op: 'usage', account: required(values.account, '--account') })) as Row & Record<'protect' | 'verify', Row>;
       say(

@@ -4,7 +4,7 @@
  * loaded to print help or to mark a file); this one only dispatches and
  * prints help. Exit codes: 0 success, 1 some file failed or a problem of
  * setup (a bad setting, an unusable key file, ...), 2 bad usage (with the
- * command's usage lines), 3 `verify --fail-on-unmarked` found a file that
+ * command's usage lines), 3 `verify|scan --fail-on-unmarked` found a file that
  * does not opt out, 130 a batch stopped by Ctrl-C.
  */
 import { UsageError } from './usage-error.js';
@@ -95,6 +95,24 @@ export const USAGE: Readonly<Record<string, string>> = {
       Administration (accounts, users, plans, keys, access, usage) works while "optmark serve" runs,
       and needs the database "optmark serve" created.
 `,
+  scan: `  optmark scan PATH|URL [--ref BRANCH|TAG] [--json | --csv FILE] [--fail-on-unmarked]
+                [--fix --out DIR] [--concurrency N]
+      Check every JPEG, PNG and WebP image of a folder or a git repository (https://, git://,
+      file://; fetched shallowly into a temporary folder, nothing checked out), without a
+      server or quotas: how many carry the opt-out, which do not, which failed or were
+      skipped (symbolic links, Git LFS pointers, over 25 MB) and why. A read token for a
+      private repository comes from OPTMARK_SCAN_TOKEN (never from the command line).
+      --json prints the summary and every image as one JSON object (the API's shapes);
+      --csv FILE writes the report. --fix --out DIR writes a marked copy of each image
+      without the opt-out into DIR at its path in the tree.
+      --fail-on-unmarked: exit 3 when an image lacks the opt-out (a failed image, exit 1, wins).
+`,
+  scans: `  optmark scans status|pause|resume [--json]
+  optmark scans set-ceiling N [--json]
+      The service-wide repository-scan ceiling (scans a day, all accounts together): today's
+      count, pause or resume new scans for everyone (running scans finish), change the ceiling.
+      Each change is written to the audit log.
+`,
   'signing-keys': `  optmark signing-keys list|rotate [--json]
       The provenance signing keys (public keys: GET /.well-known/jwks.json).
 `,
@@ -110,7 +128,7 @@ ${Object.values(USAGE).join('')}  optmark help [COMMAND]
   --json prints one JSON object per file, one per line.
 `;
 
-const ADMIN = new Set(['accounts', 'keys', 'usage', 'plans', 'users', 'access']);
+const ADMIN = new Set(['accounts', 'keys', 'usage', 'plans', 'users', 'access', 'scans']);
 
 async function dispatch(command: string, rest: readonly string[]): Promise<number> {
   switch (command) {
@@ -118,6 +136,8 @@ async function dispatch(command: string, rest: readonly string[]): Promise<numbe
       return (await import('./protect-command.js')).protectCommand(rest);
     case 'verify':
       return (await import('./verify-command.js')).verifyCommand(rest);
+    case 'scan':
+      return (await import('./scan-command.js')).scanCommand(rest);
     case 'serve':
       return (await import('./serve-command.js')).serveCommand(rest);
     case 'signing-keys':

@@ -13,8 +13,10 @@ export interface AdminServices {
   readonly admin: Admin;
   readonly people: People;
   readonly apiKeys: Access;
+  readonly scans: ScanControl;
 }
 import { InvalidOptionError } from '../errors.js';
+import type { ScanControl } from '../app/scans/control.js';
 
 export type AdminOp =
   | { op: 'createAccount'; name: string; plan: string }
@@ -37,7 +39,11 @@ export type AdminOp =
   | { op: 'resetUser'; email: string }
   | { op: 'listAccessRequests'; state?: string }
   | { op: 'approveAccess'; id: string; scopes?: string[]; expiresInDays?: number }
-  | { op: 'denyAccess'; id: string; reason: string };
+  | { op: 'denyAccess'; id: string; reason: string }
+  | { op: 'scanStatus' }
+  | { op: 'pauseScans' }
+  | { op: 'resumeScans' }
+  | { op: 'setScanCeiling'; ceiling: number };
 
 export const ADMIN_SOCKET = 'admin.sock';
 
@@ -54,7 +60,7 @@ const object = (value: unknown, name: string): Record<string, never> => {
 /** Run one operation; the result is JSON-safe (dates as ISO strings). */
 const optionalStr = (value: unknown, name: string): string | undefined => (value === undefined ? undefined : str(value, name));
 
-export async function runAdminOp({ admin, people, apiKeys }: AdminServices, request: Record<string, unknown>): Promise<unknown> {
+export async function runAdminOp({ admin, people, apiKeys, scans }: AdminServices, request: Record<string, unknown>): Promise<unknown> {
   const result = await (async () => {
     switch (request.op) {
       case 'createAccount':
@@ -127,6 +133,15 @@ export async function runAdminOp({ admin, people, apiKeys }: AdminServices, requ
       }
       case 'denyAccess':
         return apiKeys.deny({ kind: 'cli' }, str(request.id, 'id'), str(request.reason, 'reason'));
+      case 'scanStatus':
+        return scans.status();
+      case 'pauseScans':
+        return scans.pause();
+      case 'resumeScans':
+        return scans.resume();
+      case 'setScanCeiling':
+        if (typeof request.ceiling !== 'number') throw new InvalidOptionError('ceiling', 'a whole number of scans per day', request.ceiling);
+        return scans.setCeiling(request.ceiling);
       default:
         throw new InvalidOptionError('op', 'an administration operation', request.op);
     }

@@ -199,6 +199,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     liveInstances: () => scanStore.liveInstances(new Date(clock.now().getTime() - config.reservationTtlSeconds * 1000)),
     soleServer: database.kind === 'pglite',
     onError: (error, what) => app?.log.warn({ err: error }, what),
+    audit: (entry) => peopleStore.audit(entry),
     async mark(bytes, path, signal) {
       const iat = Math.floor(clock.now().getTime() / 1000);
       const marked = await protectOffLoop(bytes, { filename: path.split('/').pop(), maxImagePixels: config.maxImagePixels }, provenance.at(iat), { workers: pool, signal });
@@ -251,7 +252,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       }, heartbeatMs(config.reservationTtlSeconds));
       heartbeat.unref();
     }
-    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys }, server.log);
+    if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys, scans: scans.control }, server.log);
     url = await server.listen({ port: config.port, host: config.host });
     await scans.start();
     // Only now that the server listens: a start that fails before creates nothing.

@@ -16,7 +16,9 @@ import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { childEnv } from '../process/support.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { unzipSync } from 'fflate';
 import { protect } from '../../src/app/protect-image.js';
@@ -26,6 +28,7 @@ import { makeRepository, serveRepositories, type GitServers, type RepoFile } fro
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'optmark-scan-repos-'));
+const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
 const TOKEN = 'ghp_TestToken_4f9a1c2b7e_DoNotLeak';
 
 const png = (seed: number, size = 24) =>
@@ -326,7 +329,17 @@ describe('the service-wide ceiling', () => {
       expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThan(0);
       for (const [i, id] of ids.entries()) expect((await finished(server, i < 2 ? a : b, id)).status).toBe('done');
       expect(await server.server.scans.status()).toMatchObject({ today: 3, ceiling: 3, paused: false });
-      await server.server.scans.setCeiling(10);
+      // The command line, on the same database: the count, and a new ceiling, audited.
+      const cli = (...args: string[]) =>
+        new Promise<{ code: number; stdout: string }>((resolve) =>
+          execFile(process.execPath, [BIN, 'scans', ...args], { encoding: 'utf8', env: childEnv({ DATABASE_URL: server.databaseUrl! }) }, (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout })),
+        );
+      expect(JSON.parse((await cli('status', '--json')).stdout)).toEqual({ today: 3, ceiling: 3, paused: false });
+      const raised = await cli('set-ceiling', '10');
+      expect(raised.stdout).toContain('Today (UTC): 3 of 10 repository scans');
+      expect((await cli('set-ceiling', 'many')).code).toBe(2);
+      const audit = (await sql<{ action: string; detail: unknown }>`select action, detail from audit_log where action like 'scans.%'`.execute(server.server.database.db)).rows;
+      expect(audit.map((r) => r.action)).toEqual(['scans.ceiling_set']);
       await server.server.scans.pause();
       expect((await submit(server, b, { repository: `${servers.daemonUrl}site.git` })).status).toBe(503);
       await server.server.scans.resume();

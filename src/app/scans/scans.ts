@@ -16,6 +16,8 @@ import type { VerifyDetails, VerifyResult } from '../verify-image.js';
 import { FINISHED_STATES, ScanSourceError, type Scan, type ScanItem, type ScanSource, type ScanStore } from './ports.js';
 import { runScan, type Unit } from './run.js';
 import { checkSource, type CheckedSource, type SourcePorts } from './sources.js';
+import { createScanControl, type ControlActor, type ScanControl, type ScanStatus } from './control.js';
+import type { AuditEntry } from '../people/ports.js';
 import { fixable, fixScan, type FixOutcome, type FixRequest, type Marked } from './fix.js';
 
 export interface ScanLimits {
@@ -54,6 +56,7 @@ export interface ScanDeps {
   /** Whether only this process uses the database (the embedded one): then every unfinished scan at start was interrupted. */
   readonly soleServer: boolean;
   readonly onError: (error: unknown, what: string) => void;
+  readonly audit: (entry: AuditEntry) => Promise<void>;
   /** The API's protect (the opt-out and the provenance tag), for a scan's fix. */
   readonly mark: (bytes: Uint8Array, path: string, signal: AbortSignal) => Promise<Marked>;
 }
@@ -111,11 +114,12 @@ export interface Scans {
   fixable(accountId: string, id: string): Promise<string[]>;
   /** Mark them (after the confirmation of how many), as files or a pushed branch. */
   fix(who: Submitter, request: FixRequest): Promise<FixOutcome>;
-  /** Operators: today's count, the ceiling, whether paused. */
-  status(): Promise<{ today: number; ceiling: number; paused: boolean }>;
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-  setCeiling(perDay: number): Promise<void>;
+  /** Operators: today's count, the ceiling, whether paused; pause, resume, set the ceiling (audited). */
+  readonly control: ScanControl;
+  status(): Promise<ScanStatus>;
+  pause(by?: ControlActor): Promise<ScanStatus>;
+  resume(by?: ControlActor): Promise<ScanStatus>;
+  setCeiling(perDay: number, by?: ControlActor): Promise<ScanStatus>;
   /** Start working on the queue and recovering interrupted scans. */
   start(): Promise<void>;
   /** Stop running scans (they resume on a later start; those with a token end failed), then stop. */
@@ -126,6 +130,7 @@ export interface Scans {
 
 export function createScans(deps: ScanDeps): Scans {
   const { store, accounts, clock, limits } = deps;
+  const control = createScanControl({ store, settings: accounts, audit: deps.audit, clock });
   /** Tokens of scans accepted here, until they end. */
   const tokens = new Map<string, string>();
   /** Scans running here, to stop them. */
@@ -313,16 +318,11 @@ export function createScans(deps: ScanDeps): Scans {
       return find(accountId, id);
     },
 
-    async status() {
-      const settings = await accounts.serviceSettings();
-      return { today: await store.countToday(utcDay(clock.now()).start), ceiling: settings.scanCeilingPerDay, paused: settings.scansPaused };
-    },
-    pause: () => store.setPaused(true),
-    resume: () => store.setPaused(false),
-    async setCeiling(perDay) {
-      if (!Number.isSafeInteger(perDay) || perDay < 0) throw new InvalidOptionError('ceiling', 'a whole number of scans per day, 0 or more', String(perDay));
-      await store.setCeiling(perDay);
-    },
+    control,
+    status: () => control.status(),
+    pause: (by) => control.pause(by),
+    resume: (by) => control.resume(by),
+    setCeiling: (perDay, by) => control.setCeiling(perDay, by),
 
     async start() {
       await deps.jobs.work(SCAN_QUEUE, limits.concurrency, async (data) => {

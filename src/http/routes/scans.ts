@@ -18,10 +18,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerCredential, presentsKey, type ApiAccess } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import { API_PLANS, type Principal } from '../../app/ports.js';
-import { FINISHED_STATES, type Scan, type ScanItem } from '../../app/scans/ports.js';
+import { FINISHED_STATES, type Scan } from '../../app/scans/ports.js';
 import type { Scans } from '../../app/scans/scans.js';
 import type { FixOutcome } from '../../app/scans/fix.js';
-import { csvField } from '../../core/csv.js';
+import { coverageOf as coverageFor, reportCsv, REPORT_COLUMNS, summaryOf } from '../../app/scans/report.js';
 import { InvalidOptionError, MethodNotAllowedError, PlanNotAllowedError, RoleNotAllowedError, ScopeNotAllowedError } from '../../errors.js';
 import { errorResult } from '../schemas.js';
 
@@ -49,39 +49,15 @@ export function scanView(scan: Scan) {
     reason: scan.reason,
     progress: { files: scan.total, processed: scan.processed, imagesChecked: scan.summary.images },
     fetchMs: scan.fetchMs,
-    summary: ended ? { images: scan.summary.images, optedOut: scan.summary.optedOut, notOptedOut: scan.summary.notOptedOut, failed: scan.summary.failed, skipped: scan.summary.skipped } : null,
+    summary: ended ? summaryOf(scan.summary) : null,
     otherFiles: scan.summary.otherFiles,
     links: { self: base, report: `${base}/report` },
   };
 }
 
-/** Opted out of all images (1 when there are none, so an empty repository is not "uncovered"). */
-export const coverageOf = (scan: Scan) => ({ optedOut: scan.summary.optedOut, images: scan.summary.images, ratio: scan.summary.images === 0 ? 1 : scan.summary.optedOut / scan.summary.images });
-
-export const REPORT_COLUMNS = ['path', 'status', 'reason', 'code', 'bytes', 'sha256', 'format', 'value', 'signals', 'provenancePresent', 'provenanceValid', 'fingerprintPresent'] as const;
-
-export function reportCsv(items: readonly ScanItem[]): string {
-  const lines = [REPORT_COLUMNS.join(',')];
-  for (const item of items) {
-    lines.push(
-      [
-        csvField(item.path, true),
-        csvField(item.status),
-        csvField(item.reason ?? '', true),
-        csvField(item.code ?? ''),
-        String(item.bytes),
-        csvField(item.sha256 ?? ''),
-        csvField(item.format ?? ''),
-        csvField(item.value ?? '', true),
-        csvField(item.signals.join(' ')),
-        item.provenance ? String(item.provenance.present) : '',
-        item.provenance ? String(item.provenance.valid) : '',
-        item.fingerprint ? String(item.fingerprint.present) : '',
-      ].join(','),
-    );
-  }
-  return `${lines.join('\r\n')}\r\n`;
-}
+/** Coverage of a scan's images (app/scans/report.ts). */
+export const coverageOf = (scan: Scan) => coverageFor(scan.summary);
+export { reportCsv, REPORT_COLUMNS };
 
 const scanBody = {
   type: 'object',

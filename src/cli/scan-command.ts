@@ -1,0 +1,156 @@
+/**
+ * `optmark scan PATH|URL`: the repository scan of the service, run here,
+ * without a server or quotas (docs/scans.md "In CI"). A folder is walked
+ * (links not followed, .git left out); a URL is fetched by git as the
+ * server fetches it (shallow, nothing checked out, into a temporary folder
+ * removed afterwards). The same classification and the same verify core;
+ * `--json` prints the API's summary object with the report.
+ */
+import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { ScanItem, ScanSource } from '../app/scans/ports.js';
+import { EMPTY_SUMMARY, addToSummary } from '../app/scans/ports.js';
+import { parse, reportFailure } from './files.js';
+import { UsageError } from './usage-error.js';
+
+export async function scanCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    json: { type: 'boolean' },
+    csv: { type: 'string' },
+    'fail-on-unmarked': { type: 'boolean' },
+    fix: { type: 'boolean' },
+    out: { type: 'string' },
+    ref: { type: 'string' },
+    concurrency: { type: 'string' },
+  });
+  if (positionals.length !== 1) throw new UsageError('scan takes one folder or repository URL');
+  if (values.fix && values.out === undefined) throw new UsageError('--fix needs --out DIR, where the marked copies go');
+  if (values.out !== undefined && !values.fix) throw new UsageError('--out goes with --fix');
+  if (values.concurrency !== undefined && !/^[1-9]\d{0,2}$/.test(values.concurrency)) throw new UsageError(`--concurrency must be a whole number from 1 to 999, got ${JSON.stringify(values.concurrency)}`);
+  const target = positionals[0]!;
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
+  if (!isUrl && values.ref !== undefined) throw new UsageError('--ref goes with a repository URL');
+
+  const [{ loadConfig }, { runScan }, { inspectWithFingerprint }, { checkingFingerprint }, { checkingProvenance }, report, { availableParallelism }] = await Promise.all([
+    import('../config.js'),
+    import('../app/scans/run.js'),
+    import('../app/verify-image.js'),
+    import('./fingerprint-for-cli.js'),
+    import('./keys-for-cli.js'),
+    import('../app/scans/report.js'),
+    import('node:os'),
+  ]);
+  let source: ScanSource | undefined;
+  let work: string | undefined;
+  try {
+    const config = loadConfig();
+    const provenance = await checkingProvenance(config, undefined);
+    const fingerprint = checkingFingerprint(config);
+    if (isUrl) {
+      const { fetchRepository } = await import('../adapters/git/repository.js');
+      work = await mkdtemp(join(tmpdir(), 'optmark-scan-'));
+      const url = new URL(target);
+      if (!['https:', 'http:', 'git:', 'file:'].includes(url.protocol)) throw new UsageError(`${url.protocol}// repositories are not scanned (https://, http://, git:// and file:// are)`);
+      if (url.username || url.password) throw new UsageError('put the read token in OPTMARK_SCAN_TOKEN, not in the URL');
+      const controller = AbortSignal.timeout(config.scans.maxSeconds * 1000);
+      source = await fetchRepository(
+        { url: url.href, ref: values.ref ?? null, commit: null, token: process.env.OPTMARK_SCAN_TOKEN?.trim() || null, pin: null, workRoot: work },
+        { maxBytes: config.scans.maxBytes, maxFiles: config.scans.maxFiles, signal: controller },
+      );
+    } else {
+      const info = await stat(target).catch(() => undefined);
+      if (!info?.isDirectory()) throw new UsageError(`${target} is not a folder (scan takes a folder or a repository URL; verify takes files)`);
+      const { folderSource } = await import('../adapters/folder-source.js');
+      source = await folderSource(target, config.scans.maxFiles);
+    }
+
+    const items: ScanItem[] = [];
+    let summary = EMPTY_SUMMARY;
+    const total = source.entries.length;
+    let processed = 0;
+    const tty = process.stderr.isTTY === true && !values.json;
+    const outcome = await runScan({
+      source,
+      check: (bytes, signal) => inspectWithFingerprint(bytes, { provenance, fingerprint, maxImagePixels: config.maxImagePixels, signal }),
+      concurrency: values.concurrency ? Number(values.concurrency) : Math.min(4, availableParallelism()),
+      signal: new AbortController().signal,
+      save: async (batch, progress) => {
+        for (const item of batch) {
+          items.push(item);
+          summary = addToSummary(summary, item.status);
+        }
+        processed = progress.processed;
+        if (tty) process.stderr.write(`\roptmark: ${processed} of ${total} files, ${summary.images} images`);
+      },
+      batch: 20,
+    });
+    if (tty) process.stderr.write('\n');
+    summary = { ...summary, otherFiles: outcome.otherFiles };
+    items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+
+    let fixed: Array<{ path: string; out: string }> = [];
+    const fixFailed: Array<{ path: string; error: string }> = [];
+    if (values.fix) ({ fixed } = await fixInto(values.out!, source, items, config, fixFailed));
+
+    if (values.csv !== undefined) await writeFile(values.csv, report.reportCsv(items));
+    const where = isUrl ? { repository: target, ref: values.ref ?? null, commit: source.commit } : { path: resolve(target) };
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ ...where, summary: report.summaryOf(summary), otherFiles: summary.otherFiles, coverage: report.coverageOf(summary), items, ...(values.fix ? { fixed, fixFailed } : {}) })}\n`,
+      );
+    } else {
+      const lines = [`${isUrl ? target : resolve(target)}${source.commit ? ` at ${source.commit.slice(0, 12)}` : ''}: ${report.summaryText(summary)}.`];
+      for (const item of items.filter((i) => i.status !== 'optedOut')) {
+        lines.push(`  ${item.status === 'notOptedOut' ? 'no opt-out' : item.status}: ${item.path}${item.reason ? ` (${item.reason})` : ''}`);
+      }
+      for (const f of fixed) lines.push(`  marked: ${f.path} -> ${f.out}`);
+      for (const f of fixFailed) lines.push(`  not marked: ${f.path} (${f.error})`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+    if (summary.failed > 0 || fixFailed.length > 0) return 1;
+    return values['fail-on-unmarked'] && summary.notOptedOut > 0 ? 3 : 0;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof Error && error.constructor.name === 'RepositoryFetchError') {
+      reportFailure(Object.assign(new Error(`the repository could not be scanned: ${error.message}`), { code: 'source_failed' }), values.json);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await source?.close().catch(() => {});
+    if (work) await rm(work, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** Marked copies of the images without the opt-out, under `out` at their paths (never outside it, never over a file). */
+async function fixInto(
+  out: string,
+  source: ScanSource,
+  items: readonly ScanItem[],
+  config: import('../config.js').Config,
+  failed: Array<{ path: string; error: string }>,
+): Promise<{ fixed: Array<{ path: string; out: string }> }> {
+  const [{ protect }, { signingProvenance }, { MAX_SCAN_FILE_BYTES }] = await Promise.all([import('../app/protect-image.js'), import('./keys-for-cli.js'), import('../app/scans/classify.js')]);
+  const signer = signingProvenance(config).signer;
+  const root = resolve(out);
+  const byPath = new Map(source.entries.map((e) => [e.path, e]));
+  const fixed: Array<{ path: string; out: string }> = [];
+  for (const item of items.filter((i) => i.status === 'notOptedOut')) {
+    const destination = resolve(root, item.path);
+    if (isAbsolute(item.path) || !destination.startsWith(root + sep)) {
+      failed.push({ path: item.path, error: 'the path leads outside the output folder' });
+      continue;
+    }
+    try {
+      const bytes = await source.read(byPath.get(item.path)!, MAX_SCAN_FILE_BYTES);
+      const marked = protect(bytes, { signer, filename: item.path });
+      await mkdir(dirname(destination), { recursive: true });
+      await writeFile(destination, marked.bytes, { flag: 'wx' });
+      fixed.push({ path: item.path, out: destination });
+    } catch (error) {
+      failed.push({ path: item.path, error: (error as NodeJS.ErrnoException).code === 'EEXIST' ? `${destination} exists already (nothing is overwritten)` : (error as Error).message });
+    }
+  }
+  return { fixed };
+}

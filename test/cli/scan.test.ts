@@ -1,0 +1,122 @@
+/**
+ * `optmark scan` as CI runs it (docs/scans.md "In CI"): a folder and a git
+ * repository served on loopback, the same classification and summary as
+ * the API's, the exit codes (3 for an image without the opt-out, 1 for a
+ * failed one, which wins), CSV, and --fix --out with ExifTool reading the
+ * copies.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protect } from '../../src/app/protect-image.js';
+import { childEnv } from '../process/support.js';
+import { ExifTool } from '../support/exiftool.js';
+import { makeRepository, serveRepositories, type GitServers } from '../support/git-server.js';
+
+const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'optmark-scan-cli-'));
+const site = join(dir, 'site');
+let servers: GitServers;
+const exiftool = new ExifTool();
+
+function optmark(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', env: childEnv({ OPTMARK_DATA_DIR: join(dir, 'data') }) }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const unmarked = await sharp({ create: { width: 24, height: 24, channels: 3, background: '#884422' } }).png().toBuffer();
+const marked = protect(await sharp({ create: { width: 24, height: 24, channels: 3, background: '#224488' } }).jpeg().toBuffer()).bytes;
+
+beforeAll(async () => {
+  mkdirSync(join(site, 'img', 'nested'), { recursive: true });
+  writeFileSync(join(site, 'img', 'marked.jpg'), marked);
+  writeFileSync(join(site, 'img', 'nested', 'plain.png'), unmarked);
+  writeFileSync(join(site, 'index.html'), '<img src="img/marked.jpg">');
+  symlinkSync('/etc/hostname', join(site, 'img', 'escape.png'));
+  mkdirSync(join(site, '.git'));
+  writeFileSync(join(site, '.git', 'hidden.png'), unmarked);
+  const root = join(dir, 'repos');
+  mkdirSync(root);
+  makeRepository(root, 'site', [
+    { path: 'img/marked.jpg', bytes: marked },
+    { path: 'img/nested/plain.png', bytes: unmarked },
+    { path: 'index.html', bytes: 'x' },
+  ]);
+  servers = await serveRepositories(root);
+});
+
+afterAll(async () => {
+  await exiftool.close();
+  await servers?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('optmark scan', () => {
+  it('scans a folder: the summary in words, every image that lacks the opt-out named; --json has the API\'s summary object', async () => {
+    const text = await optmark('scan', 'site');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('1 of 3 images carry the opt-out; 1 does not; 1 skipped; 1 other file');
+    expect(text.stdout).toContain('no opt-out: img/nested/plain.png');
+    expect(text.stdout).toContain('skipped: img/escape.png (a symbolic link');
+    expect(text.stdout).not.toContain('hidden.png');
+    const json = await optmark('scan', 'site', '--json');
+    const report = JSON.parse(json.stdout) as Record<string, any>;
+    expect(report.summary).toEqual({ images: 3, optedOut: 1, notOptedOut: 1, failed: 0, skipped: 1 });
+    expect(report.otherFiles).toBe(1);
+    expect(report.items.map((i: any) => [i.path, i.status])).toEqual([
+      ['img/escape.png', 'skipped'],
+      ['img/marked.jpg', 'optedOut'],
+      ['img/nested/plain.png', 'notOptedOut'],
+    ]);
+  });
+
+  it('exits 3 with --fail-on-unmarked when an image lacks the opt-out, and 1 when one failed (1 wins)', async () => {
+    expect((await optmark('scan', 'site', '--fail-on-unmarked')).code).toBe(3);
+    writeFileSync(join(site, 'img', 'broken.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0x00, 0x01]));
+    try {
+      const both = await optmark('scan', 'site', '--fail-on-unmarked');
+      expect(both.code).toBe(1);
+      expect(both.stdout).toContain('failed: img/broken.jpg');
+    } finally {
+      rmSync(join(site, 'img', 'broken.jpg'));
+    }
+    const clean = mkdtempSync(join(dir, 'clean-'));
+    writeFileSync(join(clean, 'ok.jpg'), marked);
+    expect((await optmark('scan', clean, '--fail-on-unmarked')).code).toBe(0);
+  });
+
+  it('scans a git repository by URL the way the server does, and writes the CSV report', async () => {
+    const result = await optmark('scan', `${servers.daemonUrl}site.git`, '--json', '--csv', 'report.csv');
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as Record<string, any>;
+    expect(report.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(report.summary).toEqual({ images: 2, optedOut: 1, notOptedOut: 1, failed: 0, skipped: 0 });
+    const csv = readFileSync(join(dir, 'report.csv'), 'utf8').trim().split('\r\n');
+    expect(csv).toHaveLength(3);
+    expect(csv[2]).toMatch(/^"img\/nested\/plain.png","notOptedOut"/);
+    const missing = await optmark('scan', `${servers.daemonUrl}nothing.git`);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('the repository could not be scanned');
+  });
+
+  it('--fix --out DIR writes a marked copy of each image without the opt-out at its path, and never overwrites', async () => {
+    const out = join(dir, 'fixed');
+    const result = await optmark('scan', 'site', '--fix', '--out', out);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`marked: img/nested/plain.png -> ${join(out, 'img', 'nested', 'plain.png')}`);
+    const { stdout } = await exiftool.run(['-j', '-XMP-plus:DataMining', join(out, 'img', 'nested', 'plain.png')]);
+    expect((JSON.parse(stdout) as Array<{ DataMining?: string }>)[0]?.DataMining).toBe('Prohibited for AI/ML training');
+    const again = await optmark('scan', 'site', '--fix', '--out', out);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain('exists already');
+    expect((await optmark('scan', 'site', '--fix')).code).toBe(2);
+    expect((await optmark('scan', join(site, 'img', 'marked.jpg'))).code).toBe(2);
+  });
+});
