@@ -53,6 +53,7 @@ export type ErrorCode =
   | 'scan_not_found'
   | 'scan_not_cancellable'
   | 'scan_not_finished'
+  | 'repository_unavailable'
   | 'source_not_allowed'
   | 'scan_limit_reached'
   | 'scans_paused'
@@ -378,6 +379,14 @@ export class ScanNotFinishedError extends OptmarkError {
   readonly code = 'scan_not_finished';
   constructor(readonly state: string) {
     super(state === 'cancelled' ? 'This scan was cancelled: scan the repository again, then fix it' : `This scan is ${state}: its fix can be made once it has ended`);
+  }
+}
+
+/** The repository could not be fetched (again) from its server: gone, the token refused, a limit passed. */
+export class RepositoryUnavailableError extends OptmarkError {
+  readonly code = 'repository_unavailable';
+  constructor(reason: string) {
+    super(`The repository could not be fetched: ${reason}`);
   }
 }
 

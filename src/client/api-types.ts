@@ -81,6 +81,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/scans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's recent scans (the 50 newest)
+         * @description Any scope.
+         */
+        get: operations["listScans"];
+        put?: never;
+        /**
+         * Scan a git repository: every JPEG, PNG and WebP image checked for the opt-out (docs/scans.md)
+         * @description Accepted scans run from a queue; poll `links.self`. The URL must be under one of the deployment's allowed sources (by default https://github.com/, https://gitlab.com/, https://codeberg.org/). A read token, for a private repository, is used for this scan's fetch only: never stored, logged or echoed (such a scan runs on the server that accepted it; if that server stops first it ends failed and does not count). Needs the verify scope. Each image checked (opted out or not) draws one unit of the monthly verify limit; when it runs out the scan ends failed, keeping what it checked. Limits: scans per person per UTC day (10 by default: 429 scan_limit_reached, Retry-After until midnight UTC) and a service-wide daily ceiling (503 scans_paused for everyone, temporary, with Retry-After); a scan counts when it is accepted.
+         */
+        post: operations["createScan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scan: its status, progress and, once ended, its summary
+         * @description Any scope.
+         */
+        get: operations["getScan"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a queued or running scan
+         * @description Needs the verify scope. What it checked stays in its report; it still counts toward the day's scans. A scan that has ended is 409 scan_not_cancellable.
+         */
+        delete: operations["cancelScan"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scans/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scan's report: coverage and every image, as JSON or (Accept: text/csv) CSV
+         * @description Any scope. Kept for the plan's report retention (30 days by default). CSV columns: path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.
+         */
+        get: operations["scanReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scans/{id}/fix": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark the images a scan found without the opt-out: a zip keeping their paths, or one commit pushed on a new branch
+         * @description Needs the protect scope: each file marked is one protect unit (the same marking as POST /api/v1/protect); all are reserved first, so a fix that cannot be paid in full does not start (429 quota_exceeded). `confirm` must be the number of images the fix marks (the report's notOptedOut), as a confirmation. The repository is fetched again at the scanned commit (a private one needs its token again: it was never kept) and a file is marked only if its bytes are still those checked. Without `push`: 200 application/zip, the marked files at their repository paths (plus FIX-REPORT.txt naming any not marked). With `push: true` and a token that may write: one commit "Add the IPTC Data Mining opt-out to N images" on a new branch optmark/opt-out-DATE-ID on top of the scanned commit, answered as JSON.
+         */
+        post: operations["fixScan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -312,6 +400,92 @@ export interface components {
                 };
             }[];
         };
+        Scan: {
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "failed" | "cancelled";
+            /** @description The URL as given (never with credentials) */
+            repository: string;
+            /** @description The branch or tag asked for; null: the default branch */
+            ref: string | null;
+            /** @description The commit scanned, once fetched */
+            commit: string | null;
+            /** @description Submitted with a read token (never stored: held in the accepting server's memory for this scan only) */
+            withToken: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description The report is removed after this (the plan's report retention, 30 days by default)
+             */
+            expiresAt: string;
+            /** @description Why it failed or was cancelled, in words */
+            reason: string | null;
+            progress: {
+                /** @description Files in the tree (null until fetched) */
+                files: number | null;
+                processed: number;
+                /** @description Candidate images reported so far */
+                imagesChecked: number;
+            };
+            /** @description Milliseconds the fetch took */
+            fetchMs: number | null;
+            /** @description Once the scan has ended (done, failed or cancelled); null before */
+            summary: components["schemas"]["ScanSummary"] | null;
+            /** @description Files that are not candidate images (counted only) */
+            otherFiles: number;
+            links: {
+                self: string;
+                report: string;
+            };
+        };
+        /** @description images = optedOut + notOptedOut + failed + skipped. A candidate image is a file (outside .git) named .jpg/.jpeg/.png/.webp or whose bytes begin as one; skipped: over 25 MB, a Git LFS pointer, a symbolic link (never followed), over the pixel limit. Only optedOut and notOptedOut drew on the monthly verify limit. */
+        ScanSummary: {
+            images: number;
+            optedOut: number;
+            notOptedOut: number;
+            failed: number;
+            skipped: number;
+        };
+        ScanItem: {
+            path: string;
+            /** @enum {string} */
+            status: "optedOut" | "notOptedOut" | "failed" | "skipped";
+            reason: string | null;
+            /** @description failed: the error code (corrupt_image, ...); skipped: symlink, lfs_pointer, too_large, too_deep, too_many_pixels */
+            code: string | null;
+            bytes: number;
+            sha256: string | null;
+            /** @enum {string|null} */
+            format: "jpeg" | "png" | "webp" | null;
+            /** @description Every opt-out signal found, in every vocabulary */
+            signals: string[];
+            /** @description The plus:DataMining value, as stored */
+            value: string | null;
+            provenance: null | {
+                present: boolean;
+                valid: boolean;
+                verifiable: boolean;
+            };
+            fingerprint: null | {
+                present: boolean;
+                confidence: number;
+            };
+        };
+        ScanReport: {
+            scan: components["schemas"]["Scan"];
+            coverage: {
+                optedOut: number;
+                images: number;
+                /** @description optedOut / images (1 when there are no images) */
+                ratio: number;
+            };
+            items: components["schemas"]["ScanItem"][];
+        };
         Error: {
             /** @description A readable message */
             error: string;
@@ -319,7 +493,7 @@ export interface components {
              * @description Stable machine-readable code (docs/errors.md)
              * @enum {string}
              */
-            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "invalid_sha256" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "access_request_not_found" | "record_not_found" | "scan_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "access_request_exists" | "access_request_not_pending" | "grant_not_available" | "scan_not_cancellable" | "scan_not_finished" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "source_not_allowed" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "too_many_failed_calls" | "scan_limit_reached" | "header_too_large" | "internal_error" | "service_unavailable" | "server_busy" | "scans_paused";
+            code: "empty_image" | "malformed_request" | "missing_image_part" | "multiple_parts" | "invalid_option" | "invalid_sha256" | "missing_api_key" | "invalid_api_key" | "plan_not_allowed" | "scope_not_allowed" | "not_signed_in" | "invalid_credentials" | "cross_site_request" | "role_not_allowed" | "not_found" | "account_not_found" | "key_not_found" | "user_not_found" | "link_not_valid" | "batch_not_found" | "access_request_not_found" | "record_not_found" | "scan_not_found" | "method_not_allowed" | "request_timeout" | "account_exists" | "too_many_keys" | "user_exists" | "batch_full" | "access_request_exists" | "access_request_not_pending" | "grant_not_available" | "scan_not_cancellable" | "scan_not_finished" | "image_too_large" | "body_too_large" | "unsupported_content_type" | "unsupported_image_format" | "corrupt_image" | "image_dimensions_too_large" | "fingerprint_not_possible" | "invalid_xmp" | "ambiguous_xmp" | "password_not_accepted" | "idempotency_key_reused" | "source_not_allowed" | "conflicting_xmp" | "quota_exceeded" | "too_many_requests" | "too_many_failed_calls" | "scan_limit_reached" | "header_too_large" | "internal_error" | "repository_unavailable" | "service_unavailable" | "server_busy" | "scans_paused";
             /** @description Also in the Request-Id header and the server logs */
             requestId: string;
         };
@@ -461,6 +635,21 @@ export interface components {
          * @example public, max-age=300
          */
         "Cache-Control": string;
+        /**
+         * @description The new scan
+         * @example /api/v1/scans/scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e
+         */
+        Location: string;
+        /**
+         * @description The zip's file name (the zip answer only)
+         * @example attachment; filename="scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e-fix.zip"
+         */
+        "Content-Disposition": string;
+        /**
+         * @description How many images could not be marked (named in the zip's FIX-REPORT.txt; the zip answer only)
+         * @example 0
+         */
+        "X-Optmark-Fix-Failed": string;
     };
     pathItems: never;
 }
@@ -571,7 +760,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The image is over the upload limit; the connection is closed: `image_too_large` */
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `image_too_large` */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -654,7 +843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable`, `server_busy` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable`, `server_busy` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -783,7 +972,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The image is over the upload limit; the connection is closed: `image_too_large` */
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `image_too_large` */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -866,7 +1055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable`, `server_busy` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable`, `server_busy` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -967,7 +1156,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1098,11 +1287,881 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listScans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scans, newest first */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scans: components["schemas"]["Scan"][];
+                    };
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    createScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The repository, and optionally a branch or tag and a read token */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The clone URL (https://, or another scheme the deployment lists); no credentials in it */
+                    repository: string;
+                    /** @description A branch or tag; default the repository's default branch */
+                    ref?: string | null;
+                    /** @description A read token for a private repository (sent to its server as HTTP Basic authentication); never stored */
+                    token?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; `Location` is the scan */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "done" | "failed" | "cancelled";
+                        links: {
+                            self: string;
+                            report: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request`, `invalid_option` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request" | "invalid_option";
+                    };
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed`, `scope_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed" | "scope_not_allowed";
+                    };
+                };
+            };
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large` */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "body_too_large";
+                    };
+                };
+            };
+            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_content_type";
+                    };
+                };
+            };
+            /** @description A JPEG, PNG or WebP whose container or XMP cannot be used, or an Idempotency-Key used for another image: `source_not_allowed` */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "source_not_allowed";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `scan_limit_reached`, `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_limit_reached" | "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable`, `scans_paused` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable" | "scans_paused";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    getScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The scan's id, as POST /api/v1/scans answered it. Another account's scan is 404 scan_not_found, as an unknown id is.
+                 * @example scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scan */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scan"];
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description Nothing of the account's was found: `scan_not_found` */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_found";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    cancelScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The scan's id, as POST /api/v1/scans answered it. Another account's scan is 404 scan_not_found, as an unknown id is.
+                 * @example scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scan, cancelled */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scan"];
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed`, `scope_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed" | "scope_not_allowed";
+                    };
+                };
+            };
+            /** @description Nothing of the account's was found: `scan_not_found` */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_found";
+                    };
+                };
+            };
+            /** @description The scan is not in a state that allows it: `scan_not_cancellable` */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_cancellable";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    scanReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The scan's id, as POST /api/v1/scans answered it. Another account's scan is 404 scan_not_found, as an unknown id is.
+                 * @example scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed";
+                    };
+                };
+            };
+            /** @description Nothing of the account's was found: `scan_not_found` */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_found";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    fixScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The scan's id, as POST /api/v1/scans answered it. Another account's scan is 404 scan_not_found, as an unknown id is.
+                 * @example scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The confirmation, and how to deliver */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The number of images the fix marks (each one protect unit) */
+                    confirm: number;
+                    /** @description Push a branch instead of answering a zip (needs a token that may write) */
+                    push?: boolean;
+                    /** @description For the fetch of a private repository, and for the push */
+                    token?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description With push: the branch pushed. Without: the zip. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Optmark-Fix-Failed": components["headers"]["X-Optmark-Fix-Failed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        branch: string | null;
+                        commit: string | null;
+                        marked: {
+                            path: string;
+                            sha256: string;
+                        }[];
+                        failed: {
+                            path: string;
+                            reason: string;
+                        }[];
+                    };
+                    "application/zip": Blob;
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request`, `invalid_option` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request" | "invalid_option";
+                    };
+                };
+            };
+            /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The key may not call this operation: `plan_not_allowed`, `scope_not_allowed` */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "plan_not_allowed" | "scope_not_allowed";
+                    };
+                };
+            };
+            /** @description Nothing of the account's was found: `scan_not_found` */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_found";
+                    };
+                };
+            };
+            /** @description The scan is not in a state that allows it: `scan_not_finished` */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "scan_not_finished";
+                    };
+                };
+            };
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large` */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "body_too_large";
+                    };
+                };
+            };
+            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_content_type";
+                    };
+                };
+            };
+            /** @description The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account's failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After): `too_many_requests`, `quota_exceeded` */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests" | "quota_exceeded";
+                    };
+                };
+            };
+            /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
+            431: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Connection: components["headers"]["Connection"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "header_too_large";
+                    };
+                };
+            };
+            /** @description The repository could not be fetched (again) from its server: `repository_unavailable` */
+            502: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "repository_unavailable";
+                    };
+                };
+            };
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1228,7 +2287,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After: `service_unavailable` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

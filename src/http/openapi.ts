@@ -38,6 +38,13 @@ const VERIFY_CODES: readonly ErrorCode[] = [
 const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const RECORD_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'invalid_sha256', 'record_not_found', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const OPEN_CODES: readonly ErrorCode[] = ['header_too_large'];
+/** The JSON body of a scan call: what a malformed one answers. */
+const JSON_BODY_CODES = ['malformed_request', 'invalid_option', 'unsupported_content_type', 'body_too_large'] as const;
+const SCAN_READ_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
+const SCAN_CREATE_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', 'source_not_allowed', 'scan_limit_reached', 'too_many_requests', 'header_too_large', 'service_unavailable', 'scans_paused'];
+const SCAN_ONE_CODES: readonly ErrorCode[] = [...SCAN_READ_CODES, 'scan_not_found'];
+const SCAN_CANCEL_CODES: readonly ErrorCode[] = [...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_cancellable'];
+const SCAN_FIX_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_finished', 'quota_exceeded', 'repository_unavailable'];
 
 /** Readable words for each status, and what more its codes say (docs/errors.md has every code). */
 const STATUS_WORDS: Record<number, string> = {
@@ -46,12 +53,14 @@ const STATUS_WORDS: Record<number, string> = {
   403: 'The key may not call this operation',
   404: 'Nothing of the account\'s was found',
   408: 'The request did not arrive in time; the connection is closed',
-  413: 'The image is over the upload limit; the connection is closed',
+  413: 'The image, or a JSON body, is over its limit; the connection is closed',
   415: 'Not multipart/form-data, or the bytes are not JPEG, PNG or WebP',
   422: 'A JPEG, PNG or WebP whose container or XMP cannot be used, or an Idempotency-Key used for another image',
   429: 'The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account\'s failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After)',
+  409: 'The scan is not in a state that allows it',
   431: 'The request headers are over 16 KiB; the connection is closed',
-  503: 'The database is unavailable, the server is stopping or at capacity: retry after Retry-After',
+  502: 'The repository could not be fetched (again) from its server',
+  503: 'The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again)',
 };
 
 /** An example message per code, as the server words it (the examples of each response). */
@@ -77,6 +86,13 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_sha256: 'A SHA-256 is 64 hexadecimal characters; this is not one: "9f2c6a1e"',
   record_not_found: 'There is no service record with this SHA-256 in your account',
   method_not_allowed: 'GET is not allowed here; use POST',
+  source_not_allowed: 'This repository cannot be scanned here: only repositories under https://github.com/, https://gitlab.com/, https://codeberg.org/ are scanned by this service',
+  scan_limit_reached: 'You have started 10 repository scans today, your daily limit; you can start more after midnight UTC',
+  scans_paused: 'New repository scans are paused for everyone for the rest of the day (UTC): the service-wide daily ceiling is reached. This is temporary and not about your account; scans already running finish.',
+  scan_not_found: 'There is no repository scan with this id in your account',
+  scan_not_cancellable: 'This scan has ended (done): there is nothing left to cancel',
+  scan_not_finished: 'This scan is running: its fix can be made once it has ended',
+  repository_unavailable: 'The repository could not be fetched: the repository was not found',
 };
 
 const EXAMPLE_REQUEST_ID = '5af1d77c-1ca2-4e05-bee5-819a9cbb3b65';
@@ -240,6 +256,139 @@ const RECORDS_EXAMPLE = {
   ],
 };
 
+const SCAN_ID_PARAMETER = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', maxLength: 100 },
+  example: 'scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e',
+  description: "The scan's id, as POST /api/v1/scans answered it. Another account's scan is 404 scan_not_found, as an unknown id is.",
+};
+
+const SUMMARY = {
+  type: 'object',
+  required: ['images', 'optedOut', 'notOptedOut', 'failed', 'skipped'],
+  additionalProperties: false,
+  description: 'images = optedOut + notOptedOut + failed + skipped. A candidate image is a file (outside .git) named .jpg/.jpeg/.png/.webp or whose bytes begin as one; skipped: over 25 MB, a Git LFS pointer, a symbolic link (never followed), over the pixel limit. Only optedOut and notOptedOut drew on the monthly verify limit.',
+  properties: Object.fromEntries(['images', 'optedOut', 'notOptedOut', 'failed', 'skipped'].map((n) => [n, { type: 'integer', minimum: 0 }])),
+};
+
+const SCAN_STATES_SCHEMA = { type: 'string', enum: ['queued', 'running', 'done', 'failed', 'cancelled'] };
+const SCAN_LINKS = { type: 'object', required: ['self', 'report'], additionalProperties: false, properties: { self: { type: 'string' }, report: { type: 'string' } } };
+const NULLABLE_TIME = { type: ['string', 'null'], format: 'date-time' };
+
+const SCAN = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'repository', 'ref', 'commit', 'withToken', 'createdAt', 'startedAt', 'finishedAt', 'expiresAt', 'reason', 'progress', 'fetchMs', 'summary', 'otherFiles', 'links'],
+  properties: {
+    id: { type: 'string' },
+    status: SCAN_STATES_SCHEMA,
+    repository: { type: 'string', description: 'The URL as given (never with credentials)' },
+    ref: { type: ['string', 'null'], description: 'The branch or tag asked for; null: the default branch' },
+    commit: { type: ['string', 'null'], description: 'The commit scanned, once fetched' },
+    withToken: { type: 'boolean', description: 'Submitted with a read token (never stored: held in the accepting server\'s memory for this scan only)' },
+    createdAt: { type: 'string', format: 'date-time' },
+    startedAt: NULLABLE_TIME,
+    finishedAt: NULLABLE_TIME,
+    expiresAt: { type: 'string', format: 'date-time', description: 'The report is removed after this (the plan\'s report retention, 30 days by default)' },
+    reason: { type: ['string', 'null'], description: 'Why it failed or was cancelled, in words' },
+    progress: {
+      type: 'object',
+      required: ['files', 'processed', 'imagesChecked'],
+      additionalProperties: false,
+      properties: { files: { type: ['integer', 'null'], description: 'Files in the tree (null until fetched)' }, processed: { type: 'integer' }, imagesChecked: { type: 'integer', description: 'Candidate images reported so far' } },
+    },
+    fetchMs: { type: ['integer', 'null'], description: 'Milliseconds the fetch took' },
+    summary: { oneOf: [{ $ref: '#/components/schemas/ScanSummary' }, { type: 'null' }], description: 'Once the scan has ended (done, failed or cancelled); null before' },
+    otherFiles: { type: 'integer', description: 'Files that are not candidate images (counted only)' },
+    links: SCAN_LINKS,
+  },
+};
+
+const SCAN_ITEM = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['path', 'status', 'reason', 'code', 'bytes', 'sha256', 'format', 'signals', 'value', 'provenance', 'fingerprint'],
+  properties: {
+    path: { type: 'string' },
+    status: { type: 'string', enum: ['optedOut', 'notOptedOut', 'failed', 'skipped'] },
+    reason: { type: ['string', 'null'] },
+    code: { type: ['string', 'null'], description: 'failed: the error code (corrupt_image, ...); skipped: symlink, lfs_pointer, too_large, too_deep, too_many_pixels' },
+    bytes: { type: 'integer' },
+    sha256: { type: ['string', 'null'], pattern: '^[0-9a-f]{64}$' },
+    format: { type: ['string', 'null'], enum: ['jpeg', 'png', 'webp', null] },
+    signals: { type: 'array', items: { type: 'string' }, description: 'Every opt-out signal found, in every vocabulary' },
+    value: { type: ['string', 'null'], description: 'The plus:DataMining value, as stored' },
+    provenance: { oneOf: [{ type: 'null' }, { type: 'object', required: ['present', 'valid', 'verifiable'], properties: { present: { type: 'boolean' }, valid: { type: 'boolean' }, verifiable: { type: 'boolean' } } }] },
+    fingerprint: { oneOf: [{ type: 'null' }, { type: 'object', required: ['present', 'confidence'], properties: { present: { type: 'boolean' }, confidence: { type: 'number' } } }] },
+  },
+};
+
+const SCAN_EXAMPLE = {
+  id: 'scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e',
+  status: 'done',
+  repository: 'https://github.com/example/site',
+  ref: null,
+  commit: '3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e',
+  withToken: false,
+  createdAt: '2026-11-26T10:00:00.000Z',
+  startedAt: '2026-11-26T10:00:00.120Z',
+  finishedAt: '2026-11-26T10:00:04.500Z',
+  expiresAt: '2026-12-26T10:00:00.000Z',
+  reason: null,
+  progress: { files: 412, processed: 412, imagesChecked: 7 },
+  fetchMs: 840,
+  summary: { images: 7, optedOut: 4, notOptedOut: 2, failed: 0, skipped: 1 },
+  otherFiles: 405,
+  links: { self: '/api/v1/scans/scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e', report: '/api/v1/scans/scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e/report' },
+};
+
+const SCAN_ITEM_EXAMPLE = {
+  path: 'static/img/hero.jpg',
+  status: 'notOptedOut',
+  reason: null,
+  code: null,
+  bytes: 104233,
+  sha256: EXAMPLE_SHA256,
+  format: 'jpeg',
+  signals: [],
+  value: null,
+  provenance: { present: false, valid: false, verifiable: false },
+  fingerprint: { present: false, confidence: 0 },
+};
+
+function jsonBody(schema: unknown, examples: Record<string, unknown>, description: string) {
+  return { required: true, description, content: { 'application/json': { schema, examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } } };
+}
+
+function scanOperation(
+  operationId: string,
+  summary: string,
+  description: string,
+  ok: { status: number; description: string; schema: unknown; example: unknown; headers?: Headers; extra?: Record<string, unknown> },
+  codes: readonly ErrorCode[],
+  more: Record<string, unknown> = {},
+  /** Answers that may carry RateLimit (the fix's quota_exceeded). */
+  allowance = false,
+) {
+  return {
+    operationId,
+    tags: ['Scans'],
+    summary,
+    description,
+    ...more,
+    responses: {
+      [ok.status]: {
+        description: ok.description,
+        headers: { ...ALWAYS, ...ok.headers },
+        content: { 'application/json': { schema: ok.schema, examples: { ok: { value: ok.example } } }, ...ok.extra },
+      },
+      ...errorResponses(codes, { allowance, replay: false }),
+    },
+  };
+}
+
 const SHA256_PARAMETER = {
   name: 'sha256',
   in: 'path',
@@ -356,6 +505,7 @@ export function openApiDocument(options: OpenApiOptions) {
       { name: 'Images', description: 'Mark and verify images' },
       { name: 'Account', description: "The account's monthly usage" },
       { name: 'Records', description: "The dated service records of the dashboard's markings (docs/records.md)" },
+      { name: 'Scans', description: 'Repository scans: every image of a git repository checked, and the ones without the opt-out fixed (docs/scans.md)' },
       { name: 'Keys', description: "The public keys that check this deployment's provenance tags" },
       { name: 'Health', description: 'Liveness and readiness, for load balancers and orchestrators' },
       { name: 'Meta', description: 'This document' },
@@ -397,6 +547,109 @@ export function openApiDocument(options: OpenApiOptions) {
           },
         },
       },
+      '/api/v1/scans': {
+        post: scanOperation(
+          'createScan',
+          'Scan a git repository: every JPEG, PNG and WebP image checked for the opt-out (docs/scans.md)',
+          'Accepted scans run from a queue; poll `links.self`. The URL must be under one of the deployment\'s allowed sources (by default https://github.com/, https://gitlab.com/, https://codeberg.org/). A read token, for a private repository, is used for this scan\'s fetch only: never stored, logged or echoed (such a scan runs on the server that accepted it; if that server stops first it ends failed and does not count). Needs the verify scope. Each image checked (opted out or not) draws one unit of the monthly verify limit; when it runs out the scan ends failed, keeping what it checked. Limits: scans per person per UTC day (10 by default: 429 scan_limit_reached, Retry-After until midnight UTC) and a service-wide daily ceiling (503 scans_paused for everyone, temporary, with Retry-After); a scan counts when it is accepted.',
+          {
+            status: 202,
+            description: 'Accepted; `Location` is the scan',
+            schema: { type: 'object', required: ['id', 'status', 'links'], additionalProperties: false, properties: { id: { type: 'string' }, status: SCAN_STATES_SCHEMA, links: SCAN_LINKS } },
+            example: { id: SCAN_EXAMPLE.id, status: 'queued', links: SCAN_EXAMPLE.links },
+            headers: { Location: headerRef('Location') },
+          },
+          SCAN_CREATE_CODES,
+          {
+            requestBody: jsonBody(
+              {
+                type: 'object',
+                required: ['repository'],
+                additionalProperties: false,
+                properties: {
+                  repository: { type: 'string', maxLength: 2048, description: 'The clone URL (https://, or another scheme the deployment lists); no credentials in it' },
+                  ref: { type: ['string', 'null'], maxLength: 255, description: 'A branch or tag; default the repository\'s default branch' },
+                  token: { type: ['string', 'null'], maxLength: 1024, writeOnly: true, description: 'A read token for a private repository (sent to its server as HTTP Basic authentication); never stored' },
+                },
+              },
+              { public: { repository: 'https://github.com/example/site' }, branch: { repository: 'https://gitlab.com/example/docs', ref: 'main' } },
+              'The repository, and optionally a branch or tag and a read token',
+            ),
+          },
+        ),
+        get: scanOperation('listScans', "The account's recent scans (the 50 newest)", 'Any scope.', { status: 200, description: 'The scans, newest first', schema: { type: 'object', required: ['scans'], additionalProperties: false, properties: { scans: { type: 'array', items: ref('Scan') } } }, example: { scans: [SCAN_EXAMPLE] } }, SCAN_READ_CODES),
+      },
+      '/api/v1/scans/{id}': {
+        get: scanOperation('getScan', 'A scan: its status, progress and, once ended, its summary', 'Any scope.', { status: 200, description: 'The scan', schema: ref('Scan'), example: SCAN_EXAMPLE }, SCAN_ONE_CODES, { parameters: [SCAN_ID_PARAMETER] }),
+        delete: scanOperation(
+          'cancelScan',
+          'Cancel a queued or running scan',
+          'Needs the verify scope. What it checked stays in its report; it still counts toward the day\'s scans. A scan that has ended is 409 scan_not_cancellable.',
+          { status: 200, description: 'The scan, cancelled', schema: ref('Scan'), example: { ...SCAN_EXAMPLE, status: 'cancelled', reason: 'cancelled by a person of the account', summary: { images: 3, optedOut: 2, notOptedOut: 1, failed: 0, skipped: 0 } } },
+          SCAN_CANCEL_CODES,
+          { parameters: [SCAN_ID_PARAMETER] },
+        ),
+      },
+      '/api/v1/scans/{id}/report': {
+        get: scanOperation(
+          'scanReport',
+          "A scan's report: coverage and every image, as JSON or (Accept: text/csv) CSV",
+          'Any scope. Kept for the plan\'s report retention (30 days by default). CSV columns: ' + 'path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.',
+          {
+            status: 200,
+            description: 'The report',
+            schema: ref('ScanReport'),
+            example: { scan: SCAN_EXAMPLE, coverage: { optedOut: 4, images: 7, ratio: 4 / 7 }, items: [SCAN_ITEM_EXAMPLE] },
+            extra: { 'text/csv': { schema: { type: 'string' }, examples: { csv: { value: 'path,status,reason,code,bytes,sha256,format,value,signals,provenancePresent,provenanceValid,fingerprintPresent\r\n"static/img/hero.jpg","notOptedOut","","",104233,"' + EXAMPLE_SHA256 + '","jpeg","","",false,false,false\r\n' } } } },
+          },
+          SCAN_ONE_CODES,
+          { parameters: [SCAN_ID_PARAMETER] },
+        ),
+      },
+      '/api/v1/scans/{id}/fix': {
+        post: scanOperation(
+          'fixScan',
+          "Mark the images a scan found without the opt-out: a zip keeping their paths, or one commit pushed on a new branch",
+          'Needs the protect scope: each file marked is one protect unit (the same marking as POST /api/v1/protect); all are reserved first, so a fix that cannot be paid in full does not start (429 quota_exceeded). `confirm` must be the number of images the fix marks (the report\'s notOptedOut), as a confirmation. The repository is fetched again at the scanned commit (a private one needs its token again: it was never kept) and a file is marked only if its bytes are still those checked. Without `push`: 200 application/zip, the marked files at their repository paths (plus FIX-REPORT.txt naming any not marked). With `push: true` and a token that may write: one commit "Add the IPTC Data Mining opt-out to N images" on a new branch optmark/opt-out-DATE-ID on top of the scanned commit, answered as JSON.',
+          {
+            status: 200,
+            description: 'With push: the branch pushed. Without: the zip.',
+            schema: {
+              type: 'object',
+              required: ['branch', 'commit', 'marked', 'failed'],
+              additionalProperties: false,
+              properties: {
+                branch: { type: ['string', 'null'] },
+                commit: { type: ['string', 'null'] },
+                marked: { type: 'array', items: { type: 'object', required: ['path', 'sha256'], properties: { path: { type: 'string' }, sha256: { type: 'string' } } } },
+                failed: { type: 'array', items: { type: 'object', required: ['path', 'reason'], properties: { path: { type: 'string' }, reason: { type: 'string' } } } },
+              },
+            },
+            example: { branch: 'optmark/opt-out-20261126-0f3a9c2b', commit: '8c7b6a5f4e3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d', marked: [{ path: 'static/img/hero.jpg', sha256: EXAMPLE_SHA256 }], failed: [] },
+            headers: { 'Content-Disposition': headerRef('Content-Disposition'), 'X-Optmark-Fix-Failed': headerRef('X-Optmark-Fix-Failed') },
+            extra: { 'application/zip': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/zip' }, examples: { zip: { value: '(a zip of the marked files)' } } } },
+          },
+          SCAN_FIX_CODES,
+          {
+            parameters: [SCAN_ID_PARAMETER],
+            requestBody: jsonBody(
+              {
+                type: 'object',
+                required: ['confirm'],
+                additionalProperties: false,
+                properties: {
+                  confirm: { type: 'integer', minimum: 1, description: 'The number of images the fix marks (each one protect unit)' },
+                  push: { type: 'boolean', description: 'Push a branch instead of answering a zip (needs a token that may write)' },
+                  token: { type: ['string', 'null'], maxLength: 1024, writeOnly: true, description: 'For the fetch of a private repository, and for the push' },
+                },
+              },
+              { zip: { confirm: 2 }, push: { confirm: 2, push: true, token: 'github_pat_…' } },
+              'The confirmation, and how to deliver',
+            ),
+          },
+          true,
+        ),
+      },
       '/.well-known/jwks.json': {
         get: openOperation('jwks', 'Keys', "The public Ed25519 keys (RFC 7517 JWK Set) that check this deployment's provenance tags, current and retired", {
           description: 'A JWK Set',
@@ -427,7 +680,29 @@ export function openApiDocument(options: OpenApiOptions) {
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key, `omk_` and 38 letters and digits' } },
-      schemas: { ProtectResult, VerifyResult, Usage, Records, Error: ErrorBody, Health, Jwk: JWK, Jwks: JWKS },
+      schemas: {
+        ProtectResult,
+        VerifyResult,
+        Usage,
+        Records,
+        Scan: SCAN,
+        ScanSummary: SUMMARY,
+        ScanItem: SCAN_ITEM,
+        ScanReport: {
+          type: 'object',
+          required: ['scan', 'coverage', 'items'],
+          additionalProperties: false,
+          properties: {
+            scan: ref('Scan'),
+            coverage: { type: 'object', required: ['optedOut', 'images', 'ratio'], additionalProperties: false, properties: { optedOut: { type: 'integer' }, images: { type: 'integer' }, ratio: { type: 'number', minimum: 0, maximum: 1, description: 'optedOut / images (1 when there are no images)' } } },
+            items: { type: 'array', items: ref('ScanItem') },
+          },
+        },
+        Error: ErrorBody,
+        Health,
+        Jwk: JWK,
+        Jwks: JWKS,
+      },
       headers: {
         'Request-Id': stringHeader('Identifier of this request, also in error bodies and the server log; a `Request-Id` sent by the client (1 to 128 of `A-Za-z0-9._:-`) is used instead', EXAMPLE_REQUEST_ID, { minLength: 1, maxLength: 128 }),
         'X-Content-Type-Options': stringHeader('Browsers must not guess a type', 'nosniff', { enum: ['nosniff'] }),
@@ -454,6 +729,9 @@ export function openApiDocument(options: OpenApiOptions) {
           { enum: ['invalidated'] },
         ),
         'Cache-Control': stringHeader('How long the key set may be cached', 'public, max-age=300'),
+        Location: { ...stringHeader('The new scan', '/api/v1/scans/scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e'), required: true },
+        'Content-Disposition': stringHeader('The zip\'s file name (the zip answer only)', 'attachment; filename="scn_0f3a9c2b7e4d1a6c5b8e9f0a1d2c3b4e-fix.zip"'),
+        'X-Optmark-Fix-Failed': stringHeader('How many images could not be marked (named in the zip\'s FIX-REPORT.txt; the zip answer only)', '0', { pattern: '^[0-9]+$' }),
       },
       responses: {
         Unexpected: {

@@ -18,6 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeldUpload, multipartBody, parseResponse, rawExchange, rawPost } from '../support/raw-http.js';
 import { freshPgDatabase, postImage, startTestServer, type TestServer } from '../support/server.js';
 import { SAMPLE_JPEG } from '../process/support.js';
+import { protect } from '../../src/app/protect-image.js';
+import { makeRepository, serveRepositories, type GitServers } from '../support/git-server.js';
 import { signInToDashboard } from '../support/dashboard.js';
 
 const run = promisify(execFile);
@@ -111,16 +113,26 @@ describe('the OpenAPI document', () => {
   let doc: Json;
   let checker: Checker;
   let dir: string;
+  let repoRoot: string;
+  let git: GitServers;
 
   beforeAll(async () => {
-    t = await startTestServer({ env: { OPTMARK_BASE_URL: 'https://optmark.example', OPTMARK_UPLOAD_STALL_SECONDS: '1' } });
+    repoRoot = mkdtempSync(join(tmpdir(), 'optmark-openapi-repos-'));
+    makeRepository(repoRoot, 'site', [
+      { path: 'marked.jpg', bytes: protect(SAMPLE_JPEG).bytes },
+      { path: 'plain.jpg', bytes: SAMPLE_JPEG },
+    ]);
+    git = await serveRepositories(repoRoot);
+    t = await startTestServer({ env: { OPTMARK_BASE_URL: 'https://optmark.example', OPTMARK_UPLOAD_STALL_SECONDS: '1', OPTMARK_SCAN_SOURCES: git.daemonUrl } });
     doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as Json;
     checker = new Checker(doc);
     dir = mkdtempSync(join(tmpdir(), 'optmark-openapi-'));
   });
   afterAll(async () => {
     await t?.close();
+    await git?.close();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(repoRoot, { recursive: true, force: true });
   });
 
   it('passes Redocly\'s recommended rules without an error', async () => {
@@ -142,9 +154,25 @@ describe('the OpenAPI document', () => {
     expect(doc.servers).toEqual([{ url: 'https://optmark.example', description: 'This deployment' }]);
     expect(doc.info.license.name).toBeTruthy();
     expect(doc.info.contact.url).toBe('https://optmark.example');
-    expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Records', 'Keys', 'Health', 'Meta']);
+    expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Records', 'Scans', 'Keys', 'Health', 'Meta']);
     expect(doc.components.schemas.Jwk.required).toEqual(['kty', 'crv', 'x', 'kid', 'alg', 'use']);
-    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/openapi.json', '/api/v1/protect', '/api/v1/records/{sha256}', '/api/v1/usage', '/api/v1/verify', '/healthz', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/.well-known/jwks.json',
+      '/api/v1/openapi.json',
+      '/api/v1/protect',
+      '/api/v1/records/{sha256}',
+      '/api/v1/scans',
+      '/api/v1/scans/{id}',
+      '/api/v1/scans/{id}/fix',
+      '/api/v1/scans/{id}/report',
+      '/api/v1/usage',
+      '/api/v1/verify',
+      '/healthz',
+      '/readyz',
+    ]);
+    // A read token is write-only; the fix's zip is binary.
+    expect(doc.paths['/api/v1/scans'].post.requestBody.content['application/json'].schema.properties.token.writeOnly).toBe(true);
+    expect(doc.paths['/api/v1/scans/{id}/fix'].post.responses['200'].content['application/zip'].schema).toMatchObject({ type: 'string', format: 'binary' });
     // The people's routes are not part of it.
     expect(JSON.stringify(doc.paths)).not.toMatch(/sign-in|\/app\//);
   });
@@ -163,7 +191,7 @@ describe('the OpenAPI document', () => {
           if (status === 'default') continue;
           expect(Object.keys(response.content['application/json'].examples ?? {}).length, `${(operation as Json).operationId} ${status}`).toBeGreaterThan(0);
         }
-        if ((operation as Json).requestBody) expect((operation as Json).requestBody.content['multipart/form-data'].examples).toBeDefined();
+        for (const media of Object.values(((operation as Json).requestBody?.content ?? {}) as Json)) expect((media as Json).examples).toBeDefined();
       }
     }
   });
@@ -229,6 +257,79 @@ describe('the OpenAPI document', () => {
     // Another account's record: not found, as an unknown hash is.
     expect(await checker.fetched('get', records, await lookup(pro, hash))).toBe(404);
     expect(checker.raw('get', records, (await rawExchange(t.url, `GET /api/v1/records/${hash} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+
+    // Repository scans, on a repository served by git daemon on loopback.
+    const scanner = (await t.server.admin.issueKey('openapi-records', { user: (await t.server.people.listUsers('openapi-records'))[0]!.email })).key;
+    const protectOnly = (await t.server.admin.issueKey('openapi-records', { user: (await t.server.people.listUsers('openapi-records'))[0]!.email, scopes: ['protect'] })).key;
+    const json = (key: string | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${t.url}${path}`, { method, headers: { ...(key ? auth(key) : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const scans = '/api/v1/scans';
+    const repository = `${git.daemonUrl}site.git`;
+    const created = await json(scanner, 'POST', scans, { repository });
+    const { id } = (await created.clone().json()) as { id: string };
+    expect(await checker.fetched('post', scans, created)).toBe(202);
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, { repository, colour: 'blue' }))).toBe(400);
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, '{"repository":'))).toBe(400);
+    expect(await checker.fetched('post', scans, await json(undefined, 'POST', scans, { repository }))).toBe(401);
+    expect(await checker.fetched('post', scans, await json(free, 'POST', scans, { repository }))).toBe(403);
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, 'x=1', { 'Content-Type': 'text/plain' }))).toBe(415);
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, { repository: 'https://example.com/x.git' }))).toBe(422);
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, { repository, ref: 'a'.repeat(20_000) }))).toBe(413);
+    await t.server.admin.setLimits('openapi-records', { scansPerUserPerDay: 1 });
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, { repository }))).toBe(429);
+    await t.server.admin.setLimits('openapi-records', { scansPerUserPerDay: null });
+    await t.server.scans.pause();
+    expect(await checker.fetched('post', scans, await json(scanner, 'POST', scans, { repository }))).toBe(503);
+    await t.server.scans.resume();
+    expect(await checker.fetched('get', scans, await json(scanner, 'GET', scans))).toBe(200);
+    expect(await checker.fetched('get', scans, await json(undefined, 'GET', scans))).toBe(401);
+    expect(await checker.fetched('get', scans, await json(free, 'GET', scans))).toBe(403);
+    const one = '/api/v1/scans/{id}';
+    for (let i = 0; i < 200; i++) {
+      const status = ((await (await json(scanner, 'GET', `${scans}/${id}`)).json()) as { status: string }).status;
+      if (status === 'done') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await checker.fetched('get', one, await json(scanner, 'GET', `${scans}/${id}`))).toBe(200);
+    expect(await checker.fetched('get', one, await json(undefined, 'GET', `${scans}/${id}`))).toBe(401);
+    expect(await checker.fetched('get', one, await json(free, 'GET', `${scans}/${id}`))).toBe(403);
+    expect(await checker.fetched('get', one, await json(pro, 'GET', `${scans}/${id}`))).toBe(404);
+    const report = '/api/v1/scans/{id}/report';
+    expect(await checker.fetched('get', report, await json(scanner, 'GET', `${scans}/${id}/report`))).toBe(200);
+    expect(await checker.fetched('get', report, await json(undefined, 'GET', `${scans}/${id}/report`))).toBe(401);
+    expect(await checker.fetched('get', report, await json(free, 'GET', `${scans}/${id}/report`))).toBe(403);
+    expect(await checker.fetched('get', report, await json(pro, 'GET', `${scans}/${id}/report`))).toBe(404);
+    expect(await checker.fetched('delete', one, await json(scanner, 'DELETE', `${scans}/${id}`))).toBe(409);
+    expect(await checker.fetched('delete', one, await json(undefined, 'DELETE', `${scans}/${id}`))).toBe(401);
+    expect(await checker.fetched('delete', one, await json(protectOnly, 'DELETE', `${scans}/${id}`))).toBe(403);
+    expect(await checker.fetched('delete', one, await json(pro, 'DELETE', `${scans}/${id}`))).toBe(404);
+    const queued = (await (await json(scanner, 'POST', scans, { repository })).json()) as { id: string };
+    expect(await checker.fetched('delete', one, await json(scanner, 'DELETE', `${scans}/${queued.id}`))).toBe(200);
+    const fix = '/api/v1/scans/{id}/fix';
+    const fixOf = (key: string | undefined, body?: unknown, scan = id, headers: Record<string, string> = {}) => json(key, 'POST', `${scans}/${scan}/fix`, body, headers);
+    // The 200 as JSON: a pushed branch (git daemon takes pushes here).
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 1, push: true, token: 'unused-by-git-daemon' }))).toBe(200);
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 7 }))).toBe(400);
+    expect(await checker.fetched('post', fix, await fixOf(scanner, '{'))).toBe(400);
+    expect(await checker.fetched('post', fix, await fixOf(undefined, { confirm: 1 }))).toBe(401);
+    expect(await checker.fetched('post', fix, await fixOf(free, { confirm: 1 }))).toBe(403);
+    expect(await checker.fetched('post', fix, await fixOf(pro, { confirm: 1 }))).toBe(404);
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 1 }, queued.id))).toBe(409);
+    expect(await checker.fetched('post', fix, await fixOf(scanner, 'x', id, { 'Content-Type': 'text/plain' }))).toBe(415);
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 1, token: 'x'.repeat(20_000) }))).toBe(413);
+    await t.server.admin.setLimits('openapi-records', { protectPerMonth: 0 });
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 1 }))).toBe(429);
+    await t.server.admin.setLimits('openapi-records', { protectPerMonth: null });
+    // The repository gone from its server: 502.
+    rmSync(join(repoRoot, 'site.git'), { recursive: true, force: true });
+    expect(await checker.fetched('post', fix, await fixOf(scanner, { confirm: 1 }))).toBe(502);
+    for (const path of [scans, `${scans}/${id}`, `${scans}/${id}/report`]) {
+      const documentedPath = path === scans ? scans : path.endsWith('/report') ? report : one;
+      expect(checker.raw('get', documentedPath, (await rawExchange(t.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    }
+    expect(checker.raw('post', scans, (await rawExchange(t.url, `POST ${scans} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    expect(checker.raw('delete', one, (await rawExchange(t.url, `DELETE ${scans}/${id} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    expect(checker.raw('post', fix, (await rawExchange(t.url, `POST ${scans}/${id}/fix HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
     expect(await checker.fetched('get', '/api/v2/protect', await fetch(`${t.url}/api/v2/protect`))).toBe(404);
     expect(await checker.fetched('get', '/api/v1/protect', await fetch(`${t.url}/api/v1/protect`))).toBe(405);
   });
@@ -285,6 +386,18 @@ describe('the OpenAPI document', () => {
       expect(checker.raw('get', '/api/v1/usage', limited.text)).toBe(429);
       const limitedRecords = await rawExchange(s.url, `GET /api/v1/records/${'0'.repeat(64)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a}\r\nConnection: close\r\n\r\n`, 5000, 0, from2);
       expect(checker.raw('get', '/api/v1/records/{sha256}', limitedRecords.text)).toBe(429);
+      const scanId = 'scn_00000000000000000000000000000000';
+      for (const [method, path, documented] of [
+        ['POST', '/api/v1/scans', '/api/v1/scans'],
+        ['GET', '/api/v1/scans', '/api/v1/scans'],
+        ['GET', `/api/v1/scans/${scanId}`, '/api/v1/scans/{id}'],
+        ['DELETE', `/api/v1/scans/${scanId}`, '/api/v1/scans/{id}'],
+        ['GET', `/api/v1/scans/${scanId}/report`, '/api/v1/scans/{id}/report'],
+        ['POST', `/api/v1/scans/${scanId}/fix`, '/api/v1/scans/{id}/fix'],
+      ] as const) {
+        const answer = await rawExchange(s.url, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, 5000, 0, from2);
+        expect(checker.raw(method.toLowerCase(), documented, answer.text), `${method} ${path}`).toBe(429);
+      }
       // The database gone: usage and readiness answer 503 with Retry-After.
       await new Promise<void>((resolve) => {
         proxy.close(() => resolve());
@@ -293,6 +406,17 @@ describe('the OpenAPI document', () => {
       expect(await checker.fetched('get', '/api/v1/usage', await fetch(`${s.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${b}` } }))).toBe(503);
       expect(await checker.fetched('get', '/readyz', await fetch(`${s.url}/readyz`))).toBe(503);
       expect(await checker.fetched('get', '/api/v1/records/{sha256}', await fetch(`${s.url}/api/v1/records/${'0'.repeat(64)}`, { headers: { Authorization: `Bearer ${b}` } }))).toBe(503);
+      const gone = 'scn_00000000000000000000000000000000';
+      for (const [method, path, documented, body] of [
+        ['GET', '/api/v1/scans', '/api/v1/scans', undefined],
+        ['GET', `/api/v1/scans/${gone}`, '/api/v1/scans/{id}', undefined],
+        ['DELETE', `/api/v1/scans/${gone}`, '/api/v1/scans/{id}', undefined],
+        ['GET', `/api/v1/scans/${gone}/report`, '/api/v1/scans/{id}/report', undefined],
+        ['POST', `/api/v1/scans/${gone}/fix`, '/api/v1/scans/{id}/fix', '{"confirm":1}'],
+      ] as const) {
+        const answer = await fetch(`${s.url}${path}`, { method, headers: { Authorization: `Bearer ${b}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body });
+        expect(await checker.fetched(method.toLowerCase(), documented, answer), `${method} ${path}`).toBe(503);
+      }
     } finally {
       await s.close();
       proxy.close();

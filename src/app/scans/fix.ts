@@ -11,10 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { API_PLANS, type Store } from '../ports.js';
-import { InvalidOptionError, OptmarkError, QuotaExceededError, ScanNotFinishedError, ScanNotFoundError } from '../../errors.js';
+import { InvalidOptionError, OptmarkError, RepositoryUnavailableError, SourceNotAllowedError, QuotaExceededError, ScanNotFinishedError, ScanNotFoundError } from '../../errors.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { MAX_SCAN_FILE_BYTES } from './classify.js';
-import type { ScanSource, ScanStore } from './ports.js';
+import { ScanSourceError, type ScanSource, type ScanStore } from './ports.js';
 import { checkSource, type SourcePorts } from './sources.js';
 import type { FetchPort, Submitter } from './scans.js';
 
@@ -137,6 +137,7 @@ export async function fixScan(deps: FixDeps, who: Submitter, request: FixRequest
     return { files, failed, branch, commit };
   } catch (error) {
     await giveBack(units).catch(() => {});
+    if (error instanceof ScanSourceError || error instanceof SourceNotAllowedError) throw new RepositoryUnavailableError(error.message);
     throw error;
   } finally {
     clearTimeout(timer);
