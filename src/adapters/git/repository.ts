@@ -237,7 +237,7 @@ function explain(stderr: string, request: FetchRequest): string {
   }
   if (/not found|does not appear to be a git repository|404/i.test(text)) return 'the repository was not found';
   if (/couldn't find remote ref|invalid refspec|not our ref/i.test(text)) return request.commit ? 'the commit scanned before is not on the server any more' : `the branch or tag ${JSON.stringify(request.ref ?? 'HEAD')} was not found`;
-  if (/redirect/i.test(text)) return 'the server redirected the request (redirects are not followed)';
+  if (/redirect|returned error: 30[1-8]/i.test(text)) return 'the server redirected the request (redirects are not followed)';
   if (/fsck|bad tree|badTree|zero-padded|has dot|has dotdot|dotgit|full pathname/i.test(text)) return 'the repository holds objects git itself refuses (malformed trees or paths)';
   if (/Could not resolve host|Connection refused|Failed to connect|timed out|unable to connect/i.test(text)) return 'the repository\'s server could not be reached';
   const line = text.split('\n').find((l) => /^(fatal|error):/.test(l.trim())) ?? text.split('\n')[0] ?? '';

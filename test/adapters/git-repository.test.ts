@@ -1,0 +1,142 @@
+/**
+ * Fetching a repository to scan, against hostile repositories made with git
+ * and served on loopback: limits on files, bytes and time; symbolic links
+ * and submodules listed, never followed or fetched; trees git itself
+ * refuses (a `..` or `.git` path); redirects not followed; nothing left
+ * behind. And the source policy: the allow-list, credentials, private
+ * addresses, file:// outside the listed directory.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchRepository } from '../../src/adapters/git/repository.js';
+import { checkSource } from '../../src/app/scans/sources.js';
+import { git, makeRepository, serveRepositories, type GitServers } from '../support/git-server.js';
+import { randomBytes } from 'node:crypto';
+
+const root = mkdtempSync(join(tmpdir(), 'optmark-hostile-repos-'));
+const work = mkdtempSync(join(tmpdir(), 'optmark-hostile-work-'));
+let servers: GitServers;
+
+/** A commit whose tree holds one entry named `name` (git's porcelain would refuse to make it). */
+function craftedRepository(name: string, entryName: string): void {
+  const bare = join(root, `${name}.git`);
+  git(root, 'init', '-q', '--bare', bare);
+  const blob = git(bare, 'hash-object', '-w', '--stdin');
+  const entry = Buffer.concat([Buffer.from(`100644 ${entryName}\0`), Buffer.from(blob, 'hex')]);
+  const tree = execFileSync('git', ['hash-object', '-w', '-t', 'tree', '--literally', '--stdin'], { cwd: bare, input: entry }).toString().trim();
+  const commit = execFileSync('git', ['commit-tree', tree, '-m', 'crafted'], { cwd: bare, env: { ...process.env, GIT_AUTHOR_NAME: 'x', GIT_AUTHOR_EMAIL: 'x@x', GIT_COMMITTER_NAME: 'x', GIT_COMMITTER_EMAIL: 'x@x' } }).toString().trim();
+  git(bare, 'update-ref', 'refs/heads/main', commit);
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+}
+
+const limits = (overrides: Partial<{ maxBytes: number; maxFiles: number; signal: AbortSignal }> = {}) => ({ maxBytes: 1024 ** 3, maxFiles: 100_000, signal: new AbortController().signal, ...overrides });
+const request = (url: string, extra: Partial<Parameters<typeof fetchRepository>[0]> = {}) => ({ url, ref: null, commit: null, token: null, pin: null, workRoot: work, ...extra });
+
+beforeAll(async () => {
+  makeRepository(root, 'many', Array.from({ length: 30 }, (_, i) => ({ path: `f/${i}.txt`, bytes: String(i) })));
+  makeRepository(root, 'big', [{ path: 'noise.bin', bytes: randomBytes(3 * 1024 * 1024) }]);
+  makeRepository(root, 'links', [{ path: 'up.png', link: '../../../../etc/passwd' }, { path: 'dir-link', link: '/' }, { path: 'ok.txt', bytes: 'ok' }], { gitlinks: ['vendor/module'] });
+  craftedRepository('dotdot', '..');
+  craftedRepository('dotgit', '.git');
+  servers = await serveRepositories(root);
+});
+
+afterAll(async () => {
+  await servers?.close();
+  rmSync(root, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('fetching a repository to scan', () => {
+  it('refuses a tree with more files than the limit, and one whose files total more bytes', async () => {
+    await expect(fetchRepository(request(`${servers.daemonUrl}many.git`), limits({ maxFiles: 29 }))).rejects.toThrow('the repository has 30 files, over the limit of 29');
+    await expect(fetchRepository(request(`${servers.daemonUrl}big.git`), limits({ maxBytes: 1024 * 1024 }))).rejects.toThrow(/over the limit of 1048576|larger than the limit of 1048576 bytes/);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('stops at the time limit', async () => {
+    await expect(fetchRepository(request(`${servers.daemonUrl}big.git`), limits({ signal: AbortSignal.timeout(1) }))).rejects.toThrow(/time limit|aborted/i);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('lists symbolic links and submodules as such, never following or fetching them', async () => {
+    const source = await fetchRepository(request(`${servers.daemonUrl}links.git`), limits());
+    try {
+      expect(source.entries.map((e) => [e.path, e.kind]).sort()).toEqual([
+        ['dir-link', 'symlink'],
+        ['ok.txt', 'file'],
+        ['up.png', 'symlink'],
+        ['vendor/module', 'submodule'],
+      ]);
+      // Nothing of the tree is written out: only git's own bare repository.
+      const [dir] = readdirSync(work);
+      expect(readdirSync(join(work, dir!))).toEqual(['repo.git']);
+      expect(Buffer.from(await source.read(source.entries.find((e) => e.path === 'ok.txt')!, 100)).toString()).toBe('ok');
+    } finally {
+      await source.close();
+    }
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('refuses trees git itself calls malformed: a ".." or ".git" entry', async () => {
+    for (const name of ['dotdot', 'dotgit']) {
+      await expect(fetchRepository(request(`${servers.daemonUrl}${name}.git`), limits()), name).rejects.toThrow(/malformed|refuses|fsck/i);
+    }
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('does not follow a redirect, and says so', async () => {
+    const server = createServer((req, res) => res.writeHead(302, { Location: `${servers.httpUrl}many.git${req.url?.replace(/^\/moved\.git/, '')}` }).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/moved.git`;
+      await expect(fetchRepository(request(url), limits())).rejects.toThrow(/redirect/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('the source policy', () => {
+  const ports = (addresses: Record<string, string[]>) => ({
+    resolve: async (host: string) => addresses[host] ?? [],
+    realpath: async (path: string) => {
+      if (path.includes('missing')) throw new Error('ENOENT');
+      return path.replace('/srv/repos/link', '/etc');
+    },
+  });
+  const forges = ['https://github.com/', 'https://gitlab.com/', 'https://codeberg.org/'];
+
+  it('takes a public forge URL and pins the address it checked', async () => {
+    expect(await checkSource('https://github.com/owner/repo.git', forges, ports({ 'github.com': ['140.82.121.4'] }))).toEqual({ url: 'https://github.com/owner/repo.git', pin: ['github.com', 443, '140.82.121.4'] });
+  });
+
+  it('refuses what is not under a prefix, credentials, another scheme, look-alike hosts', async () => {
+    for (const url of ['https://github.com.evil.example/x', 'https://evil.example/github.com/x', 'https://user:token@github.com/o/r', 'ssh://git@github.com/o/r', 'https://github.com/o/r?x=1', 'github.com/o/r']) {
+      await expect(checkSource(url, forges, ports({ 'github.com.evil.example': ['93.184.216.34'], 'github.com': ['140.82.121.4'] })), url).rejects.toMatchObject({ code: 'source_not_allowed' });
+    }
+  });
+
+  it('refuses a host that resolves to a private, loopback or link-local address, even under an allowed prefix', async () => {
+    for (const address of ['127.0.0.1', '10.0.0.5', '192.168.1.1', '169.254.169.254', '::1', 'fd00::1', '::ffff:127.0.0.1']) {
+      await expect(checkSource('https://github.com/o/r', forges, ports({ 'github.com': ['140.82.121.4', address] })), address).rejects.toMatchObject({ code: 'source_not_allowed' });
+    }
+    await expect(checkSource('http://localhost:8080/r.git', ['http://localhost:8080/'], ports({ localhost: ['127.0.0.1'] }))).rejects.toMatchObject({ code: 'source_not_allowed' });
+  });
+
+  it('reaches a private address only where the prefix names it as an IP address', async () => {
+    expect(await checkSource('http://127.0.0.1:9000/r.git', ['http://127.0.0.1:9000/'], ports({}))).toEqual({ url: 'http://127.0.0.1:9000/r.git', pin: ['127.0.0.1', 9000, '127.0.0.1'] });
+    await expect(checkSource('http://127.0.0.2:9000/r.git', ['http://127.0.0.2:9000/', 'http://127.0.0.1:9000/'].slice(1), ports({}))).rejects.toMatchObject({ code: 'source_not_allowed' });
+  });
+
+  it('reads file:// only under the listed directory, links resolved', async () => {
+    expect(await checkSource('file:///srv/repos/site.git', ['file:///srv/repos/'], ports({}))).toEqual({ url: 'file:///srv/repos/site.git', pin: null });
+    for (const url of ['file:///srv/repos/../../etc/passwd', 'file:///etc/passwd', 'file:///srv/repos/link/passwd', 'file:///srv/repos/missing.git']) {
+      await expect(checkSource(url, ['file:///srv/repos/'], ports({})), url).rejects.toMatchObject({ code: 'source_not_allowed' });
+    }
+  });
+});
