@@ -40,7 +40,7 @@ import { SqlRecordStore } from '../adapters/db/record-store.js';
 import { createCertificateMaker } from '../adapters/certificate-pdf.js';
 import { buildHttpApp } from '../http/build-app.js';
 import { lookup } from 'node:dns/promises';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createScans, type Scans } from '../app/scans/scans.js';
@@ -218,6 +218,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const sweeps = database.kind === 'postgres';
     if (sweeps) await access.sweep(config.reservationTtlSeconds);
     // Fetched repositories live here while they are scanned; anything left by a crash goes first.
+    rmSync(scanWork, { recursive: true, force: true });
     mkdirSync(scanWork, { recursive: true, mode: 0o700 });
     jobs = await openJobQueue(database, config.databaseUrl, (error) => app?.log.warn({ err: error }, 'job queue error'));
     const web = {
