@@ -26,6 +26,25 @@ export type Usage = components['schemas']['Usage'];
 export type Jwks = components['schemas']['Jwks'];
 /** The dated service records of the key's account for one SHA-256 (docs/records.md). */
 export type Records = components['schemas']['Records'];
+/** A repository scan (docs/scans.md): its status, progress and, once ended, its summary. */
+export type Scan = components['schemas']['Scan'];
+export type ScanReport = components['schemas']['ScanReport'];
+export type ScanItem = components['schemas']['ScanItem'];
+export type ScanSummary = components['schemas']['ScanSummary'];
+/** What POST /api/v1/scans takes. */
+export interface ScanInput {
+  readonly repository: string;
+  readonly ref?: string;
+  /** A read token for a private repository: used for this scan's fetch only, never stored. */
+  readonly token?: string;
+}
+/** A fix pushed as a branch. */
+export interface FixPushed {
+  readonly branch: string | null;
+  readonly commit: string | null;
+  readonly marked: ReadonlyArray<{ readonly path: string; readonly sha256: string }>;
+  readonly failed: ReadonlyArray<{ readonly path: string; readonly reason: string }>;
+}
 /** The server's error codes, and the client's own: the network failed, a try timed out, an answer that is not the API's. */
 export type ErrorCode = components['schemas']['Error']['code'] | 'network_error' | 'timeout' | 'unexpected_response';
 
@@ -134,6 +153,33 @@ export interface OptmarkClient {
    * Free of charge. None is an OptmarkError `record_not_found` (404).
    */
   records(sha256: string, options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Records & Pick<AnswerInfo, 'requestId'>>;
+  /**
+   * Repository scans (docs/scans.md). Starting one or a fix is not retried
+   * after a network error or a timeout (the server may have accepted it: a
+   * scan counts toward the day's scans, a fix spends protect units); reads
+   * are retried as the image calls are. `scans_paused` and
+   * `scan_limit_reached` are never retried: their `retryAfter` says when
+   * they end.
+   */
+  readonly scans: ScanCalls;
+}
+
+type Timing = Pick<CallOptions, 'signal' | 'timeoutMs'>;
+
+export interface ScanCalls {
+  create(input: ScanInput, options?: Timing): Promise<{ id: string; status: Scan['status']; links: Scan['links'] }>;
+  list(options?: Timing): Promise<Scan[]>;
+  get(id: string, options?: Timing): Promise<Scan>;
+  /** Poll until the scan has ended (done, failed or cancelled); `onProgress` sees each state. */
+  wait(id: string, options?: Timing & { readonly intervalMs?: number; readonly onProgress?: (scan: Scan) => void }): Promise<Scan>;
+  report(id: string, options?: Timing): Promise<ScanReport>;
+  /** The report as CSV text. */
+  reportCsv(id: string, options?: Timing): Promise<string>;
+  cancel(id: string, options?: Timing): Promise<Scan>;
+  /** Mark the images without the opt-out: `confirm` is their number (each one protect unit). The zip of the marked files. */
+  fix(id: string, fix: { readonly confirm: number; readonly token?: string }, options?: Timing): Promise<Blob>;
+  /** The same, pushed as one commit on a new branch with a token that may write. */
+  fixAndPush(id: string, fix: { readonly confirm: number; readonly token: string }, options?: Timing): Promise<FixPushed>;
 }
 
 /** The Idempotency-Key of an image call: the operation, the file's SHA-256 and the options. */
@@ -182,13 +228,14 @@ export function createClient(options: ClientOptions): OptmarkClient {
     throw await errorOf(response);
   }
 
-  /** Tries until an answer, a final error, or the tries run out. */
-  async function call(path: string, init: () => RequestInit, options2: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Response> {
+  /** Tries until an answer, a final error, or the tries run out. `unsafe`: a call the server may have acted on without answering is not tried again after a network error or a timeout. */
+  async function call(path: string, init: () => RequestInit, options2: Pick<CallOptions, 'signal' | 'timeoutMs'>, unsafe = false): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await once(path, init(), options2);
       } catch (error) {
         if (!(error instanceof OptmarkError) || !retryable(error, maxRetryAfter) || attempt >= maxTries) throw error;
+        if (unsafe && (error.code === 'network_error' || error.code === 'timeout')) throw error;
         const jitter = random() * Math.min(backoff.max, backoff.base * 2 ** (attempt - 1));
         const delayMs = Math.round((error.retryAfter ?? 0) * 1000 + jitter);
         options.onRetry?.({ attempt, delayMs, error });
@@ -242,6 +289,44 @@ export function createClient(options: ClientOptions): OptmarkClient {
     },
     async jwks(callOptions = {}) {
       return (await json(await call('/.well-known/jwks.json', () => ({}), callOptions))) as Jwks;
+    },
+    scans: {
+      async create(input, callOptions = {}) {
+        const body = JSON.stringify({ repository: input.repository, ...(input.ref !== undefined ? { ref: input.ref } : {}), ...(input.token !== undefined ? { token: input.token } : {}) });
+        const response = await call('/api/v1/scans', () => ({ method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }), callOptions, true);
+        return (await json(response)) as { id: string; status: Scan['status']; links: Scan['links'] };
+      },
+      async list(callOptions = {}) {
+        return ((await json(await call('/api/v1/scans', () => ({ headers: auth }), callOptions))) as { scans: Scan[] }).scans;
+      },
+      async get(id, callOptions = {}) {
+        return (await json(await call(`/api/v1/scans/${encodeURIComponent(id)}`, () => ({ headers: auth }), callOptions))) as Scan;
+      },
+      async wait(id, callOptions = {}) {
+        for (;;) {
+          const scan = await this.get(id, callOptions);
+          callOptions.onProgress?.(scan);
+          if (scan.status === 'done' || scan.status === 'failed' || scan.status === 'cancelled') return scan;
+          await sleep(callOptions.intervalMs ?? 1000, callOptions.signal);
+        }
+      },
+      async report(id, callOptions = {}) {
+        return (await json(await call(`/api/v1/scans/${encodeURIComponent(id)}/report`, () => ({ headers: auth }), callOptions))) as ScanReport;
+      },
+      async reportCsv(id, callOptions = {}) {
+        return (await call(`/api/v1/scans/${encodeURIComponent(id)}/report`, () => ({ headers: { ...auth, Accept: 'text/csv' } }), callOptions)).text();
+      },
+      async cancel(id, callOptions = {}) {
+        return (await json(await call(`/api/v1/scans/${encodeURIComponent(id)}`, () => ({ method: 'DELETE', headers: auth }), callOptions))) as Scan;
+      },
+      async fix(id, fix, callOptions = {}) {
+        const body = JSON.stringify({ confirm: fix.confirm, ...(fix.token !== undefined ? { token: fix.token } : {}) });
+        return (await call(`/api/v1/scans/${encodeURIComponent(id)}/fix`, () => ({ method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }), callOptions, true)).blob();
+      },
+      async fixAndPush(id, fix, callOptions = {}) {
+        const body = JSON.stringify({ confirm: fix.confirm, push: true, token: fix.token });
+        return (await json(await call(`/api/v1/scans/${encodeURIComponent(id)}/fix`, () => ({ method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body }), callOptions, true))) as FixPushed;
+      },
     },
   };
 }
