@@ -6,9 +6,10 @@
  * readers.
  */
 import type { SignedIn } from '../app/people/sessions.js';
+import { API_PLANS } from '../app/ports.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'overview' | 'mark' | 'check' | 'records' | 'keys' | 'account' | 'operator';
+export type Section = 'overview' | 'mark' | 'check' | 'scans' | 'records' | 'keys' | 'account' | 'operator';
 
 export interface PageContext {
   /** The URL of a built asset (`style.css`, `mark.js`), with its version for caching. */
@@ -27,6 +28,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['overview', '/overview', 'Overview'],
   ['mark', '/mark', 'Mark'],
   ['check', '/check', 'Check'],
+  ['scans', '/scans', 'Scans'],
   ['records', '/history', 'Records'],
   ['keys', '/keys', 'API keys'],
   ['account', '/account', 'Account'],
@@ -39,7 +41,9 @@ function navigation(context: PageContext, current: Section | undefined): Html {
   const signedIn = context.signedIn;
   if (!signedIn) return html``;
   const { user, account, session } = signedIn;
-  const sections: ReadonlyArray<[Section, string, string]> = user.operator ? [...SECTIONS, ['operator', '/operator', 'Operator']] : SECTIONS;
+  // Repository scans are part of the paid plans: a Free account finds the page's explanation at /scans, not a link.
+  const own = SECTIONS.filter(([id]) => id !== 'scans' || API_PLANS.includes(account.plan));
+  const sections: ReadonlyArray<[Section, string, string]> = user.operator ? [...own, ['operator', '/operator', 'Operator']] : own;
   const links = sections.map(
     ([id, href, label]) => html`<li><a href="${href}"${id === current ? html` aria-current="page"` : ''}>${label}</a></li>`,
   );

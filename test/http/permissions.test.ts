@@ -4,9 +4,12 @@
  * with a real request for its role. Every state-changing route of a session
  * carries the form-token check, every public form the pre-session check.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedImages } from '../support/generated.js';
+import { makeRepository, serveRepositories, type GitServers } from '../support/git-server.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 import { WebClient } from '../support/web-client.js';
 
@@ -37,6 +40,10 @@ const emails = {} as Record<Exclude<Role, 'Signed out'>, string>;
 let target = 0;
 /** A record the Pro account's member made on the dashboard, in a batch; its account's public lookup is on. */
 const record = { id: '', batch: '', sha256: '' };
+/** A repository scan the Pro account's member started, ended; served by git daemon on loopback. */
+const scan = { id: '' };
+const repos = mkdtempSync(join(tmpdir(), 'optmark-perm-repos-'));
+let git: GitServers;
 
 async function signedIn(account: string, plan: 'free' | 'pro', email: string, role: 'owner' | 'member', operator = false): Promise<WebClient> {
   await t.server.admin.createAccount(account, plan).catch(() => undefined);
@@ -47,7 +54,9 @@ async function signedIn(account: string, plan: 'free' | 'pro', email: string, ro
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ dataDir });
+  makeRepository(repos, 'site', [{ path: 'images/photo.jpg', bytes: JPEG }]);
+  git = await serveRepositories(repos);
+  t = await startTestServer({ dataDir, env: { OPTMARK_SCAN_SOURCES: git.daemonUrl } });
   const people: Array<[Exclude<Role, 'Signed out'>, string, 'free' | 'pro', string, 'owner' | 'member', boolean]> = [
     ['Owner', 'perm-pro', 'pro', 'owner@perm.example', 'owner', false],
     ['Member', 'perm-pro', 'pro', 'member@perm.example', 'member', false],
@@ -65,10 +74,19 @@ beforeAll(async () => {
   Object.assign(record, { id: String(marked.json.recordId), batch: String(batch.json.id), sha256: String(marked.json.sha256) });
   const owner = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Owner)!;
   await t.server.records.setPublicLookup(owner, true, null);
-});
+  const memberUser = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Member)!;
+  const submitted = await t.server.scans.submit({ accountId: memberUser.accountId, userId: memberUser.id, plan: 'pro' }, { repository: `${git.daemonUrl}site.git` });
+  scan.id = submitted.id;
+  for (const until = Date.now() + 20_000; (await t.server.scans.get(memberUser.accountId, scan.id)).state !== 'done'; ) {
+    if (Date.now() > until) throw new Error('the scan did not end');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}, 60_000);
 afterAll(async () => {
   await t?.close();
+  await git?.close();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(repos, { recursive: true, force: true });
 });
 
 async function anotherSession(email: string): Promise<WebClient> {
@@ -120,7 +138,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   // Signing out ends the session: it gets a session of its own.
   const browser = role === 'Signed out' ? new WebClient(t.url) : url === '/sign-out' ? await anotherSession(emails[role]) : browsers[role];
   const csrf = role === 'Signed out' ? 'not-a-token' : await browser.csrf();
-  const path = url.replace(':name', 'style.css').replace(':recordId', record.id).replace(':batchId', record.batch).replace(':sha256', record.sha256);
+  const path = url.replace(':name', 'style.css').replace(':recordId', record.id).replace(':batchId', record.batch).replace(':sha256', record.sha256).replace(':scanId', scan.id);
   let response: Response;
   if (method === 'GET') {
     response = await browser.request(path === '/link' ? '/link?token=x' : path, { site: 'none', headers: { Accept: 'application/json' } });
@@ -149,7 +167,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   return { status: response.status, location: response.headers.get('location'), code };
 }
 
-const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found', 'record_not_found']);
+const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found', 'record_not_found', 'scan_not_found']);
 
 describe('docs/permissions.md', () => {
   it('has a row for every route the server registers, and a route for every row', () => {

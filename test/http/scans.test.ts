@@ -339,7 +339,7 @@ describe('the service-wide ceiling', () => {
       expect(raised.stdout).toContain('Today (UTC): 3 of 10 repository scans');
       expect((await cli('set-ceiling', 'many')).code).toBe(2);
       const audit = (await sql<{ action: string; detail: unknown }>`select action, detail from audit_log where action like 'scans.%'`.execute(server.server.database.db)).rows;
-      expect(audit.map((r) => r.action)).toEqual(['scans.ceiling_set']);
+      expect(audit.map((r) => r.action)).toEqual(['scans.ceiling-set']);
       await server.server.scans.pause();
       expect((await submit(server, b, { repository: `${servers.daemonUrl}site.git` })).status).toBe(503);
       await server.server.scans.resume();

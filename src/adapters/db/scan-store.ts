@@ -262,6 +262,19 @@ export class SqlScanStore implements ScanStore {
     });
   }
 
+  countUserToday(userId: string, dayStart: Date): Promise<number> {
+    return guarded(async () => {
+      const row = await this.db
+        .selectFrom('scans')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('user_id', '=', userId)
+        .where('counted', '=', true)
+        .where('created_at', '>=', dayStart)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    });
+  }
+
   /** Servers on PostgreSQL whose heartbeat is since `since` (migration 004-instances). */
   liveInstances(since: Date): Promise<string[]> {
     return guarded(async () => {

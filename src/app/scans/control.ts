@@ -19,6 +19,8 @@ export interface ScanControlDeps {
 export interface ControlActor {
   readonly actor: string;
   readonly address?: string | null;
+  /** The operator's email, kept in the line (the user may be removed later). */
+  readonly email?: string;
 }
 
 export interface ScanStatus {
@@ -33,7 +35,7 @@ const dayStart = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getU
 export function createScanControl(deps: ScanControlDeps) {
   const { store, settings, clock } = deps;
   const audit = (by: ControlActor, action: string, detail: Record<string, unknown>) =>
-    deps.audit({ at: clock.now(), actor: by.actor, accountId: null, action, detail, address: by.address ?? null });
+    deps.audit({ at: clock.now(), actor: by.actor, accountId: null, action, detail: { ...(by.email ? { by: by.email } : {}), ...detail }, address: by.address ?? null });
   const status = async (): Promise<ScanStatus> => {
     const current = await settings.serviceSettings();
     return { today: await store.countToday(dayStart(clock.now())), ceiling: current.scanCeilingPerDay, paused: current.scansPaused };
@@ -42,19 +44,21 @@ export function createScanControl(deps: ScanControlDeps) {
     status,
     async pause(by: ControlActor = { actor: 'cli' }): Promise<ScanStatus> {
       await store.setPaused(true);
-      await audit(by, 'scans.paused', {});
-      return status();
+      const now = await status();
+      await audit(by, 'scans.paused', { today: now.today, ceiling: now.ceiling });
+      return now;
     },
     async resume(by: ControlActor = { actor: 'cli' }): Promise<ScanStatus> {
       await store.setPaused(false);
-      await audit(by, 'scans.resumed', {});
-      return status();
+      const now = await status();
+      await audit(by, 'scans.resumed', { today: now.today, ceiling: now.ceiling });
+      return now;
     },
     async setCeiling(perDay: number, by: ControlActor = { actor: 'cli' }): Promise<ScanStatus> {
       if (!Number.isSafeInteger(perDay) || perDay < 0 || perDay > 1_000_000_000) throw new InvalidOptionError('ceiling', 'a whole number of scans per day, 0 or more', perDay);
-      const before = (await settings.serviceSettings()).scanCeilingPerDay;
+      const before = await status();
       await store.setCeiling(perDay);
-      await audit(by, 'scans.ceiling_set', { from: before, to: perDay });
+      await audit(by, 'scans.ceiling-set', { from: before.ceiling, to: perDay, today: before.today });
       return status();
     },
   };

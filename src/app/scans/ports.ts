@@ -164,6 +164,8 @@ export interface ScanStore {
   sweep(now: Date): Promise<number>;
   /** Counted scans since `dayStart`, all accounts together. */
   countToday(dayStart: Date): Promise<number>;
+  /** Counted scans of one user since `dayStart` (their scans of the day, as `accept` counts them). */
+  countUserToday(userId: string, dayStart: Date): Promise<number>;
   setCeiling(perDay: number): Promise<void>;
   setPaused(paused: boolean): Promise<void>;
 }

@@ -114,6 +114,8 @@ export interface Scans {
   fixable(accountId: string, id: string): Promise<string[]>;
   /** Mark them (after the confirmation of how many), as files or a pushed branch. */
   fix(who: Submitter, request: FixRequest): Promise<FixOutcome>;
+  /** A person's scans of the UTC day against their daily limit, and when the day ends. */
+  today(accountId: string, userId: string): Promise<{ used: number; limit: number; resetsAt: Date }>;
   /** Operators: today's count, the ceiling, whether paused; pause, resume, set the ceiling (audited). */
   readonly control: ScanControl;
   status(): Promise<ScanStatus>;
@@ -316,6 +318,12 @@ export function createScans(deps: ScanDeps): Scans {
         throw new ScanNotCancellableError(now.state);
       }
       return find(accountId, id);
+    },
+
+    async today(accountId, userId) {
+      const day = utcDay(clock.now());
+      const [used, accountLimits] = await Promise.all([store.countUserToday(userId, day.start), accounts.accountLimits(accountId)]);
+      return { used, limit: accountLimits.scansPerUserPerDay, resetsAt: new Date(day.start.getTime() + 86_400_000) };
     },
 
     control,

@@ -8,7 +8,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../app/access/access.js';
-import { isOptmarkError, type OptmarkError } from '../../errors.js';
+import { createScanOperations } from '../../app/scans/operations.js';
+import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../errors.js';
 import { keysPage, type KeysView, type RequestForm } from '../../web/pages/keys.js';
 import { operatorPage, type OperatorView } from '../../web/pages/operator.js';
 import { STATUS } from '../error-handler.js';
@@ -86,10 +87,16 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
   // ---- the operator console -------------------------------------------------------------------
 
   async function showConsole(request: FastifyRequest, reply: FastifyReply, extra: Partial<OperatorView> = {}, status = 200): Promise<FastifyReply> {
-    const [requests, keys, audit] = await Promise.all([apiKeys.listAll(), apiKeys.allKeys(), apiKeys.auditFor(undefined)]);
+    // The console's audit log: access and keys, and the scans' service-wide switches.
+    const [requests, keys, audit, scanStatus] = await Promise.all([
+      apiKeys.listAll(),
+      apiKeys.allKeys(),
+      deps.peopleStore.serviceAuditLog(['access.', 'key.', 'scans.'], 200),
+      deps.scans ? deps.scans.status() : Promise.resolve(undefined),
+    ]);
     const pending = requests.filter((r) => r.state === 'pending');
     const history = new Map(await Promise.all([...new Set(pending.map((r) => r.accountId))].map(async (id) => [id, await apiKeys.history(id)] as const)));
-    const view: OperatorView = { pending, decided: requests.filter((r) => r.state !== 'pending').slice(0, 100), history, keys, audit, format: formatOf(request), now: deps.clock(), ...extra };
+    const view: OperatorView = { pending, decided: requests.filter((r) => r.state !== 'pending').slice(0, 100), history, keys, audit, ...(scanStatus ? { scans: scanStatus } : {}), format: formatOf(request), now: deps.clock(), ...extra };
     return sendPage(reply, operatorPage(pageContext(deps, request), view), status);
   }
 
@@ -140,4 +147,40 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
       return `Revoked ${revoked.prefix}… of ${revoked.accountName}: calls with it get 401 from now on.`;
     }),
   );
+
+  // ---- the operator console: repository scans, service-wide -------------------------------------
+
+  const scans = deps.scans;
+  if (!scans) return;
+  const operations = createScanOperations({ scans });
+  const operator = (request: FastifyRequest) => ({ user: request.signedIn!.user, address: request.ip });
+
+  app.post('/operator/scans/pause', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) =>
+    onConsole(request, reply, async () => {
+      await operations.pause(operator(request));
+      return 'New repository scans are paused for everyone: people are told it is service-wide and temporary. Scans already running finish.';
+    }),
+  );
+
+  app.post('/operator/scans/resume', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) =>
+    onConsole(request, reply, async () => {
+      await operations.resume(operator(request));
+      return 'Repository scans are open again, up to the day’s ceiling.';
+    }),
+  );
+
+  app.post('/operator/scans/ceiling', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
+    const typed = field(request, 'ceiling').trim();
+    return onConsole(
+      request,
+      reply,
+      async () => {
+        if (!/^\d{1,9}$/.test(typed)) throw new InvalidOptionError('ceiling', 'a whole number of scans, 0 or more', typed.slice(0, 40), "Type today's ceiling as a whole number of scans, 0 or more");
+        const perDay = Number(typed);
+        const { from, to } = await operations.setCeiling(operator(request), perDay);
+        return `Today's ceiling is now ${to} scans for the whole service (it was ${from}).`;
+      },
+      { request: 'scans-ceiling', ceiling: typed },
+    );
+  });
 }

@@ -144,11 +144,22 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   'key.issued': 'revealed a new key',
   'key.rolled': 'rolled a key',
   'key.revoked': 'revoked a key',
+  'scans.paused': 'paused repository scans for everyone',
+  'scans.resumed': 'resumed repository scans',
+  'scans.ceiling-set': "changed today's scan ceiling",
 };
 
 export function activityLine(entry: AuditEntry, f: Format): Html {
   const d = entry.detail as Record<string, unknown>;
-  const what = [d.name ? `“${String(d.name)}”` : '', d.prefix ? `${String(d.prefix)}…` : '', d.reason ? `reason: ${String(d.reason)}` : ''].filter(Boolean).join(', ');
+  const what = [
+    d.name ? `“${String(d.name)}”` : '',
+    d.prefix ? `${String(d.prefix)}…` : '',
+    d.reason ? `reason: ${String(d.reason)}` : '',
+    entry.action === 'scans.ceiling-set' ? `from ${String(d.from)} to ${String(d.to)}` : '',
+    entry.action === 'scans.paused' || entry.action === 'scans.resumed' ? `${String(d.today)} of ${String(d.ceiling)} today` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${String(d.by ?? entry.actor)} ${ACTION_WORDS[entry.action] ?? entry.action}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;
 }
 

@@ -26,7 +26,9 @@ export interface OperatorView {
   readonly error?: string;
   readonly message?: string;
   /** The request a refused decision was about, and what was typed. */
-  readonly failed?: { readonly request: string; readonly reason?: string; readonly days?: string; readonly scopes?: readonly string[] };
+  readonly failed?: { readonly request: string; readonly reason?: string; readonly days?: string; readonly scopes?: readonly string[]; readonly ceiling?: string };
+  /** Repository scans, service-wide: today's count against the ceiling, and whether new ones are paused. */
+  readonly scans?: { readonly today: number; readonly ceiling: number; readonly paused: boolean };
 }
 
 function decidedState(r: AccessRequest, now: Date, f: Format): string {
@@ -76,6 +78,38 @@ ${failed ? notice('error', view.error) : ''}
 </article>`;
 }
 
+/** Scans for the whole service: today's count, the ceiling, paused or not; pause or resume, and change today's ceiling. No account's scans or reports. */
+function scansSection(view: OperatorView, csrf: string): Html {
+  const scans = view.scans;
+  if (!scans) return html``;
+  const f = view.format;
+  const failed = view.failed?.request === 'scans-ceiling' ? view.failed : undefined;
+  return html`<section aria-labelledby="scans-heading" class="operator-scans">
+<h2 id="scans-heading">Repository scans</h2>
+<div class="meter" id="scans-today">
+<div class="meter-label"><span>Scans today, all accounts</span> <span class="meter-text">${f.number(scans.today)} of ${f.number(scans.ceiling)} (the day's ceiling, UTC)</span></div>
+<meter min="0" max="${Math.max(1, scans.ceiling)}" value="${Math.min(scans.today, Math.max(1, scans.ceiling))}" aria-label="Scans today: ${f.number(scans.today)} of ${f.number(scans.ceiling)}"></meter>
+</div>
+<p id="scans-state">${
+    scans.paused
+      ? html`<strong>Paused:</strong> new scans are refused for everyone, who are told it is service-wide and temporary. Scans already running finish.`
+      : html`<strong>Open:</strong> people start scans, each within their own daily limit, until the service reaches the ceiling.`
+  }</p>
+<form method="post" action="/operator/scans/${scans.paused ? 'resume' : 'pause'}" class="inline">
+<input type="hidden" name="csrf" value="${csrf}">
+<button type="submit"${scans.paused ? '' : html` class="danger"`}>${scans.paused ? 'Resume scans' : 'Pause scans'}</button>
+</form>
+${failed ? notice('error', view.error) : ''}
+<form method="post" action="/operator/scans/ceiling" class="stack ceiling">
+<input type="hidden" name="csrf" value="${csrf}">
+<label for="ceiling">Today's ceiling (scans, all accounts together)</label>
+<input id="ceiling" name="ceiling" type="text" inputmode="numeric" pattern="[0-9]*" maxlength="9" required value="${failed?.ceiling ?? String(scans.ceiling)}"${failed ? html` aria-invalid="true"` : ''}>
+<button type="submit" class="secondary">Set the ceiling</button>
+</form>
+<p class="note">Operators see only these counts: never an account's scans or reports.</p>
+</section>`;
+}
+
 export function operatorPage(context: PageContext, view: OperatorView): string {
   const csrf = context.signedIn!.session.formToken;
   const f = view.format;
@@ -88,6 +122,8 @@ ${view.failed ? '' : notice('error', view.error)}${notice('success', view.messag
 <h2 id="pending-heading">Requests waiting for a decision (${f.number(view.pending.length)})</h2>
 ${view.pending.length ? view.pending.map((r) => pendingCard(r, view, csrf)) : html`<p>None: every request is decided.</p>`}
 </section>
+
+${scansSection(view, csrf)}
 
 <section aria-labelledby="decided-heading">
 <h2 id="decided-heading">Decided requests</h2>
@@ -123,7 +159,7 @@ ${
 </section>
 
 <section aria-labelledby="audit-heading">
-<h2 id="audit-heading">Audit log: access and keys</h2>
+<h2 id="audit-heading">Audit log: access, keys and scans</h2>
 ${view.audit.length ? html`<ul class="activity">${view.audit.map((e) => activityLine(e, f))}</ul>` : html`<p>Nothing yet.</p>`}
 </section>`,
   );

@@ -114,7 +114,7 @@ export function recordsPage(context: PageContext, view: RecordsView): string {
     context,
     { title: 'Records', current: 'records' },
     html`<h1>Records</h1>
-<p>Every file marked on the Mark page leaves a dated service record: when (UTC), who marked it, the file's name, the SHA-256 of the original and of the marked file, the opt-out written, the layers and the key id. This service signs each record with the same keys as the provenance tags, which anyone can check with its <a href="/.well-known/jwks.json">public keys</a>. Records cannot be changed or removed; they go only with the account. Files marked through the API have no record.</p>
+<p>Every file marked on the Mark page, or by a repository scan's fix on its page, leaves a dated service record: when (UTC), who marked it, the file's name, the SHA-256 of the original and of the marked file, the opt-out written, the layers and the key id. This service signs each record with the same keys as the provenance tags, which anyone can check with its <a href="/.well-known/jwks.json">public keys</a>. Records cannot be changed or removed; they go only with the account. Files marked through the API have no record.</p>
 ${notice('error', view.error)}${notice('success', view.message)}
 ${publicLookupSection(context, view)}
 ${searchForm(view)}
