@@ -105,6 +105,12 @@ export interface Config {
   readonly signingKeysPath: string;
   /** Repository scans (docs/scans.md). */
   readonly scans: ScanSettings;
+  /**
+   * Worker processes of `optmark serve` behind its one port (OPTMARK_WORKERS;
+   * default the number of CPUs with DATABASE_URL, 1 on the embedded
+   * database, which has one owner process and so refuses more).
+   */
+  readonly workers: number;
 }
 
 /** Where and how much a repository scan may fetch and check. */
@@ -153,6 +159,17 @@ export function scanSources(env: Env): readonly string[] {
 }
 
 export class ConfigError extends Error {}
+
+/** OPTMARK_WORKERS, checked against the database: several workers need PostgreSQL. */
+function workerCount(env: Env, databaseUrl: string | undefined): number {
+  const workers = integer(env, 'OPTMARK_WORKERS', databaseUrl ? availableParallelism() : 1, 1, 256);
+  if (workers > 1 && !databaseUrl) {
+    throw new ConfigError(
+      `OPTMARK_WORKERS=${workers} needs PostgreSQL (DATABASE_URL): the embedded database belongs to one process, so it serves with one worker. Unset OPTMARK_WORKERS, or set DATABASE_URL (docs/operations.md#workers)`,
+    );
+  }
+  return workers;
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -266,6 +283,7 @@ export function loadConfig(env: Env = process.env): Config {
     fingerprintQueue: integer(env, 'OPTMARK_FINGERPRINT_QUEUE', 32, 0, 100_000),
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
     smtpUrl,
+    workers: workerCount(env, databaseUrl),
     scans: Object.freeze({
       sources: scanSources(env),
       maxBytes: integer(env, 'OPTMARK_SCAN_MAX_BYTES', 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),

@@ -52,8 +52,11 @@ export const USAGE: Readonly<Record<string, string>> = {
       With --server, the deployment's API checks (each file counts toward its verify limit).
       --fail-on-unmarked: exit 3 when a file does not opt out (a failed file, exit 1, wins).
 `,
-  serve: `  optmark serve
+  serve: `  optmark serve [--workers N]
       Run the HTTP API (configuration: environment variables, see README).
+      --workers N (OPTMARK_WORKERS): N processes behind the one port, restarted if one dies,
+      drained on SIGTERM; default the CPUs with PostgreSQL (DATABASE_URL), and 1 on the
+      embedded database, which belongs to one process and refuses more.
 `,
   accounts: `  optmark accounts create --name NAME --plan free|pro|lifetime [--json]
   optmark accounts list|show NAME [--json]

@@ -39,9 +39,22 @@ function announceFirstStart(start: NonNullable<RunningServer['firstStart']>, url
 }
 
 export async function serveCommand(args: readonly string[]): Promise<number> {
-  const { positionals } = parse(args, {});
-  if (positionals.length > 0) throw new UsageError('serve takes no arguments; configure it with environment variables (see README)');
-  const config = loadConfig();
+  const { positionals, values } = parse(args, { workers: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError('serve takes no arguments but --workers N; configure it with environment variables (see README)');
+  if (values.workers !== undefined && !/^[1-9]\d{0,2}$/.test(values.workers)) throw new UsageError(`--workers must be a whole number from 1 to 256, got ${JSON.stringify(values.workers)}`);
+  const config = loadConfig(values.workers !== undefined ? { ...process.env, OPTMARK_WORKERS: values.workers } : process.env);
+  const { default: cluster } = await import('node:cluster');
+  if (config.workers > 1 && cluster.isPrimary) {
+    process.umask(PRIVATE_UMASK);
+    // The key files are made here, once, before the workers start (each would otherwise race to create them).
+    const signing = SigningKeys.open(config.signingKeysPath);
+    if (signing.created) announceCreatedKeyRing(signing);
+    const fingerprint = FingerprintKeys.open(config.fingerprintKeysPath);
+    if (fingerprint.created) announceCreatedFingerprintKey(fingerprint);
+    const { runPrimary } = await import('../server/workers.js');
+    return runPrimary({ workers: config.workers, log: (line) => process.stderr.write(`${line}\n`) });
+  }
+  const workerIndex = cluster.isWorker ? Number(process.env.OPTMARK_WORKER_INDEX ?? '0') : 0;
   // Whatever the server, PGlite and the admin socket create is for this user alone.
   process.umask(PRIVATE_UMASK);
   // A key file that exists and cannot be used refuses the start in one line
@@ -57,7 +70,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   process.on('SIGTERM', keep).on('SIGINT', keep);
   let server: RunningServer;
   try {
-    server = await startServer(config);
+    // Of several workers, the first makes what a first start makes.
+    server = await startServer(config, { firstStart: workerIndex === 0 });
   } finally {
     process.off('SIGTERM', keep).off('SIGINT', keep);
   }
@@ -83,6 +97,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
           process.exit(code);
         }, 5000).unref();
         resolve(code);
+        // A worker's channel to its primary would keep it alive: everything else is closed.
+        if (cluster.isWorker) process.disconnect?.();
       };
       server.close().then(
         () => stopped(0),
@@ -92,7 +108,9 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
         },
       );
     };
-    process.on('SIGTERM', stop).on('SIGINT', stop);
+    // A worker is stopped by its primary (SIGTERM); a Ctrl-C reaches the whole process group, and the primary acts on it.
+    if (cluster.isWorker) process.on('SIGTERM', stop).on('SIGINT', () => {});
+    else process.on('SIGTERM', stop).on('SIGINT', stop);
     if (early) stop(early);
   });
 }

@@ -99,6 +99,8 @@ export interface StartOptions {
   readonly logger?: Parameters<typeof buildHttpApp>[0]['logger'];
   /** Serve the admin socket (embedded database only). Default true. */
   readonly adminSocket?: boolean;
+  /** Make the first start's account and file when the database is empty (only one worker of several does). Default true. */
+  readonly firstStart?: boolean;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -257,7 +259,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     url = await server.listen({ port: config.port, host: config.host });
     await scans.start();
     // Only now that the server listens: a start that fails before creates nothing.
-    const start = await firstStart({ store, admin, people });
+    const start = options.firstStart === false ? { local: undefined, ownerLinks: [], handedOver: async () => {} } : await firstStart({ store, admin, people });
     let handedOver: RunningServer['firstStart'];
     if (start.local || start.ownerLinks.length > 0) {
       firstStartFile = writeFirstStartFile(config.dataDir, firstStartText(start, config.baseUrl ?? url, clock.now()), clock.now());
