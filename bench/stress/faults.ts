@@ -9,6 +9,7 @@
  *   sigterm         c. SIGTERM under 8 clients, on both databases
  *   disk-full       d. the embedded database's file system fills up, then has room again
  *   read-only       d. the embedded database's file system turns read-only
+ *   instances       e. three instances on one PostgreSQL behind nginx: exact counts, one SIGKILLed, rolling restarts
  *
  * Needs root for its own PostgreSQL cluster (run as the postgres user) and
  * for the loop-mounted file system of d. Everything it creates is removed at
@@ -23,6 +24,7 @@ import { diskFull, readOnly } from './faults/disk.js';
 import type { Context } from './faults/common.js';
 import { pgOutage } from './faults/pg-outage.js';
 import { sigterm } from './faults/sigterm.js';
+import { instances } from './faults/instances.js';
 import { stopAllLoads } from './support/clients.js';
 import { PgCluster } from './support/pg-cluster.js';
 import { Checks } from './support/report.js';
@@ -36,6 +38,7 @@ const SCENARIOS: Record<string, (ctx: Context) => Promise<void>> = {
   sigterm,
   'disk-full': diskFull,
   'read-only': readOnly,
+  instances,
 };
 
 const { values } = parseArgs({ options: { only: { type: 'string' } } });

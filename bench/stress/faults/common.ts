@@ -28,7 +28,7 @@ export const OPS = ['protect', 'verify'] as const;
  * out of reach (a run makes tens of thousands of calls; the plan's 10,000
  * would end it in 429s).
  */
-export const UNDER_LOAD = { OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_PROTECT_LIMIT: '1000000000', OPTMARK_VERIFY_LIMIT: '1000000000' } as const;
+export const UNDER_LOAD = { OPTMARK_MAX_IN_FLIGHT_PER_KEY: '64', OPTMARK_PROTECT_LIMIT: '1000000000', OPTMARK_VERIFY_LIMIT: '1000000000', OPTMARK_WORKERS: '1' } as const;
 
 /** Seconds since `t0`, for reports. */
 export const since = (t0: number, t: number) => `${((t - t0) / 1000).toFixed(2)} s`;
