@@ -8,7 +8,7 @@
 import type { SignedIn } from '../app/people/sessions.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'overview' | 'mark' | 'check' | 'records' | 'keys' | 'account' | 'operator';
+export type Section = 'overview' | 'mark' | 'check' | 'records' | 'vault' | 'keys' | 'account' | 'operator';
 
 export interface PageContext {
   /** The URL of a built asset (`style.css`, `mark.js`), with its version for caching. */
@@ -28,6 +28,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['mark', '/mark', 'Mark'],
   ['check', '/check', 'Check'],
   ['records', '/history', 'Records'],
+  ['vault', '/vault', 'Vault'],
   ['keys', '/keys', 'API keys'],
   ['account', '/account', 'Account'],
 ];

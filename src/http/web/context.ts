@@ -14,6 +14,7 @@ import type { SignInLimits } from '../../app/people/sign-in-limits.js';
 import type { People } from '../../app/people/users.js';
 import type { Provenance } from '../../app/provenance.js';
 import type { Records } from '../../app/records/records.js';
+import type { Vault } from '../../app/vault/vault.js';
 import type { Mailer } from '../../adapters/mailer.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
@@ -33,6 +34,8 @@ export interface WebDeps {
   readonly provenance: Provenance;
   /** Dated service records (app/records). */
   readonly records: Records;
+  /** The Private Vault (app/vault). */
+  readonly vault: Vault;
   readonly fingerprint: Fingerprinting;
   /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
   readonly workers: MetadataWorkers | undefined;

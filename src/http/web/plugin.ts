@@ -17,6 +17,7 @@ import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
 import { publicRoutes } from './public-routes.js';
 import { recordRoutes } from './record-routes.js';
+import { vaultRoutes } from './vault-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -41,5 +42,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   pageRoutes(app, deps);
   accessRoutes(app, deps);
   recordRoutes(app, deps);
+  vaultRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
 }
