@@ -106,6 +106,6 @@ describe.each([['filesystem'], ['s3']] as const)('a crash between the two writes
     const after = await vaultRows(t.server.database.db, `crash-${kind}`);
     expect(after.files.map((f) => f.state)).toEqual(['stored']);
     expect(await storageNames(dataDir, env.OPTMARK_VAULT_S3_URL)).toEqual(after.objects.map((o) => o.object_name).sort());
-    if (kind === 'filesystem') expect(readdirSync(join(dataDir, 'vault')).every((d) => /^[0-9a-f]{2}$/.test(d))).toBe(true);
+    if (kind === 'filesystem') expect(readdirSync(join(dataDir, 'vault')).every((name) => /^[0-9a-f]{64}$/.test(name))).toBe(true);
   });
 });

@@ -38,26 +38,16 @@ export async function postVaultForm(browser: WebClient, path: string, fields: Ar
 
 export const turnVault = (browser: WebClient, on: boolean, files: 'keep' | 'delete' = 'keep') => postVaultForm(browser, '/vault/settings', [['enabled', on ? 'on' : 'off'], ['files', files]]);
 
-/** Every file under the vault's directory, with its mode, and every folder's mode. */
+/** Every file in the vault's directory, with its mode, and the directory's mode. */
 export function storedFiles(root: string): { files: Array<{ name: string; path: string; mode: number }>; folders: number[] } {
-  const files: Array<{ name: string; path: string; mode: number }> = [];
-  const folders: number[] = [];
   let entries: string[];
   try {
     entries = readdirSync(root);
-    folders.push(statSync(root).mode & 0o777);
   } catch {
-    return { files, folders };
+    return { files: [], folders: [] };
   }
-  for (const folder of entries) {
-    const dir = join(root, folder);
-    folders.push(statSync(dir).mode & 0o777);
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      files.push({ name, path, mode: statSync(path).mode & 0o777 });
-    }
-  }
-  return { files, folders };
+  const files = entries.map((name) => ({ name, path: join(root, name), mode: statSync(join(root, name)).mode & 0o777 }));
+  return { files, folders: [statSync(root).mode & 0o777] };
 }
 
 /** The vault's rows of an account: its objects and its files. */

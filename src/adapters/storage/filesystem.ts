@@ -1,16 +1,21 @@
 /**
- * The vault's objects as files under a directory (by default
- * OPTMARK_DATA_DIR/vault): `ab/abcdef…`, the first two characters of the
- * name as a folder. Private (directories 0700, files 0600), and durable
- * before `put` resolves: the bytes go to a temporary file created
- * exclusively, which is synced, renamed into place, and whose directory is
- * synced too (a new folder's parent as well), so that a crash leaves the
- * whole object or none. A reader never sees half of one.
+ * The vault's objects as files in one directory (by default
+ * OPTMARK_DATA_DIR/vault), each under its name. Private (the directory
+ * 0700, files 0600), and durable before `put` resolves: the bytes go to a
+ * temporary file created exclusively, which is synced and renamed into
+ * place, and the directory is synced, so that a crash leaves the whole
+ * object or none, and a reader never sees half of one. The directory's
+ * syncs are shared: a sync started after a rename covers every rename made
+ * before it, so objects written at the same moment (a marking's original
+ * and marked file, the files of a batch) wait for one sync of the
+ * directory, not one each. One directory keeps that possible; ext4 and XFS
+ * index large directories, and an account's 10 GB of 5 MB photos is two
+ * thousand files.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, type Dirent } from 'node:fs';
+import { constants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BlobStore } from '../../app/vault/ports.js';
 
 const NAME = /^[0-9a-f]{64}$/;
@@ -28,37 +33,60 @@ async function syncDirectory(path: string): Promise<void> {
 
 const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
-export class FileBlobStore implements BlobStore {
-  readonly kind = 'filesystem';
-  private readonly folders = new Set<string>();
+/** Syncs of one directory, shared: each caller waits for a sync that started after it asked. */
+class DirectorySync {
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
 
-  constructor(readonly root: string) {}
+  constructor(private readonly path: string) {}
 
-  private path(name: string): { folder: string; file: string } {
-    if (!NAME.test(name) && !TEMPORARY.test(name)) throw new Error(`not a vault object name: ${name}`);
-    const folder = join(this.root, name.slice(0, 2));
-    return { folder, file: join(folder, name) };
+  sync(): Promise<void> {
+    // One is running (it may have started before our rename): the next one, shared by everyone asking meanwhile.
+    if (this.running) {
+      this.next ??= this.running.then(
+        () => this.start(),
+        () => this.start(),
+      );
+      return this.next;
+    }
+    return this.start();
   }
 
-  /** The object's folder, made (0700) and made durable the first time. */
-  private async folder(folder: string): Promise<void> {
-    if (this.folders.has(folder)) return;
-    const rootMade = await mkdir(this.root, { recursive: true, mode: 0o700 });
-    const made = await mkdir(folder, { mode: 0o700 }).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-        return false;
-      },
-    );
-    if (rootMade !== undefined) await syncDirectory(join(this.root, '..'));
-    if (made) await syncDirectory(this.root);
-    this.folders.add(folder);
+  private start(): Promise<void> {
+    this.next = undefined;
+    const run = syncDirectory(this.path).finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+}
+
+export class FileBlobStore implements BlobStore {
+  readonly kind = 'filesystem';
+  private made = false;
+  private readonly directory: DirectorySync;
+
+  constructor(readonly root: string) {
+    this.directory = new DirectorySync(root);
+  }
+
+  private path(name: string): string {
+    if (!NAME.test(name) && !TEMPORARY.test(name)) throw new Error(`not a vault object name: ${name}`);
+    return join(this.root, name);
+  }
+
+  /** The directory, made (0700) and made durable the first time. */
+  private async ensureRoot(): Promise<void> {
+    if (this.made) return;
+    const created = await mkdir(this.root, { recursive: true, mode: 0o700 });
+    if (created !== undefined) await syncDirectory(dirname(this.root));
+    this.made = true;
   }
 
   async put(name: string, bytes: Uint8Array): Promise<void> {
-    const { folder, file } = this.path(name);
-    await this.folder(folder);
+    const file = this.path(name);
+    await this.ensureRoot();
     const temporary = `${file}.${randomBytes(16).toString('hex')}.tmp`;
     const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
@@ -76,12 +104,12 @@ export class FileBlobStore implements BlobStore {
       await rm(temporary, { force: true });
       throw error;
     }
-    await syncDirectory(folder);
+    await this.directory.sync();
   }
 
   async get(name: string): Promise<Uint8Array | undefined> {
     try {
-      return await readFile(this.path(name).file);
+      return await readFile(this.path(name));
     } catch (error) {
       if (missing(error)) return undefined;
       throw error;
@@ -89,36 +117,30 @@ export class FileBlobStore implements BlobStore {
   }
 
   async delete(name: string): Promise<void> {
-    const { folder, file } = this.path(name);
     try {
-      await rm(file);
+      await rm(this.path(name));
     } catch (error) {
       if (missing(error)) return;
       throw error;
     }
-    await syncDirectory(folder);
+    await this.directory.sync();
   }
 
   async *list(): AsyncIterable<{ name: string; modifiedAt: Date }> {
-    let folders: Dirent[];
+    let entries: string[];
     try {
-      folders = await readdir(this.root, { withFileTypes: true });
+      entries = await readdir(this.root);
     } catch (error) {
       if (missing(error)) return;
       throw error;
     }
-    for (const folder of folders) {
-      if (!folder.isDirectory() || !/^[0-9a-f]{2}$/.test(folder.name)) continue;
-      for (const entry of await readdir(join(this.root, folder.name), { withFileTypes: true })) {
-        const path = join(this.root, folder.name, entry.name);
-        if (!entry.isFile()) continue;
-        try {
-          const { mtime } = await stat(path);
-          // A temporary file left by a crash mid-write is listed under its own name, so that the check removes it once it is old.
-          if (NAME.test(entry.name) || TEMPORARY.test(entry.name)) yield { name: entry.name, modifiedAt: mtime };
-        } catch (error) {
-          if (!missing(error)) throw error;
-        }
+    for (const name of entries) {
+      if (!NAME.test(name) && !TEMPORARY.test(name)) continue;
+      try {
+        const found = await stat(join(this.root, name));
+        if (found.isFile()) yield { name, modifiedAt: found.mtime };
+      } catch (error) {
+        if (!missing(error)) throw error;
       }
     }
   }
