@@ -102,8 +102,11 @@ export class SqlVaultStore implements VaultStore {
   }
 
   begin(request: KeepRequest): ReturnType<VaultStore['begin']> {
-    return guarded(() =>
-      this.db.transaction().execute(async (tx) => {
+    return guarded(async () => {
+      // Most accounts keep nothing: their markings are not made to wait for a transaction (and its sync to disk).
+      const switched = await this.db.selectFrom('accounts').select('vault_enabled').where('id', '=', request.accountId).executeTakeFirst();
+      if (!switched?.vault_enabled) return { outcome: 'off' as const };
+      return this.db.transaction().execute(async (tx) => {
         const account = await lockAccount(tx, request.accountId);
         if (!account?.enabled) return { outcome: 'off' as const };
         const wanted = new Map([request.original, request.marked].map((blob) => [blob.sha256, blob]));
@@ -152,8 +155,8 @@ export class SqlVaultStore implements VaultStore {
           .execute();
         // Bytes another marking is still writing are written again here: whichever finishes first stores them.
         return { outcome: 'write' as const, objects: [...made, ...existing.filter((o) => o.state === 'writing')] };
-      }),
-    );
+      });
+    });
   }
 
   commit(accountId: string, fileId: string, sha256s: readonly string[]): Promise<void> {
