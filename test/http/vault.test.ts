@@ -269,3 +269,38 @@ describe('the Private Vault', () => {
     t = await startTestServer({ dataDir });
   });
 });
+
+describe('on PostgreSQL, with OPTMARK_VAULT_BYTES', () => {
+  it('the setting fills the plans’ room when the database is created, and the rule holds at its byte', async () => {
+    const pg = await startTestServer({ backend: 'postgres' });
+    let pair: number;
+    try {
+      // The sizes of one marking's two files, from a first server (the default room).
+      const probe = await signInToDashboard(pg, 'vault-pg-probe');
+      expect((await turnVault(probe.browser, true)).status).toBe(200);
+      const first = await markOnPage(probe.browser, PNG, 'probe.png');
+      pair = PNG.byteLength + first.bytes.byteLength;
+    } finally {
+      await pg.close();
+    }
+    const seeded = await startTestServer({ backend: 'postgres', env: { OPTMARK_VAULT_BYTES: String(pair) } });
+    try {
+      expect((await seeded.server.admin.planLimits()).pro.vaultBytes).toBe(pair);
+      expect((await seeded.server.admin.planLimits()).free.vaultBytes).toBe(0);
+      const session = await signInToDashboard(seeded, 'vault-pg');
+      expect((await turnVault(session.browser, true)).status).toBe(200);
+      const exact = await markOnPage(session.browser, PNG, 'exactly.png');
+      expect(exact.vault?.state).toBe('stored');
+      const account = (await seeded.server.admin.showAccount('vault-pg')).id;
+      expect(await seeded.server.vault.status(account)).toMatchObject({ used: pair, limit: pair, files: 1 });
+      const over = await markOnPage(session.browser, JPEG, 'over.jpg');
+      expect(over.vault).toMatchObject({ state: 'full', used: pair, limit: pair });
+      expect((await vaultRows(seeded.server.database.db, 'vault-pg')).files).toHaveLength(1);
+      expect((await postVaultForm(session.browser, '/vault/delete', [['id', exact.vault!.fileId!]])).status).toBe(200);
+      expect(await seeded.server.vault.status(account)).toMatchObject({ used: 0, files: 0 });
+      expect(storedFiles(join(seeded.dataDir, 'vault')).files).toEqual([]);
+    } finally {
+      await seeded.close();
+    }
+  });
+});
