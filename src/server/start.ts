@@ -201,7 +201,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const vaultGraceMs = database.kind === 'pglite' ? 0 : config.reservationTtlSeconds * 1000;
     const vaultCheck = async (graceMs: number) => {
       const found = await vault.check(graceMs);
-      if (found.removed + found.orphans + found.missing > 0) app?.log.warn(found, 'the vault check finished or undid work a stop left half done');
+      if (found.finished + found.removed + found.orphans + found.missing > 0) app?.log.warn(found, 'the vault check finished or undid work a stop left half done');
       return found;
     };
     const startCheck = await vaultCheck(vaultGraceMs);
@@ -224,7 +224,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
-    if (startCheck.removed + startCheck.orphans + startCheck.missing > 0) server.log.warn(startCheck, 'the vault check at start finished or undid work a stop left half done');
+    if (startCheck.finished + startCheck.removed + startCheck.orphans + startCheck.missing > 0) server.log.warn(startCheck, 'the vault check at start finished or undid work a stop left half done');
     vaultChecks = setInterval(() => {
       vaultCheck(config.reservationTtlSeconds * 1000).catch((error: unknown) => server.log.warn({ err: error }, 'the vault check failed'));
     }, VAULT_CHECK_INTERVAL_MS);
@@ -293,6 +293,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             ['the HTTP server', () => server.close(), false],
             ['the admin socket', () => socket?.close(), true],
             ['the usage writes still pending', () => store.flush(), true],
+            ['the vault files still being marked stored', () => vault.idle(), true],
             ['the database', () => database.close(), true],
             ['the fingerprint workers', () => pool.close(), true],
             ["the vault's storage", () => vaultBlobs.close(), true],

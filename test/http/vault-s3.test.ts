@@ -36,7 +36,7 @@ it('keeps a marking as two sealed objects of the bucket, gives them back, and de
   expect((await turnVault(owner.browser, true)).status).toBe(200);
   const marked = await markOnPage(owner.browser, JPEG, 'bucket.jpg');
   expect(marked.vault?.state).toBe('stored');
-  const { objects } = await vaultRows(t.server.database.db, 'vault-bucket');
+  const { objects } = await vaultRows(t.server, 'vault-bucket');
   expect(await s3.keys()).toEqual(objects.map((o) => o.object_name).sort());
   for (const object of objects) {
     const stored = await s3.object(object.object_name);
@@ -52,5 +52,5 @@ it('keeps a marking as two sealed objects of the bucket, gives them back, and de
   expect(Buffer.from(await original.arrayBuffer()).equals(Buffer.from(JPEG))).toBe(true);
   expect((await postVaultForm(owner.browser, '/vault/delete', [['id', marked.vault!.fileId!]])).status).toBe(200);
   expect(await s3.keys()).toEqual([]);
-  expect(await vaultRows(t.server.database.db, 'vault-bucket')).toEqual({ objects: [], files: [] });
+  expect(await vaultRows(t.server, 'vault-bucket')).toEqual({ objects: [], files: [] });
 });

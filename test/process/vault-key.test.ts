@@ -31,7 +31,7 @@ it('re-seals every object under a new key and drops the old one; the files read 
   const owner = await signInToDashboard(t, 'vault-rotate');
   expect((await turnVault(owner.browser, true)).status).toBe(200);
   const marked = await markOnPage(owner.browser, PNG, 'rotate me.png');
-  const before = await vaultRows(t.server.database.db, 'vault-rotate');
+  const before = await vaultRows(t.server, 'vault-rotate');
   // While the server holds the data directory: refused, with what to do.
   const refused = optmark('vault-key', 'rotate', '--json');
   expect(refused.status).toBe(1);
@@ -49,7 +49,7 @@ it('re-seals every object under a new key and drops the old one; the files read 
   ]);
 
   t = await startTestServer({ dataDir });
-  const after = await vaultRows(t.server.database.db, 'vault-rotate');
+  const after = await vaultRows(t.server, 'vault-rotate');
   expect(after.objects.every((o) => o.key_version === 2)).toBe(true);
   expect(after.objects.some((o) => before.objects.some((b) => b.object_name === o.object_name))).toBe(false);
   expect(storedFiles(join(dataDir, 'vault')).files.map((f) => f.name).sort()).toEqual(after.objects.map((o) => o.object_name).sort());

@@ -5,9 +5,9 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { expect } from 'vitest';
-import type { Database } from '../../src/adapters/db/schema.js';
+import type { RunningServer } from '../../src/server/start.js';
 import type { WebClient } from './web-client.js';
 
 export function imageForm(bytes: Uint8Array, name: string): FormData {
@@ -50,8 +50,10 @@ export function storedFiles(root: string): { files: Array<{ name: string; path: 
   return { files, folders: [statSync(root).mode & 0o777] };
 }
 
-/** The vault's rows of an account: its objects and its files. */
-export async function vaultRows(db: Kysely<Database>, account: string) {
+/** The vault's rows of an account: its objects and its files (once the server's markings kept are marked stored). */
+export async function vaultRows(server: Pick<RunningServer, 'database' | 'vault'>, account: string) {
+  await server.vault.idle();
+  const db = server.database.db;
   const objects = (await sql<{ sha256: string; size: string | number; object_name: string; state: string; key_version: number }>`
     select o.sha256, o.size, o.object_name, o.state, o.key_version from vault_objects o join accounts a on a.id = o.account_id where a.name = ${account} order by o.object_name`.execute(db)).rows;
   const files = (await sql<{ id: string; state: string; original_sha256: string; marked_sha256: string; user_email: string }>`

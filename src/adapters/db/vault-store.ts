@@ -169,6 +169,13 @@ export class SqlVaultStore implements VaultStore {
     );
   }
 
+  unfinished(before: Date): Promise<VaultFile[]> {
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('vault_files').selectAll().where('state', '=', 'writing').where('created_at', '<', before).orderBy('created_at').execute();
+      return rows.map(toFile);
+    });
+  }
+
   abandon(accountId: string, fileId: string): Promise<VaultObject[]> {
     return guarded(() =>
       this.db.transaction().execute(async (tx) => {

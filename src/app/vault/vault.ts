@@ -9,11 +9,13 @@
  *
  * Nothing is ever half-kept. A file is written down in the database first
  * (`writing`, counted against the limit), then its bytes are written and
- * synced, then the database says `stored`; a removal writes `removing`
+ * synced, and the marking answers "kept"; the database says `stored` just
+ * after (not waited for: the rows and the bytes are durable already, and a
+ * stop before it is finished by the check). A removal writes `removing`
  * first, removes the bytes, then the row. A crash anywhere leaves rows the
- * check (at start, then every few hours) finishes or undoes, and bytes no
- * row names, which the check removes: no row without bytes, no bytes
- * without a row.
+ * check (at start, then every few hours) finishes (a file whose bytes are
+ * all there and open) or undoes (the rest), and bytes no row names, which
+ * the check removes: no row without bytes, no bytes without a row.
  */
 import { randomBytes } from 'node:crypto';
 import { randomBase62 } from '../../core/keys/api-key.js';
@@ -71,6 +73,8 @@ export interface VaultSearchInput {
 
 /** What a check found and did. */
 export interface CheckReport {
+  /** Files whose bytes were all written when a stop came before the database said so: stored now. */
+  readonly finished: number;
   /** Objects removed: their files were never finished, were removed, or their account is gone. */
   readonly removed: number;
   /** Bytes in storage that no row named (a crash between the two writes), removed. */
@@ -108,6 +112,33 @@ function unique(used: Set<string>, name: string): string {
 export function createVault(deps: VaultDeps) {
   const { store, blobs, keys, clock } = deps;
   const report = (error: unknown, what: string) => deps.onError?.(error, what);
+  /** The last steps of keepings that answered already. */
+  const settling = new Set<Promise<void>>();
+
+  /** The database says `stored`, after the answer; a failure is left to the check, which finishes the file from its bytes. */
+  function settle(accountId: string, fileId: string, sha256s: readonly string[]): void {
+    const work: Promise<void> = store
+      .commit(accountId, fileId, sha256s)
+      .catch((error: unknown) => report(error, 'a vault file kept is not yet marked stored; the next check finishes it'))
+      .finally(() => settling.delete(work));
+    settling.add(work);
+  }
+
+  /** Whether every object of the file is there, its bytes whole: it may be marked stored. */
+  async function whole(file: VaultFile): Promise<boolean> {
+    for (const sha256 of new Set([file.original.sha256, file.marked.sha256])) {
+      const object = await store.object(file.accountId, sha256);
+      if (!object || object.state === 'removing') return false;
+      const sealed = await blobs.get(object.objectName);
+      if (!sealed) return false;
+      try {
+        open(keys, object.objectName, sealed);
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
 
   /** Remove the bytes of objects marked `removing`, then their rows (what is left is finished by the next check). */
   async function finishRemoval(objects: readonly VaultObject[]): Promise<void> {
@@ -133,8 +164,16 @@ export function createVault(deps: VaultDeps) {
     return open(keys, object.objectName, sealed);
   }
 
+  /** What this server answered as kept is listed: its last steps are done first (milliseconds). */
+  const settled = async (): Promise<void> => {
+    while (settling.size > 0) await Promise.all([...settling]);
+  };
+
   return {
-    status: (accountId: string): Promise<VaultStatus> => store.status(accountId),
+    async status(accountId: string): Promise<VaultStatus> {
+      await settled();
+      return store.status(accountId);
+    },
 
     /**
      * An owner turns the vault on or off; turning it off may also remove
@@ -190,7 +229,6 @@ export function createVault(deps: VaultDeps) {
           }),
         );
         await deps.afterBytes?.();
-        await store.commit(accountId, id, [...new Set([input.original.sha256, input.marked.sha256])]);
       } catch (error) {
         report(error, 'could not keep a marking in the vault');
         try {
@@ -200,12 +238,17 @@ export function createVault(deps: VaultDeps) {
         }
         return { state: 'not_stored' };
       }
+      settle(accountId, id, [...new Set([input.original.sha256, input.marked.sha256])]);
       return { state: 'stored', fileId: id };
     },
+
+    /** Once every kept marking's last step is done (a stop waits for it; tests read the rows after it). */
+    idle: settled,
 
     /** A page of the files the viewer may see, newest first. */
     async search(viewer: VaultViewer, input: VaultSearchInput): Promise<{ files: VaultFile[]; total: number; page: number; pageSize: number }> {
       const { filter, page } = vaultFilter(input);
+      await settled();
       const { files, total } = await store.search(viewer, filter, { limit: VAULT_PAGE_SIZE, offset: (page - 1) * VAULT_PAGE_SIZE });
       return { files, total, page, pageSize: VAULT_PAGE_SIZE };
     },
@@ -213,6 +256,7 @@ export function createVault(deps: VaultDeps) {
     /** One file's original or marked bytes; a file the viewer may not see is VaultFileNotFoundError, as one that does not exist. */
     async read(viewer: VaultViewer, fileId: string, which: string): Promise<{ file: VaultFile; name: string; mimeType: string; bytes: Buffer }> {
       if (!FILE_ID.test(fileId) || (which !== 'original' && which !== 'marked')) throw new VaultFileNotFoundError();
+      await settled();
       const [file] = await store.find(viewer, [fileId]);
       if (!file) throw new VaultFileNotFoundError();
       const blob = which === 'original' ? file.original : file.marked;
@@ -228,6 +272,7 @@ export function createVault(deps: VaultDeps) {
       const wanted = [...new Set(ids)];
       if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '');
       if (wanted.length > ARCHIVE_MAX_FILES) throw new InvalidOptionError('id', `at most ${ARCHIVE_MAX_FILES} files in one download`, `${wanted.length} files`);
+      await settled();
       const files = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
       if (files.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
       const total = files.reduce((sum, f) => sum + f.original.size + f.marked.size + 2 * 300, 0);
@@ -246,6 +291,7 @@ export function createVault(deps: VaultDeps) {
     async remove(viewer: VaultViewer, ids: readonly string[], actor: User, address: string | null): Promise<number> {
       const wanted = [...new Set(ids)];
       if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '');
+      await settled();
       const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
       if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
       const { removed, objects } = await store.remove(viewer, wanted);
@@ -255,13 +301,20 @@ export function createVault(deps: VaultDeps) {
     },
 
     /**
-     * Make the database and the storage agree: files never finished and
-     * written down before `graceMs` ago are undone, objects no file uses are
+     * Make the database and the storage agree: files written down before
+     * `graceMs` ago and never said stored are finished when their bytes are
+     * all there and open, else undone; objects no file uses are
      * removed, bytes that no row names (and older than `graceMs`) are
      * removed, and stored objects whose bytes are gone drop their files.
      */
     async check(graceMs: number): Promise<CheckReport> {
       const before = new Date(clock.now().getTime() - graceMs);
+      let finished = 0;
+      for (const file of await store.unfinished(before)) {
+        if (!(await whole(file))) continue;
+        await store.commit(file.accountId, file.id, [...new Set([file.original.sha256, file.marked.sha256])]);
+        finished += 1;
+      }
       const removing = await store.sweep(before);
       await finishRemoval(removing);
       // The listing first, the names after: a row is written down before its bytes, so bytes listed have their row by then.
@@ -281,7 +334,7 @@ export function createVault(deps: VaultDeps) {
       }
       const dropped = missing.length ? await store.dropMissing(missing) : 0;
       if (dropped > 0) await finishRemoval(await store.sweep(before));
-      return { removed: removing.length, orphans, missing: missing.length };
+      return { finished, removed: removing.length, orphans, missing: missing.length };
     },
   };
 }
