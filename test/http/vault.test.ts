@@ -77,7 +77,9 @@ describe('the Private Vault', () => {
     expect(marked.vault).toMatchObject({ state: 'stored', fileId: expect.stringMatching(/^vlt_/) });
     kept = { fileId: marked.vault!.fileId!, original: JPEG, marked: marked.bytes };
     const { objects, files } = await vaultRows(t.server, 'vault-studio');
-    expect(files).toEqual([expect.objectContaining({ id: kept.fileId, state: 'stored', original_sha256: sha256(JPEG), marked_sha256: sha256(marked.bytes), user_email: 'ines@vault.example' })]);
+    expect(files).toEqual([
+      expect.objectContaining({ id: kept.fileId, state: 'stored', original_sha256: sha256(JPEG), marked_sha256: sha256(marked.bytes), user_email: 'ines@vault.example', record_id: marked.json.recordId }),
+    ]);
     expect(objects.map((o) => [o.sha256, o.size, o.state]).sort()).toEqual([[sha256(JPEG), JPEG.byteLength, 'stored'], [sha256(marked.bytes), marked.bytes.byteLength, 'stored']].sort());
     // On disk: two files, 0600 in 0700 folders, named by neither hash, holding neither file's bytes.
     const { files: onDisk, folders } = storedFiles(vaultDir());

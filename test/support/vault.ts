@@ -56,8 +56,8 @@ export async function vaultRows(server: Pick<RunningServer, 'database' | 'vault'
   const db = server.database.db;
   const objects = (await sql<{ sha256: string; size: string | number; object_name: string; state: string; key_version: number }>`
     select o.sha256, o.size, o.object_name, o.state, o.key_version from vault_objects o join accounts a on a.id = o.account_id where a.name = ${account} order by o.object_name`.execute(db)).rows;
-  const files = (await sql<{ id: string; state: string; original_sha256: string; marked_sha256: string; user_email: string }>`
-    select f.id, f.state, f.original_sha256, f.marked_sha256, f.user_email from vault_files f join accounts a on a.id = f.account_id where a.name = ${account} order by f.created_at`.execute(db)).rows;
+  const files = (await sql<{ id: string; state: string; original_sha256: string; marked_sha256: string; user_email: string; record_id: string | null }>`
+    select f.id, f.state, f.original_sha256, f.marked_sha256, f.user_email, f.record_id from vault_files f join accounts a on a.id = f.account_id where a.name = ${account} order by f.created_at`.execute(db)).rows;
   return { objects: objects.map((o) => ({ ...o, size: Number(o.size) })), files };
 }
 

@@ -159,10 +159,12 @@ export class SqlVaultStore implements VaultStore {
     });
   }
 
-  commit(accountId: string, fileId: string, sha256s: readonly string[]): Promise<void> {
+  commit(accountId: string, fileId: string, sha256s: readonly string[], recordId: string | null): Promise<void> {
     return guarded(() =>
       this.db.transaction().execute(async (tx) => {
-        const file = await tx.updateTable('vault_files').set({ state: 'stored' }).where('id', '=', fileId).where('account_id', '=', accountId).executeTakeFirst();
+        const file = await tx
+          .updateTable('vault_files')
+          .set(recordId === null ? { state: 'stored' } : { state: 'stored', record_id: recordId }).where('id', '=', fileId).where('account_id', '=', accountId).executeTakeFirst();
         if (Number(file.numUpdatedRows) !== 1) throw new Error('the vault file was removed before it was stored');
         await tx.updateTable('vault_objects').set({ state: 'stored' }).where('account_id', '=', accountId).where('sha256', 'in', [...sha256s]).where('state', '=', 'writing').execute();
       }),

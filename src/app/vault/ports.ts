@@ -116,8 +116,8 @@ export interface VaultStore {
   begin(request: KeepRequest): Promise<{ outcome: 'off' } | { outcome: 'busy' } | { outcome: 'full'; used: number; limit: number } | { outcome: 'write'; objects: VaultObject[] }>;
   /** Files still `writing` that were written down before `before` (the check finishes them when their bytes are whole). */
   unfinished(before: Date): Promise<VaultFile[]>;
-  /** Second step, once the bytes are durable: the objects and the file are `stored`. */
-  commit(accountId: string, fileId: string, sha256s: readonly string[]): Promise<void>;
+  /** Last step, once the bytes are durable: the objects and the file are `stored`; the file names its record (when there is one). */
+  commit(accountId: string, fileId: string, sha256s: readonly string[], recordId: string | null): Promise<void>;
   /** Undo a first step whose bytes could not be written: the file's row goes, and objects no row uses are to be removed (returned). */
   abandon(accountId: string, fileId: string): Promise<VaultObject[]>;
   search(viewer: VaultViewer, filter: VaultSearch, page: { readonly limit: number; readonly offset: number }): Promise<{ files: VaultFile[]; total: number }>;

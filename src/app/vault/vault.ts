@@ -37,7 +37,12 @@ const FILE_ID = /^vlt_[A-Za-z0-9]{20}$/;
 export interface KeepInput {
   readonly account: { readonly id: string };
   readonly user: Pick<User, 'id' | 'email'>;
-  readonly recordId: string | null;
+  /**
+   * The marking's dated service record, being made at the same time: the
+   * file names it once it is made, and is removed if it is not (the marking
+   * then fails).
+   */
+  readonly recordId: Promise<string | null>;
   readonly batchId: string | null;
   readonly original: { readonly bytes: Uint8Array; readonly sha256: string; readonly mimeType: string; readonly name: string };
   readonly marked: { readonly bytes: Uint8Array; readonly sha256: string; readonly mimeType: string; readonly name: string };
@@ -115,11 +120,18 @@ export function createVault(deps: VaultDeps) {
   /** The last steps of keepings that answered already. */
   const settling = new Set<Promise<void>>();
 
-  /** The database says `stored`, after the answer; a failure is left to the check, which finishes the file from its bytes. */
-  function settle(accountId: string, fileId: string, sha256s: readonly string[]): void {
-    const work: Promise<void> = store
-      .commit(accountId, fileId, sha256s)
-      .catch((error: unknown) => report(error, 'a vault file kept is not yet marked stored; the next check finishes it'))
+  /**
+   * The database says `stored`, with the marking's record, after the answer;
+   * a failure is left to the check, which finishes the file from its bytes.
+   * A marking whose record could not be made failed: its file goes.
+   */
+  function settle(accountId: string, fileId: string, sha256s: readonly string[], recordId: Promise<string | null>): void {
+    const work: Promise<void> = recordId
+      .then(
+        (record) => store.commit(accountId, fileId, sha256s, record).catch((error: unknown) => report(error, 'a vault file kept is not yet marked stored; the next check finishes it')),
+        async () => finishRemoval(await store.abandon(accountId, fileId)),
+      )
+      .catch((error: unknown) => report(error, 'could not remove the vault file of a marking that failed; the next check removes it'))
       .finally(() => settling.delete(work));
     settling.add(work);
   }
@@ -205,7 +217,7 @@ export function createVault(deps: VaultDeps) {
         accountId,
         userId: input.user.id,
         userEmail: input.user.email,
-        recordId: input.recordId,
+        recordId: null,
         batchId: input.batchId,
         createdAt: clock.now(),
         original: { sha256: input.original.sha256, size: input.original.bytes.byteLength, mimeType: input.original.mimeType, name: input.original.name, objectName: name(input.original.sha256) },
@@ -238,7 +250,7 @@ export function createVault(deps: VaultDeps) {
         }
         return { state: 'not_stored' };
       }
-      settle(accountId, id, [...new Set([input.original.sha256, input.marked.sha256])]);
+      settle(accountId, id, [...new Set([input.original.sha256, input.marked.sha256])], input.recordId);
       return { state: 'stored', fileId: id };
     },
 
@@ -312,7 +324,7 @@ export function createVault(deps: VaultDeps) {
       let finished = 0;
       for (const file of await store.unfinished(before)) {
         if (!(await whole(file))) continue;
-        await store.commit(file.accountId, file.id, [...new Set([file.original.sha256, file.marked.sha256])]);
+        await store.commit(file.accountId, file.id, [...new Set([file.original.sha256, file.marked.sha256])], null);
         finished += 1;
       }
       const removing = await store.sweep(before);

@@ -110,8 +110,10 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
         const result = await run(deps.provenance.at(iat));
-        // Its dated service record, made once: a repeat of this call is answered with the same record.
-        const record = await deps.records.create({
+        // Its dated service record, made once: a repeat of this call is answered with the same record. Kept
+        // in the Private Vault at the same time when the account's is on (the original and the marked file,
+        // before the answer); the vault's file names the record once it is made, and goes if it is not.
+        const making = deps.records.create({
           account: { id: account.id, name: account.name },
           user,
           batchId: header(request, 'x-batch-id') ?? null,
@@ -119,10 +121,9 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
           sha256Original: sha256Original(),
           marked: result,
         });
-        // Kept in the Private Vault when the account's is on (the original and the marked file), before the answer.
-        const vault = vaultFacts(
-          await keepMarking(deps.vault, { account, user, recordId: record.id, batchId: header(request, 'x-batch-id') ?? null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original: sha256Original(), marked: result }),
-        );
+        const keeping = keepMarking(deps.vault, { account, user, recordId: making.then((r) => r.id), batchId: header(request, 'x-batch-id') ?? null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original: sha256Original(), marked: result });
+        const [record, kept] = await Promise.all([making, keeping]);
+        const vault = vaultFacts(kept);
         return {
           answer: { result, recordId: record.id, vault },
           kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType, recordId: record.id, vault },

@@ -80,10 +80,11 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     const { user, account } = request.signedIn!;
     // Its dated service record (docs/records.md): named in a header; the records page lists it.
     const sha256Original = sha256Hex(upload.bytes);
-    const record = await deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original, marked: result });
+    // Kept in the Private Vault at the same time when the account's is on; the header says what became of it.
+    const making = deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original, marked: result });
+    const keeping = keepMarking(deps.vault, { account, user, recordId: making.then((r) => r.id), batchId: null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original, marked: result });
+    const [record, kept] = await Promise.all([making, keeping]);
     reply.header(RECORD_HEADER, record.id);
-    // Kept in the Private Vault when the account's is on; the header says what became of it.
-    const kept = await keepMarking(deps.vault, { account, user, recordId: record.id, batchId: null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original, marked: result });
     if (kept.state !== 'off') reply.header(VAULT_HEADER, kept.state);
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);

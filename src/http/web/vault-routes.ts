@@ -47,7 +47,7 @@ export function vaultFacts(outcome: KeepOutcome | null, f: Format = formatFor('e
 /** Keep a dashboard marking in the account's vault (when it is on); never fails the marking. */
 export async function keepMarking(
   vault: Vault,
-  input: { account: { id: string }; user: Pick<User, 'id' | 'email'>; recordId: string | null; batchId: string | null; fileName: string; original: Uint8Array; sha256Original: string; marked: { bytes: Uint8Array; sha256: string; mimeType: string; filename: string } },
+  input: { account: { id: string }; user: Pick<User, 'id' | 'email'>; recordId: Promise<string>; batchId: string | null; fileName: string; original: Uint8Array; sha256Original: string; marked: { bytes: Uint8Array; sha256: string; mimeType: string; filename: string } },
 ): Promise<KeepOutcome> {
   const keep: KeepInput = {
     account: input.account,
