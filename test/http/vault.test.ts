@@ -16,7 +16,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInToDashboard, type DashboardSession } from '../support/dashboard.js';
@@ -217,6 +217,25 @@ describe('the Private Vault', () => {
     expect(plain.headers.get('optmark-vault')).toBe('full');
   });
 
+  it('never counts the same free bytes twice: of ten markings kept at once, exactly those that fit are stored', async () => {
+    await t.server.admin.createAccount('vault-race', 'pro');
+    const { user } = await t.server.people.createUser({ account: 'vault-race', email: 'race@vault.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+    const account = (await t.server.admin.showAccount('vault-race')).id;
+    await t.server.vault.setEnabled(user, 'pro', true, false, null);
+    const size = 64 * 1024;
+    await t.server.admin.setLimits('vault-race', { vaultBytes: 3 * 2 * size + size });
+    const pair = () => {
+      const original = randomBytes(size);
+      const marked = randomBytes(size);
+      return { original: { bytes: original, sha256: sha256(original), mimeType: 'image/jpeg', name: 'o.jpg' }, marked: { bytes: marked, sha256: sha256(marked), mimeType: 'image/jpeg', name: 'm.jpg' } };
+    };
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => t.server.vault.keep({ account: { id: account }, user, recordId: Promise.resolve(null), batchId: null, ...pair() })));
+    expect(outcomes.filter((o) => o.state === 'stored')).toHaveLength(3);
+    expect(outcomes.filter((o) => o.state === 'full')).toHaveLength(7);
+    expect(await t.server.vault.status(account)).toMatchObject({ used: 6 * size, files: 3 });
+    expect((await vaultRows(t.server, 'vault-race')).objects).toHaveLength(6);
+  });
+
   it('turned off, keeps what it holds unless asked; asked, deletes every file and its bytes', async () => {
     const account = (await t.server.admin.showAccount('vault-studio')).id;
     expect((await turnVault(owner.browser, false, 'keep')).status).toBe(200);
@@ -227,7 +246,7 @@ describe('the Private Vault', () => {
     expect(await vaultRows(t.server, 'vault-studio')).toEqual({ objects: [], files: [] });
     expect((await t.server.vault.status(account)).used).toBe(0);
     const names = storedFiles(vaultDir()).files.map((f) => f.name);
-    const others = (await vaultRows(t.server, 'vault-limit')).objects.map((o) => o.object_name);
+    const others = [...(await vaultRows(t.server, 'vault-limit')).objects, ...(await vaultRows(t.server, 'vault-race')).objects].map((o) => o.object_name);
     expect(names.sort()).toEqual(others.sort());
   });
 

@@ -107,15 +107,23 @@ export class SqlVaultStore implements VaultStore {
       const switched = await this.db.selectFrom('accounts').select('vault_enabled').where('id', '=', request.accountId).executeTakeFirst();
       if (!switched?.vault_enabled) return { outcome: 'off' as const };
       return this.db.transaction().execute(async (tx) => {
-        const account = await lockAccount(tx, request.accountId);
-        if (!account?.enabled) return { outcome: 'off' as const };
         const wanted = new Map([request.original, request.marked].map((blob) => [blob.sha256, blob]));
-        const existing = (await tx.selectFrom('vault_objects').selectAll().where('account_id', '=', request.accountId).where('sha256', 'in', [...wanted.keys()]).execute()).map(toObject);
+        // One statement: the account's row locked, its switch and limit, the bytes it uses, and the objects it has of these files.
+        const { rows } = await sql<{ vault_enabled: boolean; limit: string | number; used: string | number; existing: Array<Selectable<VaultObjectsTable> & { created_at: string }> }>`
+          select a.vault_enabled, coalesce(a.vault_bytes, p.vault_bytes) as limit,
+            (select coalesce(sum(o.size), 0) from vault_objects o where o.account_id = a.id and o.state <> 'removing') as used,
+            (select coalesce(json_agg(o), '[]'::json) from vault_objects o where o.account_id = a.id and o.sha256 in (${sql.join([...wanted.keys()])})) as existing
+          from accounts a join plan_limits p on p.plan = a.plan
+          where a.id = ${request.accountId} for update of a`.execute(tx);
+        const account = rows[0];
+        if (!account?.vault_enabled) return { outcome: 'off' as const };
+        const limit = Number(account.limit);
+        const existing = (typeof account.existing === 'string' ? (JSON.parse(account.existing) as typeof account.existing) : account.existing).map((row) => toObject({ ...row, created_at: new Date(row.created_at) }));
         if (existing.some((o) => o.state === 'removing')) return { outcome: 'busy' as const };
         const fresh = [...wanted.values()].filter((blob) => !existing.some((o) => o.sha256 === blob.sha256));
-        const used = await usedBytes(tx, request.accountId);
+        const used = Number(account.used);
         const needed = fresh.reduce((sum, blob) => sum + blob.size, 0);
-        if (used + needed > account.limit) return { outcome: 'full' as const, used, limit: account.limit };
+        if (used + needed > limit) return { outcome: 'full' as const, used, limit };
         const made: VaultObject[] = fresh.map((blob) => ({
           accountId: request.accountId,
           sha256: blob.sha256,
@@ -125,34 +133,34 @@ export class SqlVaultStore implements VaultStore {
           state: 'writing',
           createdAt: request.createdAt,
         }));
-        if (made.length > 0) {
-          await tx
-            .insertInto('vault_objects')
-            .values(made.map((o) => ({ account_id: o.accountId, sha256: o.sha256, size: o.size, object_name: o.objectName, key_version: o.keyVersion, state: o.state, created_at: o.createdAt })))
-            .execute();
-        }
         const { original, marked } = request;
-        await tx
-          .insertInto('vault_files')
-          .values({
-            id: request.id,
-            account_id: request.accountId,
-            user_id: request.userId,
-            user_email: request.userEmail,
-            record_id: request.recordId,
-            batch_id: request.batchId,
-            created_at: request.createdAt,
-            state: 'writing',
-            original_sha256: original.sha256,
-            original_size: original.size,
-            original_type: original.mimeType,
-            original_name: original.name.slice(0, 1024),
-            marked_sha256: marked.sha256,
-            marked_size: marked.size,
-            marked_type: marked.mimeType,
-            marked_name: marked.name.slice(0, 1024),
-          })
-          .execute();
+        const file = {
+          id: request.id,
+          account_id: request.accountId,
+          user_id: request.userId,
+          user_email: request.userEmail,
+          record_id: request.recordId,
+          batch_id: request.batchId,
+          created_at: request.createdAt,
+          state: 'writing',
+          original_sha256: original.sha256,
+          original_size: original.size,
+          original_type: original.mimeType,
+          original_name: original.name.slice(0, 1024),
+          marked_sha256: marked.sha256,
+          marked_size: marked.size,
+          marked_type: marked.mimeType,
+          marked_name: marked.name.slice(0, 1024),
+        };
+        const objects = made.map((o) => ({ account_id: o.accountId, sha256: o.sha256, size: o.size, object_name: o.objectName, key_version: o.keyVersion, state: o.state, created_at: o.createdAt }));
+        // The new objects and the file in one statement (the file's foreign keys are checked at its end).
+        await (objects.length > 0
+          ? tx
+              .with('o', (db) => db.insertInto('vault_objects').values(objects).returning('sha256'))
+              .insertInto('vault_files')
+              .values(file)
+              .execute()
+          : tx.insertInto('vault_files').values(file).execute());
         // Bytes another marking is still writing are written again here: whichever finishes first stores them.
         return { outcome: 'write' as const, objects: [...made, ...existing.filter((o) => o.state === 'writing')] };
       });
@@ -160,15 +168,20 @@ export class SqlVaultStore implements VaultStore {
   }
 
   commit(accountId: string, fileId: string, sha256s: readonly string[], recordId: string | null): Promise<void> {
-    return guarded(() =>
-      this.db.transaction().execute(async (tx) => {
-        const file = await tx
-          .updateTable('vault_files')
-          .set(recordId === null ? { state: 'stored' } : { state: 'stored', record_id: recordId }).where('id', '=', fileId).where('account_id', '=', accountId).executeTakeFirst();
-        if (Number(file.numUpdatedRows) !== 1) throw new Error('the vault file was removed before it was stored');
-        await tx.updateTable('vault_objects').set({ state: 'stored' }).where('account_id', '=', accountId).where('sha256', 'in', [...sha256s]).where('state', '=', 'writing').execute();
-      }),
-    );
+    return guarded(async () => {
+      // One statement (its own transaction): the file, then its objects only if the file was still there.
+      const { rows } = await sql<{ files: string | number }>`
+        with f as (
+          update vault_files set state = 'stored', record_id = coalesce(${recordId}, record_id)
+          where id = ${fileId} and account_id = ${accountId} returning id
+        ), o as (
+          update vault_objects set state = 'stored'
+          where account_id = ${accountId} and sha256 in (${sql.join([...sha256s])}) and state = 'writing' and exists (select 1 from f)
+          returning sha256
+        )
+        select (select count(*) from f) as files, (select count(*) from o) as objects`.execute(this.db);
+      if (Number(rows[0]?.files) !== 1) throw new Error('the vault file was removed before it was stored');
+    });
   }
 
   unfinished(before: Date): Promise<VaultFile[]> {
