@@ -75,6 +75,23 @@ describe.each(backends)('the %s back end', (kind, make) => {
     await blobs.close();
   });
 
+  it('stages bytes under no name: published, they are the object; discarded, nothing is left', async () => {
+    const blobs = make();
+    const kept = { name: name(), bytes: randomBytes(1000) };
+    const dropped = { name: name(), bytes: randomBytes(1000) };
+    const a = await blobs.stage(kept.name, kept.bytes);
+    const b = await blobs.stage(dropped.name, dropped.bytes);
+    expect(await blobs.get(kept.name)).toBeUndefined();
+    await a.publish();
+    await b.discard();
+    expect(Buffer.from((await blobs.get(kept.name))!).equals(kept.bytes)).toBe(true);
+    const listed: string[] = [];
+    for await (const entry of blobs.list()) listed.push(entry.name);
+    expect(listed).toEqual([kept.name]);
+    await blobs.delete(kept.name);
+    await blobs.close();
+  });
+
   it('refuses a name that is not an object name', async () => {
     const blobs = make();
     await expect(blobs.put('../escape', new Uint8Array(1))).rejects.toThrow(/not a vault object name/);

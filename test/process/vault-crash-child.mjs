@@ -5,7 +5,8 @@
 //   after-bytes:  once both files' bytes are durable in storage, before the
 //                 database says they are stored;
 //   during-write: as the second file's write begins (the first one's is
-//                 under way, not finished).
+//                 under way, not finished; the rows may or may not be
+//                 written down yet).
 // With an account name, an email and a password after that, it first makes
 // the account (Pro), its owner and turns its vault on, if not done yet.
 // Prints its address as one JSON line.
@@ -21,10 +22,11 @@ const die = () => {
 process.umask(0o077);
 const config = loadConfig();
 const blobs = openBlobStore(config);
-let puts = 0;
+let writes = 0;
 const crashing = {
   kind: blobs.kind,
-  put: (name, bytes) => (when === 'during-write' && ++puts === 2 ? die() : blobs.put(name, bytes)),
+  put: (name, bytes) => (when === 'during-write' && ++writes === 2 ? die() : blobs.put(name, bytes)),
+  stage: (name, bytes) => (when === 'during-write' && ++writes === 2 ? die() : blobs.stage(name, bytes)),
   get: (name) => blobs.get(name),
   delete: (name) => blobs.delete(name),
   list: () => blobs.list(),

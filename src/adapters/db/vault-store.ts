@@ -101,11 +101,15 @@ export class SqlVaultStore implements VaultStore {
     });
   }
 
+  switchedOn(accountId: string): Promise<boolean> {
+    return guarded(async () => {
+      const row = await this.db.selectFrom('accounts').select('vault_enabled').where('id', '=', accountId).executeTakeFirst();
+      return row?.vault_enabled ?? false;
+    });
+  }
+
   begin(request: KeepRequest): ReturnType<VaultStore['begin']> {
     return guarded(async () => {
-      // Most accounts keep nothing: their markings are not made to wait for a transaction (and its sync to disk).
-      const switched = await this.db.selectFrom('accounts').select('vault_enabled').where('id', '=', request.accountId).executeTakeFirst();
-      if (!switched?.vault_enabled) return { outcome: 'off' as const };
       return this.db.transaction().execute(async (tx) => {
         const wanted = new Map([request.original, request.marked].map((blob) => [blob.sha256, blob]));
         // One statement: the account's row locked, its switch and limit, the bytes it uses, and the objects it has of these files.

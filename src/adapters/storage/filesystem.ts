@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { BlobStore } from '../../app/vault/ports.js';
+import type { BlobStore, StagedBlob } from '../../app/vault/ports.js';
 
 const NAME = /^[0-9a-f]{64}$/;
 /** A temporary file a crash left mid-write: listed (and so removed by the check) under its own name. */
@@ -85,6 +85,11 @@ export class FileBlobStore implements BlobStore {
   }
 
   async put(name: string, bytes: Uint8Array): Promise<void> {
+    await (await this.stage(name, bytes)).publish();
+  }
+
+  /** The bytes in a temporary file of their own, created exclusively, written and synced; `publish` renames it into place and syncs the directory. */
+  async stage(name: string, bytes: Uint8Array): Promise<StagedBlob> {
     const file = this.path(name);
     await this.ensureRoot();
     const temporary = `${file}.${randomBytes(16).toString('hex')}.tmp`;
@@ -98,13 +103,18 @@ export class FileBlobStore implements BlobStore {
       throw error;
     }
     await handle.close();
-    try {
-      await rename(temporary, file);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-    await this.directory.sync();
+    return {
+      publish: async () => {
+        try {
+          await rename(temporary, file);
+        } catch (error) {
+          await rm(temporary, { force: true });
+          throw error;
+        }
+        await this.directory.sync();
+      },
+      discard: () => rm(temporary, { force: true }),
+    };
   }
 
   async get(name: string): Promise<Uint8Array | undefined> {

@@ -15,7 +15,7 @@
  * durable when answered.
  */
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import type { BlobStore } from '../../app/vault/ports.js';
+import type { BlobStore, StagedBlob } from '../../app/vault/ports.js';
 
 export interface S3Location {
   readonly bucket: string;
@@ -72,6 +72,12 @@ export class S3BlobStore implements BlobStore {
   async put(name: string, bytes: Uint8Array): Promise<void> {
     const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(name), Body: body, ContentLength: body.byteLength, ContentType: 'application/octet-stream' }));
+  }
+
+  /** An S3 PUT cannot be split: it all happens at `publish`. */
+  async stage(name: string, bytes: Uint8Array): Promise<StagedBlob> {
+    this.key(name);
+    return { publish: () => this.put(name, bytes), discard: async () => {} };
   }
 
   async get(name: string): Promise<Uint8Array | undefined> {

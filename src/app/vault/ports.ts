@@ -13,6 +13,13 @@ export interface BlobStore {
   /** 'filesystem' or 's3', for messages. */
   readonly kind: string;
   put(name: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * The slow half of a `put` ahead of time: the bytes made durable where no
+   * one looks for them (a temporary file a crash leaves is removed by the
+   * check), so that `publish` only has to give them their name. A store that
+   * cannot split the two does all of it in `publish`.
+   */
+  stage(name: string, bytes: Uint8Array): Promise<StagedBlob>;
   /** The object's bytes, or undefined when there is none of that name. */
   get(name: string): Promise<Uint8Array | undefined>;
   /** Remove the object (nothing when there is none). */
@@ -20,6 +27,13 @@ export interface BlobStore {
   /** Every object, with when it was last written. */
   list(): AsyncIterable<{ readonly name: string; readonly modifiedAt: Date }>;
   close(): Promise<void>;
+}
+
+export interface StagedBlob {
+  /** Give the staged bytes their name: then, and only then, they are the object. */
+  publish(): Promise<void>;
+  /** Forget them (nothing when there is nothing to forget). */
+  discard(): Promise<void>;
 }
 
 export interface VaultKey {
@@ -104,6 +118,8 @@ export interface VaultSearch {
 
 export interface VaultStore {
   status(accountId: string): Promise<VaultStatus>;
+  /** Whether the account's vault is on (a read, no transaction: most accounts keep nothing). */
+  switchedOn(accountId: string): Promise<boolean>;
   setEnabled(accountId: string, enabled: boolean): Promise<void>;
   /**
    * First step of keeping a marking, in one transaction holding the account's

@@ -208,11 +208,13 @@ export function createVault(deps: VaultDeps) {
 
     /** Keep a marking's two files, when the account's vault is on and they fit. Never fails the marking: a storage failure is `not_stored`. */
     async keep(input: KeepInput): Promise<KeepOutcome> {
-      const key = keys.active;
       const accountId = input.account.id;
+      // Most accounts keep nothing: a read, no transaction, nothing sealed.
+      if (!(await store.switchedOn(accountId))) return { state: 'off' };
+      const key = keys.active;
       const name = (sha256: string) => objectName(key, accountId, sha256);
       const id = `vlt_${randomBase62(20, randomBytes)}`;
-      const begun = await store.begin({
+      const begun = store.begin({
         id,
         accountId,
         userId: input.user.id,
@@ -224,25 +226,49 @@ export function createVault(deps: VaultDeps) {
         marked: { sha256: input.marked.sha256, size: input.marked.bytes.byteLength, mimeType: input.marked.mimeType, name: input.marked.name, objectName: name(input.marked.sha256) },
         keyVersion: key.version,
       });
-      if (begun.outcome === 'off') return { state: 'off' };
-      if (begun.outcome === 'busy') return { state: 'not_stored' };
-      if (begun.outcome === 'full') {
-        const needed = input.original.sha256 === input.marked.sha256 ? input.original.bytes.byteLength : input.original.bytes.byteLength + input.marked.bytes.byteLength;
-        return { state: 'full', used: begun.used, limit: begun.limit, needed };
-      }
-      const bytesOf = (sha256: string) => (sha256 === input.original.sha256 ? input.original.bytes : input.marked.bytes);
+      // While the rows are written down, the bytes are sealed and made durable where no one looks for them yet
+      // (a temporary file): only their naming waits for the rows.
+      const files = new Map([input.original, input.marked].map((file) => [file.sha256, file.bytes]));
+      const staging = [...files].map(([sha256, bytes]) => {
+        const objectName = name(sha256);
+        return blobs.stage(objectName, seal(key, objectName, bytes)).then((staged) => ({ objectName, staged }));
+      });
+      // Looked at below in every case; a failure here must not go unhandled meanwhile.
+      for (const promise of staging) promise.catch(() => {});
+      const discardAll = async () => {
+        for (const result of await Promise.allSettled(staging)) if (result.status === 'fulfilled') await result.value.staged.discard().catch(() => {});
+      };
+      let outcome: Awaited<typeof begun>;
       try {
-        // Each object under the name and key its row was written down with (another marking may have begun it).
+        outcome = await begun;
+      } catch (error) {
+        await discardAll();
+        throw error;
+      }
+      if (outcome.outcome !== 'write') {
+        await discardAll();
+        if (outcome.outcome === 'off') return { state: 'off' };
+        if (outcome.outcome === 'busy') return { state: 'not_stored' };
+        return { state: 'full', used: outcome.used, limit: outcome.limit, needed: [...files.values()].reduce((sum, bytes) => sum + bytes.byteLength, 0) };
+      }
+      try {
+        const staged = await Promise.all(staging);
+        // Each object under the name and key its row was written down with (another marking may have begun it
+        // under an older key: then sealed again for that name); staged bytes no row asks for are forgotten.
         await Promise.all(
-          begun.objects.map((object) => {
-            const sealingKey = object.keyVersion === key.version ? key : keys.version(object.keyVersion);
+          outcome.objects.map(async (object) => {
+            const mine = staged.find((s) => s.objectName === object.objectName);
+            if (mine) return mine.staged.publish();
+            const sealingKey = keys.version(object.keyVersion);
             if (!sealingKey) throw new Error(`vault key version ${object.keyVersion} is not in the key file`);
-            return blobs.put(object.objectName, seal(sealingKey, object.objectName, bytesOf(object.sha256)));
+            return blobs.put(object.objectName, seal(sealingKey, object.objectName, files.get(object.sha256)!));
           }),
         );
+        for (const s of staged) if (!outcome.objects.some((o) => o.objectName === s.objectName)) await s.staged.discard();
         await deps.afterBytes?.();
       } catch (error) {
         report(error, 'could not keep a marking in the vault');
+        await discardAll();
         try {
           await finishRemoval(await store.abandon(accountId, id));
         } catch (undo) {
@@ -250,7 +276,7 @@ export function createVault(deps: VaultDeps) {
         }
         return { state: 'not_stored' };
       }
-      settle(accountId, id, [...new Set([input.original.sha256, input.marked.sha256])], input.recordId);
+      settle(accountId, id, [...files.keys()], input.recordId);
       return { state: 'stored', fileId: id };
     },
 
