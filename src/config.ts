@@ -26,7 +26,7 @@ export interface Config {
    */
   readonly limitSeeds: LimitSeeds;
   /** Which of those variables this environment sets (compared with the database at start). */
-  readonly limitSettingsGiven: readonly ('OPTMARK_PROTECT_LIMIT' | 'OPTMARK_VERIFY_LIMIT' | 'OPTMARK_SCAN_CEILING')[];
+  readonly limitSettingsGiven: readonly ('OPTMARK_PROTECT_LIMIT' | 'OPTMARK_VERIFY_LIMIT' | 'OPTMARK_SCAN_CEILING' | 'OPTMARK_VAULT_BYTES')[];
   /** Largest accepted image, in bytes (OPTMARK_MAX_UPLOAD_BYTES, default 25 MB = 26214400). */
   readonly maxUploadBytes: number;
   /** pino level (OPTMARK_LOG_LEVEL, default info; 'silent' turns logging off). */
@@ -111,6 +111,12 @@ export interface Config {
    * database, which has one owner process and so refuses more).
    */
   readonly workers: number;
+  /** The Private Vault's key file (OPTMARK_VAULT_KEYS; default DATA_DIR/vault-keys.json). Share it between servers; losing it loses the vault. */
+  readonly vaultKeysPath: string;
+  /** Where the vault's sealed files are kept without a bucket: DATA_DIR/vault. */
+  readonly vaultDir: string;
+  /** An S3-compatible bucket for the vault instead of vaultDir, for several servers (OPTMARK_VAULT_S3_URL; docs/vault.md). */
+  readonly vaultS3Url: string | undefined;
 }
 
 /** Where and how much a repository scan may fetch and check. */
@@ -230,6 +236,10 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.OPTMARK_DATA_DIR?.trim() || './data');
   const smtpUrl = env.OPTMARK_SMTP_URL?.trim() || undefined;
   if (smtpUrl !== undefined && !/^smtps?:\/\/\S+$/.test(smtpUrl)) throw new ConfigError('OPTMARK_SMTP_URL must be an smtp:// or smtps:// URL');
+  const vaultS3Url = env.OPTMARK_VAULT_S3_URL?.trim() || undefined;
+  if (vaultS3Url !== undefined && !/^(s3:\/\/[^\s/]+|https?:\/\/[^\s/]+\/[^\s/?]+)(\/[^\s?]*)?(\?\S*)?$/.test(vaultS3Url)) {
+    throw new ConfigError('OPTMARK_VAULT_S3_URL must be s3://BUCKET[/PREFIX] or http(s)://[KEY:SECRET@]HOST[:PORT]/BUCKET[/PREFIX]');
+  }
   if (!LEVELS.includes(logLevel)) throw new ConfigError(`OPTMARK_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
   const headersTimeoutSeconds = integer(env, 'OPTMARK_HEADERS_TIMEOUT', 10, 1, 600);
   const requestTimeoutSeconds = integer(env, 'OPTMARK_REQUEST_TIMEOUT', 120, 1, 3600);
@@ -257,8 +267,9 @@ export function loadConfig(env: Env = process.env): Config {
       protectPerMonth: integer(env, 'OPTMARK_PROTECT_LIMIT', DEFAULT_LIMIT_SEEDS.protectPerMonth, 0, 1_000_000_000),
       verifyPerMonth: integer(env, 'OPTMARK_VERIFY_LIMIT', DEFAULT_LIMIT_SEEDS.verifyPerMonth, 0, 1_000_000_000),
       scanCeiling: integer(env, 'OPTMARK_SCAN_CEILING', DEFAULT_LIMIT_SEEDS.scanCeiling, 0, 1_000_000_000),
+      vaultBytes: integer(env, 'OPTMARK_VAULT_BYTES', DEFAULT_LIMIT_SEEDS.vaultBytes, 0, Number.MAX_SAFE_INTEGER),
     }),
-    limitSettingsGiven: Object.freeze((['OPTMARK_PROTECT_LIMIT', 'OPTMARK_VERIFY_LIMIT', 'OPTMARK_SCAN_CEILING'] as const).filter((name) => (env[name] ?? '').trim() !== '')),
+    limitSettingsGiven: Object.freeze((['OPTMARK_PROTECT_LIMIT', 'OPTMARK_VERIFY_LIMIT', 'OPTMARK_SCAN_CEILING', 'OPTMARK_VAULT_BYTES'] as const).filter((name) => (env[name] ?? '').trim() !== '')),
     maxUploadBytes: integer(env, 'OPTMARK_MAX_UPLOAD_BYTES', 26_214_400, 1, 512 * 1024 * 1024),
     logLevel,
     headersTimeoutSeconds,
@@ -282,6 +293,9 @@ export function loadConfig(env: Env = process.env): Config {
     fingerprintThreads: integer(env, 'OPTMARK_FINGERPRINT_THREADS', availableParallelism(), 1, 256),
     fingerprintQueue: integer(env, 'OPTMARK_FINGERPRINT_QUEUE', 32, 0, 100_000),
     signingKeysPath: resolve(env.OPTMARK_SIGNING_KEYS?.trim() || join(dataDir, 'signing-keys.json')),
+    vaultKeysPath: resolve(env.OPTMARK_VAULT_KEYS?.trim() || join(dataDir, 'vault-keys.json')),
+    vaultDir: join(dataDir, 'vault'),
+    vaultS3Url,
     smtpUrl,
     workers: workerCount(env, databaseUrl),
     scans: Object.freeze({

@@ -57,6 +57,7 @@ export type ErrorCode =
   | 'source_not_allowed'
   | 'scan_limit_reached'
   | 'scans_paused'
+  | 'vault_file_not_found'
   | 'quota_exceeded'
   | 'too_many_requests'
   | 'too_many_failed_calls'
@@ -334,6 +335,14 @@ export class InvalidSha256Error extends OptmarkError {
 export class RecordNotFoundError extends OptmarkError {
   readonly code = 'record_not_found';
   constructor(message = 'There is no service record for this in your account') {
+    super(message);
+  }
+}
+
+/** A file of the Private Vault that is not there, or not the person's to see (one answer for both). */
+export class VaultFileNotFoundError extends OptmarkError {
+  readonly code = 'vault_file_not_found';
+  constructor(message = 'There is no such file in your vault') {
     super(message);
   }
 }

@@ -89,6 +89,7 @@ export interface DeploymentPaths {
   readonly dataDir: string;
   readonly signingKeysPath: string;
   readonly fingerprintKeysPath: string;
+  readonly vaultKeysPath: string;
 }
 
 /**
@@ -103,6 +104,7 @@ export function checkDeploymentPaths(paths: DeploymentPaths): string[] {
   for (const [file, what] of [
     [paths.signingKeysPath, 'signing key file'],
     [paths.fingerprintKeysPath, 'fingerprint key file'],
+    [paths.vaultKeysPath, 'vault key file'],
   ] as const) {
     if (dirname(file) !== paths.dataDir) checkContainingDirectory(file, what);
     note(checkPrivatePath(file, what));

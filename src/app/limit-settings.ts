@@ -1,6 +1,6 @@
 /**
  * The limit settings of the environment (OPTMARK_PROTECT_LIMIT,
- * OPTMARK_VERIFY_LIMIT) fill the limits table when the database is created;
+ * OPTMARK_VERIFY_LIMIT, OPTMARK_VAULT_BYTES) fill the limits table when the database is created;
  * afterwards the table decides. A setting given at a later start that differs
  * from the table is named, so that an operator who changed it learns that it
  * no longer applies and which command changes the limit now.
@@ -12,12 +12,13 @@ export async function ignoredLimitSettings(config: Pick<Config, 'limitSeeds' | '
   if (config.limitSettingsGiven.length === 0) return [];
   const plans = await store.planLimits();
   const paid = [plans.pro, plans.lifetime];
-  const { protectPerMonth, verifyPerMonth } = config.limitSeeds;
+  const { protectPerMonth, verifyPerMonth, vaultBytes } = config.limitSeeds;
   const ceiling = config.limitSettingsGiven.includes('OPTMARK_SCAN_CEILING') ? (await store.serviceSettings()).scanCeilingPerDay : config.limitSeeds.scanCeiling;
   const differs = {
     OPTMARK_PROTECT_LIMIT: paid.some((p) => p.protectPerMonth !== protectPerMonth) && `--protect ${protectPerMonth}`,
     OPTMARK_VERIFY_LIMIT: paid.some((p) => p.verifyPerMonth !== verifyPerMonth) && `--verify ${verifyPerMonth}`,
     OPTMARK_SCAN_CEILING: ceiling !== config.limitSeeds.scanCeiling && String(config.limitSeeds.scanCeiling),
+    OPTMARK_VAULT_BYTES: paid.some((p) => p.vaultBytes !== vaultBytes) && `--vault-bytes ${vaultBytes}`,
   };
   return config.limitSettingsGiven.flatMap((name) => {
     const option = differs[name];

@@ -122,6 +122,10 @@ export const USAGE: Readonly<Record<string, string>> = {
   'fingerprint-keys': `  optmark fingerprint-keys list|rotate|remove VERSION [--json]
       The fingerprint secrets: the newest version marks, every listed version is detected.
 `,
+  'vault-key': `  optmark vault-key list|rotate [--json]
+      The Private Vault's key: rotate re-seals every stored file under a new key and drops the old one
+      (embedded database: with the server stopped).
+`,
 };
 
 export const HELP = `${INTRO}
@@ -147,6 +151,8 @@ async function dispatch(command: string, rest: readonly string[]): Promise<numbe
       return (await import('./signing-keys-command.js')).signingKeysCommand(rest);
     case 'fingerprint-keys':
       return (await import('./fingerprint-keys-command.js')).fingerprintKeysCommand(rest);
+    case 'vault-key':
+      return (await import('./vault-key-command.js')).vaultKeyCommand(rest);
     default:
       if (ADMIN.has(command)) return (await import('./admin-commands.js')).adminCommand(command as 'accounts', rest);
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);

@@ -6,6 +6,7 @@
 import { FingerprintKeys } from '../adapters/fingerprint-keys.js';
 import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
+import { VaultKeys } from '../adapters/vault-keys.js';
 import { loadConfig } from '../config.js';
 import { LOCAL_OWNER } from '../app/first-start.js';
 import { startServer, type RunningServer } from '../server/start.js';
@@ -51,6 +52,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     if (signing.created) announceCreatedKeyRing(signing);
     const fingerprint = FingerprintKeys.open(config.fingerprintKeysPath);
     if (fingerprint.created) announceCreatedFingerprintKey(fingerprint);
+    VaultKeys.open(config.vaultKeysPath);
     const { runPrimary } = await import('../server/workers.js');
     return runPrimary({ workers: config.workers, log: (line) => process.stderr.write(`${line}\n`) });
   }

@@ -13,6 +13,7 @@ import type { Fingerprinting } from '../app/fingerprint.js';
 import type { MetadataWorkers } from '../app/off-loop.js';
 import type { Provenance } from '../app/provenance.js';
 import type { Records } from '../app/records/records.js';
+import type { Vault } from '../app/vault/vault.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
@@ -69,7 +70,9 @@ export interface HttpDeps {
    */
   readonly authFailures?: AuthFailures;
   /** The people's side: sessions, people, accounts and the rest of the pages' use cases. */
-  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds' | 'records' | 'scans'>;
+  readonly web: Omit<WebPluginOptions, 'access' | 'provenance' | 'fingerprint' | 'upload' | 'maxImagePixels' | 'clock' | 'requestTimeoutMs' | 'secure' | 'workers' | 'callSeconds' | 'records' | 'scans' | 'vault'>;
+  /** The Private Vault: the dashboard's markings kept, when an account turns it on (docs/vault.md). */
+  readonly vault: Vault;
   /** Dated service records: made by the dashboard's marking, looked up by the API and the public lookup (docs/records.md). */
   readonly records: Records;
   /** Repository scans (docs/scans.md); without them, no scan routes (a test's app). */
@@ -242,6 +245,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     ...calls,
     records: deps.records,
     scans: deps.scans,
+    vault: deps.vault,
     secure: (request) => httpsBase || (config.trustProxy !== undefined && request.protocol === 'https'),
   });
   return app;

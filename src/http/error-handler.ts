@@ -58,6 +58,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   access_request_not_found: 404,
   record_not_found: 404,
   scan_not_found: 404,
+  vault_file_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   account_exists: 409,

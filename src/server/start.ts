@@ -49,6 +49,11 @@ import { fetchRepository } from '../adapters/git/repository.js';
 import { openJobQueue, type JobQueue } from '../adapters/jobs/queue.js';
 import { inspectWithFingerprint } from '../app/verify-image.js';
 import { protectOffLoop } from '../app/protect-image.js';
+import { VaultKeys } from '../adapters/vault-keys.js';
+import { openBlobStore } from '../adapters/storage/open.js';
+import { SqlVaultStore } from '../adapters/db/vault-store.js';
+import { createVault, type Vault } from '../app/vault/vault.js';
+import type { BlobStore } from '../app/vault/ports.js';
 import { startAdminSocket, type AdminSocket } from './admin-socket.js';
 
 /** How often ended sessions, expired idempotency rows and batches are removed. */
@@ -70,6 +75,8 @@ const heartbeatMs = (ttlSeconds: number) => Math.min(30_000, Math.max(1000, (ttl
  * never answers (a disk gone read-only) left SIGTERM without effect.
  */
 const CLOSE_STEP_TIMEOUT_MS = 7_000;
+/** How often the vault's database and storage are made to agree again (also at every start). */
+const VAULT_CHECK_INTERVAL_MS = 6 * 3_600_000;
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -83,6 +90,11 @@ export interface RunningServer {
   readonly records: Records;
   /** Repository scans (docs/scans.md). */
   readonly scans: Scans;
+  /** The Private Vault (docs/vault.md). */
+  readonly vault: Vault;
+  readonly vaultKeys: VaultKeys;
+  /** Where the vault's sealed files are (a directory, or an S3-compatible bucket). */
+  readonly vaultBlobs: BlobStore;
   /** The open database (tests compose use cases of their own over it). */
   readonly database: DatabaseHandle;
   /** What this start handed over in the first-start file (an empty database's `local` account, owner links), if anything. */
@@ -101,6 +113,8 @@ export interface StartOptions {
   readonly adminSocket?: boolean;
   /** Make the first start's account and file when the database is empty (only one worker of several does). Default true. */
   readonly firstStart?: boolean;
+  /** The vault's storage, instead of the one configured (tests wrap it); and a step between its two writes (the crash test stops there). */
+  readonly vault?: { readonly blobs?: BlobStore; readonly afterBytes?: () => Promise<void> | void };
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -171,6 +185,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     audit: (entry) => peopleStore.audit(entry),
     issuer: () => config.baseUrl ?? url,
   });
+  const vaultKeys = VaultKeys.open(config.vaultKeysPath, clock.now());
+  const vaultBlobs = options.vault?.blobs ?? openBlobStore(config);
+  const vault = createVault({
+    store: new SqlVaultStore(database.db),
+    blobs: vaultBlobs,
+    keys: vaultKeys,
+    clock,
+    audit: (entry) => peopleStore.audit(entry),
+    onError: (error, what) => app?.log.warn({ err: error }, what),
+    afterBytes: options.vault?.afterBytes,
+  });
   const fingerprint = createFingerprinting({
     pixels,
     detect: (task) => pool.detect(task),
@@ -212,8 +237,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let sweeper: NodeJS.Timeout | undefined;
   let housekeeping: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  let vaultChecks: NodeJS.Timeout | undefined;
   let socket: AdminSocket | undefined;
   try {
+    // The vault's rows and bytes agree before anything is kept: what a crash left half done is finished or undone.
+    // The embedded database has one server, this one: nothing of another is in progress. On PostgreSQL another
+    // server's marking may be, and is left alone for the reservation TTL (longer than any call).
+    const vaultGraceMs = database.kind === 'pglite' ? 0 : config.reservationTtlSeconds * 1000;
+    const vaultCheck = async (graceMs: number) => {
+      const found = await vault.check(graceMs);
+      if (found.finished + found.removed + found.orphans + found.missing > 0) app?.log.warn(found, 'the vault check finished or undid work a stop left half done');
+      return found;
+    };
+    const startCheck = await vaultCheck(vaultGraceMs);
     // Only PostgreSQL keeps reservations in the database; the embedded store
     // holds them in memory, so a crash leaves none to give back. The first
     // sweep also takes this server's lease, before it reserves anything.
@@ -233,10 +269,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       mailer,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
-    app = await buildHttpApp({ config, access, web, records, scans, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
+    app = await buildHttpApp({ config, access, web, records, scans, vault, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
+    if (startCheck.finished + startCheck.removed + startCheck.orphans + startCheck.missing > 0) server.log.warn(startCheck, 'the vault check at start finished or undid work a stop left half done');
+    vaultChecks = setInterval(() => {
+      vaultCheck(config.reservationTtlSeconds * 1000).catch((error: unknown) => server.log.warn({ err: error }, 'the vault check failed'));
+    }, VAULT_CHECK_INTERVAL_MS);
+    vaultChecks.unref();
     // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
     housekeeping = setInterval(() => {
       Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep()]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
@@ -276,6 +317,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       apiKeys,
       records,
       scans,
+      vault,
+      vaultKeys,
+      vaultBlobs,
       database,
       firstStart: handedOver,
       signingKeys: keys,
@@ -285,6 +329,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           clearInterval(sweeper);
           clearInterval(housekeeping);
           clearInterval(heartbeat);
+          clearInterval(vaultChecks);
           mailer.close();
           thumbnails.close();
           // Every step runs even when one before it fails (a read-only data
@@ -302,8 +347,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             ['the HTTP server', () => server.close(), false],
             ['the admin socket', () => socket?.close(), true],
             ['the usage writes still pending', () => store.flush(), true],
+            ['the vault files still being marked stored', () => vault.idle(), true],
             ['the database', () => database.close(), true],
             ['the fingerprint workers', () => pool.close(), true],
+            ["the vault's storage", () => vaultBlobs.close(), true],
           ];
           for (const [what, step, bounded] of steps) {
             try {
@@ -322,11 +369,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clearInterval(sweeper);
     clearInterval(housekeeping);
     clearInterval(heartbeat);
+    clearInterval(vaultChecks);
     mailer.close();
     thumbnails.close();
     await scans.stop().catch(() => {});
     await jobs?.stop(1000).catch(() => {});
     await app?.close().catch(() => {});
+    await vaultBlobs.close().catch(() => {});
     await socket?.close().catch(() => {});
     await database.close().catch(() => {});
     await pool.close().catch(() => {});

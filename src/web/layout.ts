@@ -9,7 +9,7 @@ import type { SignedIn } from '../app/people/sessions.js';
 import { API_PLANS } from '../app/ports.js';
 import { html, type Html } from './html.js';
 
-export type Section = 'overview' | 'mark' | 'check' | 'scans' | 'records' | 'keys' | 'account' | 'operator';
+export type Section = 'overview' | 'mark' | 'check' | 'scans' | 'records' | 'vault' | 'keys' | 'account' | 'operator';
 
 export interface PageContext {
   /** The URL of a built asset (`style.css`, `mark.js`), with its version for caching. */
@@ -30,6 +30,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['check', '/check', 'Check'],
   ['scans', '/scans', 'Scans'],
   ['records', '/history', 'Records'],
+  ['vault', '/vault', 'Vault'],
   ['keys', '/keys', 'API keys'],
   ['account', '/account', 'Account'],
 ];

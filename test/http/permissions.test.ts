@@ -44,6 +44,8 @@ const record = { id: '', batch: '', sha256: '' };
 const scan = { id: '' };
 const repos = mkdtempSync(join(tmpdir(), 'optmark-perm-repos-'));
 let git: GitServers;
+/** The file that marking left in the Pro account's Private Vault (on). */
+const vaultFile = { id: '' };
 
 async function signedIn(account: string, plan: 'free' | 'pro', email: string, role: 'owner' | 'member', operator = false): Promise<WebClient> {
   await t.server.admin.createAccount(account, plan).catch(() => undefined);
@@ -68,11 +70,13 @@ beforeAll(async () => {
     browsers[role] = await signedIn(account, plan, email, accountRole, operator);
     emails[role] = email;
   }
+  const owner = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Owner)!;
+  await t.server.vault.setEnabled(owner, 'pro', true, false, null);
   const batch = await browsers.Member.app('/app/batches');
   const marked = await browsers.Member.app('/app/mark', { body: image(), headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': 'permissions-record' } });
   expect(marked.status).toBe(200);
   Object.assign(record, { id: String(marked.json.recordId), batch: String(batch.json.id), sha256: String(marked.json.sha256) });
-  const owner = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Owner)!;
+  vaultFile.id = (marked.json.vault as { fileId: string }).fileId;
   await t.server.records.setPublicLookup(owner, true, null);
   const memberUser = (await t.server.people.listUsers('perm-pro')).find((u) => u.email === emails.Member)!;
   const submitted = await t.server.scans.submit({ accountId: memberUser.accountId, userId: memberUser.id, plan: 'pro' }, { repository: `${git.daemonUrl}site.git` });
@@ -133,12 +137,20 @@ function image(): FormData {
   return form;
 }
 
+/** A file of the Pro account's vault that its member marked (a new one each time: deleting spends it). */
+async function memberVaultFile(): Promise<string> {
+  const batch = await browsers.Member.app('/app/batches');
+  const marked = await browsers.Member.app('/app/mark', { body: image(), headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': `permissions-vault-${++target}` } });
+  expect(marked.status).toBe(200);
+  return (marked.json.vault as { fileId: string }).fileId;
+}
+
 /** One request of `role` to the route, with a body it would plausibly send. */
 async function attempt(method: string, url: string, role: Role): Promise<{ status: number; location: string | null; code: string | undefined }> {
   // Signing out ends the session: it gets a session of its own.
   const browser = role === 'Signed out' ? new WebClient(t.url) : url === '/sign-out' ? await anotherSession(emails[role]) : browsers[role];
   const csrf = role === 'Signed out' ? 'not-a-token' : await browser.csrf();
-  const path = url.replace(':name', 'style.css').replace(':recordId', record.id).replace(':batchId', record.batch).replace(':sha256', record.sha256).replace(':scanId', scan.id);
+  const path = url.replace(':scanId', scan.id).replace(':name', 'style.css').replace(':recordId', record.id).replace(':batchId', record.batch).replace(':sha256', record.sha256).replace(':fileId', vaultFile.id).replace(':which', 'original');
   let response: Response;
   if (method === 'GET') {
     response = await browser.request(path === '/link' ? '/link?token=x' : path, { site: 'none', headers: { Accept: 'application/json' } });
@@ -152,6 +164,9 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
     const fields: Record<string, string> = { csrf, displayName: 'Someone', current: 'wrong', password: 'a new password here', email: `invited-${++target}@perm.example`, role: 'member' };
     if (path === '/account/members/role' || path === '/account/members/remove') fields.user = await targetId();
     if (path === '/history/public-lookup') fields.enabled = 'on';
+    if (path === '/vault/settings') fields.enabled = 'on';
+    if (path === '/vault/download') fields.id = vaultFile.id;
+    if (path === '/vault/delete') fields.id = await memberVaultFile();
     if (path === '/keys/requests') Object.assign(fields, { name: `Integration ${++target}`, purpose: 'Marks uploads', monthlyVolume: '100', scopes: 'protect', contact: 'ops@perm.example' });
     if (path.startsWith('/keys/') && path !== '/keys/requests') Object.assign(fields, await accessTarget(path));
     if (path.startsWith('/operator/')) Object.assign(fields, await accessTarget(path));
@@ -167,7 +182,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   return { status: response.status, location: response.headers.get('location'), code };
 }
 
-const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found', 'record_not_found', 'scan_not_found']);
+const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found', 'record_not_found', 'scan_not_found', 'vault_file_not_found']);
 
 describe('docs/permissions.md', () => {
   it('has a row for every route the server registers, and a route for every row', () => {

@@ -42,6 +42,10 @@ import { NO_FINGERPRINT } from '../../src/app/verify-image.js';
 import { loadConfig } from '../../src/config.js';
 import { periodOf } from '../../src/core/quota/period.js';
 import { buildHttpApp } from '../../src/http/build-app.js';
+import { SqlVaultStore } from '../../src/adapters/db/vault-store.js';
+import { FileBlobStore } from '../../src/adapters/storage/filesystem.js';
+import { VaultKeys } from '../../src/adapters/vault-keys.js';
+import { createVault } from '../../src/app/vault/vault.js';
 import { generatedImages } from '../support/generated.js';
 import { HeldUpload, multipartBody } from '../support/raw-http.js';
 import { BACKENDS, freshDataDir, freshPgDatabase, postImage, type Backend } from '../support/server.js';
@@ -248,6 +252,13 @@ async function startFaultyServer(backend: Backend): Promise<FaultyServer> {
         certificates: createCertificateMaker(),
         audit: (entry) => new SqlPeopleStore(s.database.db).audit(entry),
         issuer: () => 'http://127.0.0.1',
+      }),
+      vault: createVault({
+        store: new SqlVaultStore(s.database.db),
+        blobs: new FileBlobStore(join(s.dataDir, 'vault')),
+        keys: VaultKeys.open(join(s.dataDir, 'vault-keys.json')),
+        clock: systemClock,
+        audit: (entry) => new SqlPeopleStore(s.database.db).audit(entry),
       }),
       provenance,
       fingerprint,

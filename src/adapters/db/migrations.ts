@@ -349,6 +349,54 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
        primary key (scan_id, path)
      )`,
   ),
+  // The Private Vault (docs/vault.md): off until an owner turns it on. An
+  // object is one distinct file of an account (its plaintext size counts
+  // toward the account's vault_bytes once), named by the HMAC of the vault
+  // key (the name is kept so that a rotation can move it); a file is one
+  // marking kept, its original and its marked file. Rows are written down
+  // before the bytes (`writing`) and removed after them (`removing`), so a
+  // crash leaves work the start's check finishes: never a row without bytes
+  // nor bytes without a row. The person and the record are kept by value:
+  // removing a member keeps the files they marked.
+  '008-vault': statements(
+    `alter table accounts add column vault_enabled boolean not null default false`,
+    `create table vault_objects (
+       account_id uuid not null references accounts (id) on delete cascade,
+       sha256 text not null check (sha256 ~ '^[0-9a-f]{64}$'),
+       size bigint not null check (size >= 0),
+       object_name text not null unique check (object_name ~ '^[0-9a-f]{64}$'),
+       key_version integer not null check (key_version > 0),
+       state text not null check (state in ('writing', 'stored', 'removing')),
+       created_at timestamptz not null,
+       primary key (account_id, sha256)
+     )`,
+    `create index vault_objects_unsettled on vault_objects (state, created_at) where state <> 'stored'`,
+    `create index vault_objects_key_version on vault_objects (key_version)`,
+    `create table vault_files (
+       id text primary key,
+       account_id uuid not null references accounts (id) on delete cascade,
+       user_id uuid not null,
+       user_email text not null,
+       record_id text,
+       batch_id text,
+       created_at timestamptz not null,
+       state text not null check (state in ('writing', 'stored')),
+       original_sha256 text not null,
+       original_size bigint not null,
+       original_type text not null,
+       original_name text not null check (length(original_name) <= 1024),
+       marked_sha256 text not null,
+       marked_size bigint not null,
+       marked_type text not null,
+       marked_name text not null check (length(marked_name) <= 1024),
+       foreign key (account_id, original_sha256) references vault_objects (account_id, sha256) on delete cascade,
+       foreign key (account_id, marked_sha256) references vault_objects (account_id, sha256) on delete cascade
+     )`,
+    `create index vault_files_account_created on vault_files (account_id, created_at desc, id desc)`,
+    `create index vault_files_original on vault_files (account_id, original_sha256)`,
+    `create index vault_files_marked on vault_files (account_id, marked_sha256)`,
+    `create index vault_files_writing on vault_files (created_at) where state = 'writing'`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

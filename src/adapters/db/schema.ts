@@ -17,6 +17,42 @@ export interface AccountsTable {
   owner_link_pending: ColumnType<boolean, boolean | undefined, boolean>;
   /** Anyone may look up the hash of a file the account marked (migration 006-records). */
   public_record_lookup: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The Private Vault keeps the dashboard's markings (migration 008-vault). */
+  vault_enabled: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** bigint: a string from pg, a number from PGlite. */
+type BigInt = ColumnType<number | string, number, number>;
+
+/** One distinct file of an account in the vault (migration 008-vault). */
+export interface VaultObjectsTable {
+  account_id: string;
+  sha256: string;
+  size: BigInt;
+  object_name: string;
+  key_version: number;
+  state: string;
+  created_at: Timestamp;
+}
+
+/** One marking kept in the vault: its original and its marked file (migration 008-vault). */
+export interface VaultFilesTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  user_email: string;
+  record_id: string | null;
+  batch_id: string | null;
+  created_at: Timestamp;
+  state: string;
+  original_sha256: string;
+  original_size: BigInt;
+  original_type: string;
+  original_name: string;
+  marked_sha256: string;
+  marked_size: BigInt;
+  marked_type: string;
+  marked_name: string;
 }
 
 /** Dated service records (migration 006-records): append-only. */
@@ -245,6 +281,8 @@ export interface ScanItemsTable {
 export interface Database {
   scans: ScansTable;
   scan_items: ScanItemsTable;
+  vault_objects: VaultObjectsTable;
+  vault_files: VaultFilesTable;
   record_thumbnails: RecordThumbnailsTable;
   records: RecordsTable;
   access_requests: AccessRequestsTable;

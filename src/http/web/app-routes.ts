@@ -17,6 +17,7 @@ import { runCallWork } from '../call-work.js';
 import { idempotent } from '../idempotent.js';
 import { holdTicket, readCallUpload } from '../reservation.js';
 import type { WebDeps } from './context.js';
+import { keepMarking, vaultFacts } from './vault-routes.js';
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name];
@@ -30,9 +31,11 @@ export const RESULT_HEADER = 'Optmark-Result';
 export const certificateUrl = (recordId: string) => `/history/${recordId}/certificate.pdf`;
 
 /** What the page shows of a marking, beside the file. */
-function markFacts(result: ProtectResult, sizeBefore: number, recordId: string | null) {
+function markFacts(result: ProtectResult, sizeBefore: number, recordId: string | null, vault: ReturnType<typeof vaultFacts>) {
   const value = result.value;
   return {
+    /** What the Private Vault did with the original and the marked file (null when the account's vault is off). */
+    vault,
     /** The dated service record of this marking, and its certificate (docs/records.md). */
     recordId,
     certificate: recordId === null ? null : certificateUrl(recordId),
@@ -107,8 +110,10 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       async run() {
         const iat = Math.floor(deps.clock().getTime() / 1000);
         const result = await run(deps.provenance.at(iat));
-        // Its dated service record, made once: a repeat of this call is answered with the same record.
-        const record = await deps.records.create({
+        // Its dated service record, made once: a repeat of this call is answered with the same record. Kept
+        // in the Private Vault at the same time when the account's is on (the original and the marked file,
+        // before the answer); the vault's file names the record once it is made, and goes if it is not.
+        const making = deps.records.create({
           account: { id: account.id, name: account.name },
           user,
           batchId: header(request, 'x-batch-id') ?? null,
@@ -116,19 +121,26 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
           sha256Original: sha256Original(),
           marked: result,
         });
+        const keeping = keepMarking(deps.vault, { account, user, recordId: making.then((r) => r.id), batchId: header(request, 'x-batch-id') ?? null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original: sha256Original(), marked: result });
+        const [record, kept] = await Promise.all([making, keeping]);
+        const vault = vaultFacts(kept);
         return {
-          answer: { result, recordId: record.id },
-          kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType, recordId: record.id },
+          answer: { result, recordId: record.id, vault },
+          kept: { iat, kid: deps.provenance.activeKid(), sha256: result.sha256, filename: result.filename, mimeType: result.mimeType, recordId: record.id, vault },
         };
       },
-      replay: async (kept) => ({ result: await run(deps.provenance.at(Number(kept.iat))), recordId: typeof kept.recordId === 'string' ? kept.recordId : null }),
+      replay: async (kept) => ({
+        result: await run(deps.provenance.at(Number(kept.iat))),
+        recordId: typeof kept.recordId === 'string' ? kept.recordId : null,
+        vault: (kept.vault ?? null) as ReturnType<typeof vaultFacts>,
+      }),
     });
     if (marked === undefined) return reply;
     const { result } = marked;
     // The file itself, not base64 in JSON: the page keeps it as a Blob for the download and the zip.
     return reply
       .type(result.mimeType)
-      .header(RESULT_HEADER, encodeURIComponent(JSON.stringify(markFacts(result, upload.bytes.byteLength, marked.recordId))))
+      .header(RESULT_HEADER, encodeURIComponent(JSON.stringify(markFacts(result, upload.bytes.byteLength, marked.recordId, marked.vault))))
       .send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 

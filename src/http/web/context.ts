@@ -15,6 +15,7 @@ import type { People } from '../../app/people/users.js';
 import type { Provenance } from '../../app/provenance.js';
 import type { Scans } from '../../app/scans/scans.js';
 import type { Records } from '../../app/records/records.js';
+import type { Vault } from '../../app/vault/vault.js';
 import type { Mailer } from '../../adapters/mailer.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
@@ -36,6 +37,8 @@ export interface WebDeps {
   readonly records: Records;
   /** Repository scans (app/scans). */
   readonly scans?: Scans;
+  /** The Private Vault (app/vault). */
+  readonly vault: Vault;
   readonly fingerprint: Fingerprinting;
   /** Where a file whose XMP is too long for the event loop is read and written (app/off-loop.ts). */
   readonly workers: MetadataWorkers | undefined;

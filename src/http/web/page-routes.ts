@@ -18,6 +18,7 @@ import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader, RECORD_H
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { recordLink } from './app-routes.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+import { keepMarking, VAULT_HEADER } from './vault-routes.js';
 
 /** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
 export function attachment(filename: string): string {
@@ -78,8 +79,13 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     }
     const { user, account } = request.signedIn!;
     // Its dated service record (docs/records.md): named in a header; the records page lists it.
-    const record = await deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original: sha256Hex(upload.bytes), marked: result });
+    const sha256Original = sha256Hex(upload.bytes);
+    // Kept in the Private Vault at the same time when the account's is on; the header says what became of it.
+    const making = deps.records.create({ account: { id: account.id, name: account.name }, user, batchId: null, fileName: upload.filename ?? '', sha256Original, marked: result });
+    const keeping = keepMarking(deps.vault, { account, user, recordId: making.then((r) => r.id), batchId: null, fileName: upload.filename ?? '', original: upload.bytes, sha256Original, marked: result });
+    const [record, kept] = await Promise.all([making, keeping]);
     reply.header(RECORD_HEADER, record.id);
+    if (kept.state !== 'off') reply.header(VAULT_HEADER, kept.state);
     if (result.c2paInvalidated) reply.header(C2PA_HEADER, 'invalidated');
     if (result.fingerprint) reply.header(FINGERPRINT_HEADER, result.fingerprint);
     reply.header(OPT_OUT_HEADER, optOutHeader(result));

@@ -18,6 +18,7 @@ import { pageRoutes } from './page-routes.js';
 import { publicRoutes } from './public-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { scanRoutes } from './scan-routes.js';
+import { vaultRoutes } from './vault-routes.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -43,5 +44,6 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   accessRoutes(app, deps);
   recordRoutes(app, deps);
   if (deps.scans) scanRoutes(app, { ...deps, scans: deps.scans });
+  vaultRoutes(app, deps);
   appRoutes(app, { ...deps, repeats: options.repeats, requestTimeoutMs: options.requestTimeoutMs });
 }

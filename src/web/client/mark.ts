@@ -113,7 +113,12 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
     'Signed by this service.',
     answer.c2paInvalidated ? 'Its Content Credentials (C2PA) no longer validate.' : '',
   ].filter(Boolean);
-  row.result.replaceChildren(element('p', {}, facts.join(' ')));
+  // What the Private Vault did with it, when the account's vault is on: kept, or not kept and why.
+  const vault = answer.vault as { state?: string; message?: string } | null | undefined;
+  row.result.replaceChildren(
+    element('p', {}, facts.join(' ')),
+    ...(vault?.message ? [element('p', { class: vault.state === 'stored' ? 'vault-note' : 'vault-note warning' }, vault.message)] : []),
+  );
   const save = element('button', { type: 'button', class: 'secondary' }, `Download ${filename}`);
   save.addEventListener('click', () => download(row.marked!.blob, filename));
   // The dated service record of this marking: its certificate, for the account's people.

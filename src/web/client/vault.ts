@@ -1,0 +1,50 @@
+/**
+ * The vault page with JavaScript: a box to choose every file listed, the
+ * number chosen said as it changes, the two buttons usable only with a
+ * choice, and a confirmation before deleting (without JavaScript, the
+ * buttons act at once).
+ */
+const form = document.getElementById('vault-files') as HTMLFormElement | null;
+const count = document.getElementById('chosen-count');
+const download = document.getElementById('download-chosen') as HTMLButtonElement | null;
+const remove = document.getElementById('delete-chosen') as HTMLButtonElement | null;
+const head = document.querySelector<HTMLTableCellElement>('table.vault thead th.pick');
+
+if (form && count && download && remove) {
+  const boxes = () => [...document.querySelectorAll<HTMLInputElement>('input[type="checkbox"][name="id"]')];
+  const all = document.createElement('input');
+  all.type = 'checkbox';
+  all.id = 'choose-all';
+  const label = document.createElement('label');
+  label.htmlFor = 'choose-all';
+  label.className = 'visually-hidden';
+  label.textContent = 'Choose every file listed';
+  head?.replaceChildren(all, label);
+
+  const update = () => {
+    const chosen = boxes().filter((b) => b.checked).length;
+    const total = boxes().length;
+    count.textContent = chosen === 0 ? 'No file chosen' : `${chosen} of ${total} chosen`;
+    all.checked = chosen > 0 && chosen === total;
+    all.indeterminate = chosen > 0 && chosen < total;
+    download.disabled = chosen === 0;
+    remove.disabled = chosen === 0;
+  };
+  all.addEventListener('change', () => {
+    for (const box of boxes()) box.checked = all.checked;
+    update();
+  });
+  for (const box of boxes()) box.addEventListener('change', update);
+  remove.addEventListener('click', (event) => {
+    const chosen = boxes().filter((b) => b.checked).length;
+    if (!window.confirm(`Delete ${chosen} marking${chosen === 1 ? '' : 's'} from the vault, the originals and the marked files? This cannot be undone.`)) event.preventDefault();
+  });
+  update();
+}
+
+// Turning the vault off with its files deleted is confirmed too.
+const off = document.querySelector<HTMLFormElement>('form.vault-off');
+off?.addEventListener('submit', (event) => {
+  const removing = (off.querySelector<HTMLInputElement>('#files-delete')?.checked ?? false) === true;
+  if (removing && !window.confirm('Turn the vault off and delete every file it holds? This cannot be undone.')) event.preventDefault();
+});
