@@ -24,7 +24,7 @@ const common = {
 };
 await build({
   ...common,
-  entryPoints: ['src/web/client/mark.ts', 'src/web/client/check.ts', 'src/web/client/copy.ts', 'src/web/client/scan.ts', 'src/web/client/vault.ts', 'src/web/client/style.css', 'src/web/client/icon.svg'],
+  entryPoints: ['src/web/client/mark.ts', 'src/web/client/check.ts', 'src/web/client/copy.ts', 'src/web/client/scan.ts', 'src/web/client/fix.ts', 'src/web/client/vault.ts', 'src/web/client/style.css', 'src/web/client/icon.svg'],
   loader: { '.svg': 'copy' },
   sourcemap: 'linked',
   legalComments: 'none',

@@ -358,8 +358,21 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });
     const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/.well-known/jwks.json', '/api/v1/openapi.json', '/api/v1/protect', '/api/v1/records/{sha256}', '/api/v1/usage', '/api/v1/verify', '/healthz', '/readyz']);
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'Health', 'Jwk', 'Jwks', 'ProtectResult', 'Records', 'Usage', 'VerifyResult']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/.well-known/jwks.json',
+      '/api/v1/openapi.json',
+      '/api/v1/protect',
+      '/api/v1/records/{sha256}',
+      '/api/v1/scans',
+      '/api/v1/scans/{id}',
+      '/api/v1/scans/{id}/fix',
+      '/api/v1/scans/{id}/report',
+      '/api/v1/usage',
+      '/api/v1/verify',
+      '/healthz',
+      '/readyz',
+    ]);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'Health', 'Jwk', 'Jwks', 'ProtectResult', 'Records', 'Scan', 'ScanItem', 'ScanReport', 'ScanSummary', 'Usage', 'VerifyResult']);
   });
 });
 

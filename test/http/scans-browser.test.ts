@@ -154,14 +154,22 @@ describe('scans in a browser', () => {
     await Promise.all([page.waitForURL(/\/fix$/), page.getByRole('link', { name: 'Mark the 2 images without the opt-out' }).click()]);
     await sees(page.locator('#confirm-words'), /This marks 2 images of .* Each uses one of the account's protections this month: 2 of the 10,000 left/);
     await auditPage(page, 'scan-fix-confirm');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Mark 2 images' }).click()]);
+    // A double click sends the fix once: the button is disabled once the form is sent.
+    const fixPosts: string[] = [];
+    page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/fix') && fixPosts.push(r.url()));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Mark 2 images' }).dblclick()]);
     expect(download.suggestedFilename()).toBe(`${doneScan}-fix.zip`);
+    expect(fixPosts).toHaveLength(1);
+    await sees(page.getByRole('button', { name: 'Marking…' }), 'Marking…');
+    expect(await page.getByRole('button', { name: 'Marking…' }).isDisabled()).toBe(true);
     const zipPath = join(scratch, 'fix.zip');
     await download.saveAs(zipPath);
     expect(Object.keys(unzipSync(new Uint8Array(readFileSync(zipPath)))).sort()).toEqual(FIXABLE);
 
     await Promise.all([page.waitForURL(`${t.url}/history`), page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Records' }).click()]);
     await sees(page.getByRole('heading', { level: 2 }), '2 records');
+    // Marked once: the month counted 2 protections.
+    expect((await t.server.admin.usage('studio')).protect.used).toBe(2);
     for (const file of FIXABLE) await page.getByRole('row', { name: new RegExp(file.replace(/[./]/g, '\\$&')) }).waitFor({ state: 'visible' });
   });
 

@@ -93,8 +93,8 @@ it('two servers on one PostgreSQL database, 64 clients, 150 protect calls: exact
   for (const server of servers) expect(await server.stop()).toEqual({ code: 0, signal: null });
   for (const server of servers) expect(server.stdout + server.stderr).not.toContain(key);
   // PostgreSQL mode keeps no embedded database, lock or socket in the data
-  // directory: only the signing key ring and the fingerprint secrets, which both servers share here,
+  // directory: only the key files (signing, fingerprint, vault), which both servers share here,
   // and the private folder where repository scans fetch (empty once they are done).
-  expect(readdirSync(dataDir).sort()).toEqual(['fingerprint-keys.json', 'scans', 'signing-keys.json']);
+  expect(readdirSync(dataDir).sort()).toEqual(['fingerprint-keys.json', 'scans', 'signing-keys.json', 'vault-keys.json']);
   expect(readdirSync(join(dataDir, 'scans'))).toEqual([]);
 }, 90_000);

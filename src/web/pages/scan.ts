@@ -212,7 +212,7 @@ export function fixConfirmPage(context: PageContext, view: FixConfirmView): stri
   const mode = view.mode ?? 'zip';
   return layout(
     context,
-    { title: `Mark ${n} ${plural(n, 'image', 'images')}`, current: 'scans' },
+    { title: `Mark ${n} ${plural(n, 'image', 'images')}`, current: 'scans', scripts: ['fix.js'] },
     html`<p class="breadcrumb"><a href="/scans">Scans</a> › <a href="/scans/${scan.id}">Scan of ${repositoryName(scan)}</a></p>
 <h1>Mark the ${f.number(n)} ${plural(n, 'image', 'images')} without the opt-out</h1>
 ${notice('error', view.error)}
@@ -229,6 +229,7 @@ ${
 <input id="fix-token" name="token" type="password" maxlength="1024" autocomplete="off" spellcheck="false" aria-describedby="fix-token-note"${scan.withToken ? html` required` : ''}>
 <p class="note" id="fix-token-note">Used for this fix only and never stored. The repository is fetched again at the scanned commit; a file changed since is not marked.</p>
 <div class="actions"><button type="submit">Mark ${f.number(n)} ${plural(n, 'image', 'images')}</button> <a class="button secondary" href="/scans/${scan.id}">Back to the scan</a></div>
+<p class="note" id="fix-status" role="status" aria-live="polite"></p>
 </form>`
     : html`${notice('error', `The account has ${f.number(usage.protect.remaining)} protections left this month, fewer than the ${f.number(n)} this fix needs. Nothing was marked.`)}<p><a href="/scans/${scan.id}">Back to the scan</a></p>`
 }
