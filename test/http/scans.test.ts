@@ -94,6 +94,8 @@ async function finished(server: TestServer, key: string, id: string, timeoutMs =
 beforeAll(async () => {
   makeRepository(root, 'site', SITE, { gitlinks: ['vendor/lib'], branches: { release: [{ path: 'extra.png', bytes: await png(9) }] } });
   makeRepository(root, 'private', SITE);
+  // For the tests about counting scans: one small image, a quick fetch.
+  makeRepository(root, 'tiny', [{ path: 'a.png', bytes: unmarkedPng }]);
   servers = await serveRepositories(root, { private: TOKEN });
   t = await startTestServer({ env: { OPTMARK_SCAN_SOURCES: `${servers.daemonUrl},${servers.httpUrl}` }, logTo: log });
 }, 60_000);
@@ -294,11 +296,11 @@ describe('limits', () => {
     const key = await person(t, 'scan-daily', 'daily@example.com');
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const response = await submit(t, key, { repository: `${servers.daemonUrl}site.git` });
+      const response = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
       expect(response.status).toBe(202);
       ids.push(((await response.json()) as { id: string }).id);
     }
-    const eleventh = await submit(t, key, { repository: `${servers.daemonUrl}site.git` });
+    const eleventh = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
     expect(eleventh.status).toBe(429);
     expect(await eleventh.json()).toMatchObject({ code: 'scan_limit_reached', error: expect.stringContaining('10') });
     const now = new Date();
@@ -306,7 +308,7 @@ describe('limits', () => {
     expect(Math.abs(Number(eleventh.headers.get('retry-after')) - (midnight - now.getTime()) / 1000)).toBeLessThan(5);
     // Another person of the same account has their own 10.
     const colleague = await person(t, 'scan-daily', 'colleague@example.com');
-    expect((await submit(t, colleague, { repository: `${servers.daemonUrl}site.git` })).status).toBe(202);
+    expect((await submit(t, colleague, { repository: `${servers.daemonUrl}tiny.git` })).status).toBe(202);
     for (const id of ids) expect((await finished(t, key, id, 60_000)).status).toBe('done');
   }, 90_000);
 });
@@ -319,8 +321,8 @@ describe('the service-wide ceiling', () => {
       const a = await person(server, 'ceil-a', 'a@example.com');
       const b = await person(server, 'ceil-b', 'b@example.com');
       const ids = [];
-      for (const key of [a, a, b]) ids.push(((await (await submit(server, key, { repository: `${servers.daemonUrl}site.git` })).json()) as { id: string }).id);
-      const fourth = await submit(server, b, { repository: `${servers.daemonUrl}site.git` });
+      for (const key of [a, a, b]) ids.push(((await (await submit(server, key, { repository: `${servers.daemonUrl}tiny.git` })).json()) as { id: string }).id);
+      const fourth = await submit(server, b, { repository: `${servers.daemonUrl}tiny.git` });
       expect(fourth.status).toBe(503);
       const body = (await fourth.json()) as { code: string; error: string };
       expect(body.code).toBe('scans_paused');
@@ -341,9 +343,9 @@ describe('the service-wide ceiling', () => {
       const audit = (await sql<{ action: string; detail: unknown }>`select action, detail from audit_log where action like 'scans.%'`.execute(server.server.database.db)).rows;
       expect(audit.map((r) => r.action)).toEqual(['scans.ceiling-set']);
       await server.server.scans.pause();
-      expect((await submit(server, b, { repository: `${servers.daemonUrl}site.git` })).status).toBe(503);
+      expect((await submit(server, b, { repository: `${servers.daemonUrl}tiny.git` })).status).toBe(503);
       await server.server.scans.resume();
-      expect((await submit(server, b, { repository: `${servers.daemonUrl}site.git` })).status).toBe(202);
+      expect((await submit(server, b, { repository: `${servers.daemonUrl}tiny.git` })).status).toBe(202);
     } finally {
       await server.close();
     }
