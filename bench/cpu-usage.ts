@@ -5,7 +5,7 @@
  * shared with other work; "other" says how much of it there was, so a low
  * number can be told from a busy neighbour.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: the unit of /proc/stat and /proc/<pid>/stat times on Linux. */
 const TICKS_PER_SECOND = 100;
@@ -64,4 +64,30 @@ export function cpuUse(a: CpuSnapshot | undefined, b: CpuSnapshot | undefined): 
   const client = b.children - a.children + (b.self - a.self);
   const other = Math.max(0, b.machine - a.machine - server - client);
   return { serverCores: server / seconds, clientCores: client / seconds, otherCores: other / seconds, serverSeconds: server };
+}
+
+/** CPU seconds of a process and all its descendants, from /proc (a browser's helper processes, a server's workers). */
+export function treeCpuSeconds(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      total += procTimes(p).own;
+    } catch {
+      return;
+    }
+    for (const c of children.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return total;
 }

@@ -9,7 +9,7 @@
  * the CPU Chromium, the server and this process used, as shares of one core.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -17,13 +17,13 @@ import { readOptOut } from '../src/core/opt-out-reader.js';
 import { ensureBuilt, ensureTemplate, killAllServers, startBenchServer } from './http-server.js';
 import { generate } from './images.js';
 import { median } from './timing.js';
+import { treeCpuSeconds } from './cpu-usage.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const TMP = join(ROOT, '.bench-tmp', 'dashboard');
 const FILES = 25;
 const PARALLEL = 3;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const TICKS = 100;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
 process.once('SIGINT', () => {
@@ -31,34 +31,6 @@ process.once('SIGINT', () => {
   process.exit(130);
 });
 
-/** CPU seconds of a process and its descendants (Chromium's renderer, GPU and network processes). */
-function treeCpu(pid: number): number {
-  const children = new Map<number, number[]>();
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const parent = Number(fields[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const visit = (p: number) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-      total += (f[11]! + f[12]!) / TICKS;
-    } catch {
-      return;
-    }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
-  return total;
-}
 
 const ownCpu = () => {
   const u = process.cpuUsage();
@@ -141,9 +113,9 @@ async function main(): Promise<void> {
       for (const [name, run] of [['page', viaPage], ['script', viaScript]] as const) {
         // Chromium runs as children of this process, as the server does: what the tree used beyond those two is Chromium's.
         const sample = () => {
-          const serverCpu = treeCpu(server.pid);
+          const serverCpu = treeCpuSeconds(server.pid);
           const self = ownCpu();
-          return { chromium: treeCpu(process.pid) - self - serverCpu, server: serverCpu, self };
+          return { chromium: treeCpuSeconds(process.pid) - self - serverCpu, server: serverCpu, self };
         };
         const before = sample();
         const ms = await run();

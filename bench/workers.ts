@@ -16,6 +16,7 @@ import pg from 'pg';
 import sharp from 'sharp';
 import { chooseLoadTool, killAllLoad, runLoad } from './http-load.js';
 import { ensureBuilt } from './http-server.js';
+import { treeCpuSeconds } from './cpu-usage.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const WORK = join(ROOT, '.bench-tmp', 'workers');
@@ -27,32 +28,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const TICKS = 100;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
-/** CPU seconds of a process and all its descendants. */
-function treeCpu(pid: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  const visit = (p: number) => {
-    try {
-      const f = readFileSync(`/proc/${p}/stat`, 'utf8').slice(0).split(') ')[1]!.split(' ').map(Number);
-      total += (f[11]! + f[12]!) / TICKS;
-    } catch {
-      return;
-    }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
-  return total;
-}
 
 /** CPU seconds of every process whose command starts with `name` (PostgreSQL's backends). */
 function cpuOf(name: string): number {
@@ -123,10 +98,10 @@ async function main(): Promise<void> {
         // Warm-up.
         await runLoad(tool, { url: `http://127.0.0.1:${port}/api/v1/protect`, bodyPath, boundary: BOUNDARY, key, connections: CONNECTIONS, durationS: 3, timeoutS: 10 }, WORK);
         for (let round = 0; round < ROUNDS; round++) {
-          const before = { server: treeCpu(child.pid!), pg: cpuOf('postgres'), machine: machineCpu(), at: performance.now() };
+          const before = { server: treeCpuSeconds(child.pid!), pg: cpuOf('postgres'), machine: machineCpu(), at: performance.now() };
           const run = await runLoad(tool, { url: `http://127.0.0.1:${port}/api/v1/protect`, bodyPath, boundary: BOUNDARY, key, connections: CONNECTIONS, durationS: DURATION_S, timeoutS: 10 }, WORK);
           const seconds = (performance.now() - before.at) / 1000;
-          const server = treeCpu(child.pid!) - before.server;
+          const server = treeCpuSeconds(child.pid!) - before.server;
           const pgCpu = cpuOf('postgres') - before.pg;
           const machine = machineCpu() - before.machine;
           const result = {

@@ -182,3 +182,19 @@ export function filesUnder(dir: string): string[] {
   }
   return out;
 }
+
+/** The processes whose parent is `pid` (from /proc), in order. */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The fields after the command name, which is in parentheses and may hold spaces: state, ppid, ...
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found.sort((a, b) => a - b);
+}

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshPgDatabase } from '../support/server.js';
-import { killAll, optmark, optmarkJson, postImage, spawnOptmark, type Child } from './support.js';
+import { childrenOf, killAll, optmark, optmarkJson, postImage, spawnOptmark, type Child } from './support.js';
 
 let db: Awaited<ReturnType<typeof freshPgDatabase>>;
 let dataDir: string;
@@ -26,20 +26,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The pids of a process's children (from /proc). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found.sort();
-}
 
 const LISTENING = /"pid":(\d+),[^\n]*"msg":"Server listening at (http:\/\/[^"]+)"/g;
 

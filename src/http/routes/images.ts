@@ -15,11 +15,12 @@ import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
-import { InvalidOptionError, MethodNotAllowedError, QuotaExceededError, type Operation } from '../../errors.js';
+import { InvalidOptionError, QuotaExceededError, type Operation } from '../../errors.js';
 import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
 import type { Principal } from '../../app/ports.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { idempotent } from '../idempotent.js';
+import { answerOtherMethods } from './other-methods.js';
 import { runCallWork } from '../call-work.js';
 import { setRateLimitHeaders } from '../rate-limit.js';
 import { C2PA_HEADER, errorResult, OPT_OUT_HEADER, optOutHeader, protectResult, usageResult, verifyResult } from '../schemas.js';
@@ -167,21 +168,11 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   });
 
   // The API's paths answer other methods with 405 and the methods they take.
-  for (const [url, allow] of [
+  answerOtherMethods(app, [
     ['/api/v1/protect', 'POST'],
     ['/api/v1/verify', 'POST'],
     ['/api/v1/usage', 'GET'],
-  ] as const) {
-    const others = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((m) => m !== allow && !(allow === 'GET' && m === 'HEAD'));
-    app.route({
-      method: others as never,
-      url,
-      config: { access: 'api-key' },
-      handler: async (request) => {
-        throw new MethodNotAllowedError(request.method, allow);
-      },
-    });
-  }
+  ]);
 }
 
 /**

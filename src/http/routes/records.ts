@@ -11,7 +11,8 @@ import type { AuthFailures } from '../../app/auth-failures.js';
 import { API_PLANS } from '../../app/ports.js';
 import type { ServiceRecord } from '../../app/records/ports.js';
 import type { Records } from '../../app/records/records.js';
-import { MethodNotAllowedError, PlanNotAllowedError } from '../../errors.js';
+import { PlanNotAllowedError } from '../../errors.js';
+import { answerOtherMethods } from './other-methods.js';
 import { errorResult, recordsResult } from '../schemas.js';
 
 export interface RecordRouteOptions {
@@ -57,12 +58,5 @@ export async function recordApiRoutes(app: FastifyInstance, options: RecordRoute
   });
 
   // The path answers other methods with 405 and the one it takes, as the API's other paths do.
-  app.route({
-    method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: path,
-    config: { access: 'api-key' },
-    handler: async (request) => {
-      throw new MethodNotAllowedError(request.method, 'GET');
-    },
-  });
+  answerOtherMethods(app, [[path, 'GET']]);
 }

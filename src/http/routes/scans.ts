@@ -22,8 +22,9 @@ import { FINISHED_STATES, type Scan } from '../../app/scans/ports.js';
 import type { Scans } from '../../app/scans/scans.js';
 import type { FixOutcome } from '../../app/scans/fix.js';
 import { coverageOf as coverageFor, reportCsv, REPORT_COLUMNS, summaryOf } from '../../app/scans/report.js';
-import { InvalidOptionError, MethodNotAllowedError, PlanNotAllowedError, RoleNotAllowedError, ScopeNotAllowedError } from '../../errors.js';
+import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, ScopeNotAllowedError } from '../../errors.js';
 import { errorResult } from '../schemas.js';
+import { answerOtherMethods } from './other-methods.js';
 
 export interface ScanRouteOptions {
   readonly access: ApiAccess;
@@ -187,23 +188,12 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
     },
   });
 
-  for (const [url, allow] of [
+  answerOtherMethods(app, [
     ['/api/v1/scans', 'GET, POST'],
     ['/api/v1/scans/:id', 'GET, DELETE'],
     ['/api/v1/scans/:id/report', 'GET'],
     ['/api/v1/scans/:id/fix', 'POST'],
-  ] as const) {
-    const taken = allow.split(', ');
-    const others = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((m) => !taken.includes(m) && !(taken.includes('GET') && m === 'HEAD'));
-    app.route({
-      method: others as never,
-      url,
-      config: { access: 'api-key' },
-      handler: async (request) => {
-        throw new MethodNotAllowedError(request.method, allow);
-      },
-    });
-  }
+  ]);
 }
 
 /**
