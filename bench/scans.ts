@@ -7,6 +7,7 @@
  * git daemon on loopback; its fetch is timed apart. Target: the scan at
  * least as fast as the calls.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -58,14 +59,21 @@ async function main(): Promise<void> {
   const totalBytes = files.reduce((sum, f) => sum + readFileSync(f).length, 0);
   log(`${files.length} images, ${(totalBytes / 1e6).toFixed(1)} MB (${Math.round(totalBytes / files.length / 1000)} KB each on average)`);
 
-  const repos = join(TMP, 'repos');
-  rmSync(repos, { recursive: true, force: true });
-  mkdirSync(repos);
-  makeRepository(
-    repos,
-    'photos',
-    files.map((f) => ({ path: f.slice(join(source, 'files').length + 1), bytes: readFileSync(f) })),
-  );
+  // Packed, as a forge keeps its repositories (loose objects are compressed again for every fetch: 17 s
+  // instead of 1.6 s for this one); made once and kept with the images.
+  const repos = join(TMP, `repos-${IMAGES}`);
+  if (!existsSync(join(repos, 'packed'))) {
+    rmSync(repos, { recursive: true, force: true });
+    mkdirSync(repos);
+    log('making the repository (git add, commit, repack) ...');
+    const bare = makeRepository(
+      repos,
+      'photos',
+      files.map((f) => ({ path: f.slice(join(source, 'files').length + 1), bytes: readFileSync(f) })),
+    );
+    execFileSync('git', ['-C', bare, 'repack', '-a', '-d', '-q']);
+    writeFileSync(join(repos, 'packed'), '');
+  }
   const git = await serveRepositories(repos);
   const server = await startBenchServer({
     root: ROOT,
