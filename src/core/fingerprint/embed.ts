@@ -83,6 +83,9 @@ const MAX_RMS = 1.9;
 const MIN_SSIM = 0.991;
 const SSIM_AIM = 0.992;
 const SSIM_STRIDE = 8;
+const SSIM_WINDOWS = 60_000;
+/** Every how many rows the strength's energy and SSIM loss are estimated. */
+const BOOST_ROWS = 4;
 /** Every how many rows the pattern's detail is measured (rowDetail). */
 const DETAIL_ROWS = 8;
 /** SSIM's window: a Gaussian of sigma 1.5 pixels, 11 taps (Wang et al. 2004). */
@@ -140,8 +143,10 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
   const read = planeRows(pattern, canvas.width);
   const bounds = new Float32Array(width);
   const column = new Float32Array(visibility.columns);
-  const rows = (onRow: (y: number, row: Float32Array, bound: Float32Array) => void) =>
+  /** The pattern's rows at full size with their bounds; every `every`-th row only when asked (the bounds are not computed for the others). */
+  const rows = (onRow: (y: number, row: Float32Array, bound: Float32Array) => void, every = 1) =>
     resampleRows(read, canvas.width, canvas.height, xs, ys, (y, row) => {
+      if (y % every !== 0) return;
       boundRow(visibility, width, y, bounds, column);
       onRow(y, row, bounds);
     });
@@ -157,7 +162,7 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
   let unbounded = 0;
   let sampled = 0;
   let detail = 0;
-  rows((y, row) => {
+  resampleRows(read, canvas.width, canvas.height, xs, ys, (y, row) => {
     for (let x = 0; x < width; x++) unbounded += row[x]! * row[x]!;
     if (y % DETAIL_ROWS === 0) {
       const d = rowDetail(row, width);
@@ -175,7 +180,10 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
   const energy = new Float64Array(BOOSTS.length);
   const loss = new Float64Array(BOOSTS.length);
   const weights = new Float32Array(width);
+  // Estimated on every BOOST_ROWS-th row: two dozen strengths per pixel are the embedder's costliest loop.
+  let counted = 0;
   rows((y, row, bound) => {
+    counted += width;
     ssimWeightRow(visibility, width, y, weights);
     for (let x = 0; x < width; x++) {
       const limit = bound[x]!;
@@ -189,8 +197,8 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
         loss[i]! += (structural * change * change + 1 / 6) * w;
       }
     }
-  });
-  const pixels = width * height;
+  }, BOOST_ROWS);
+  const pixels = counted;
   let boost = BOOSTS[0]!;
   for (let i = 0; i < BOOSTS.length; i++) {
     if (energy[i]! / pixels > MAX_RMS * MAX_RMS + 1 / 6 || loss[i]! / pixels > SSIM_LOSS) break;
@@ -198,13 +206,15 @@ export function embedFingerprint(image: Raster, key: FingerprintKey): EmbedResul
   }
   let gain = base * boost;
 
+  // SSIM windows every 8 pixels, or sparser on large pictures: about SSIM_WINDOWS of them.
+  const ssimStride = Math.max(SSIM_STRIDE, Math.round(Math.sqrt((width * height) / SSIM_WINDOWS)));
   const out = new Uint8Array(image.data);
   for (let attempt = 1; ; attempt++) {
     const squaredError = addPattern(image, out, gain, rows);
     const psnr = psnrOf(squaredError, width * height * colourChannels(image.channels));
     // The SSIM of what was made, checked as the PSNR is: the prediction
     // that set the strength is only an estimate.
-    const ssim = psnr >= MIN_PSNR_DB ? sampledSsim(image, out, SSIM_STRIDE) : 0;
+    const ssim = psnr >= MIN_PSNR_DB ? sampledSsim(image, out, ssimStride) : 0;
     if (psnr >= MIN_PSNR_DB && ssim >= MIN_SSIM) return { data: out, psnr, carrying: visibility.carrying };
     // A refusal, like a size the mark does not fit: a property of this image
     // the caller reports to the user, not a fault. The message starts as the
