@@ -14,9 +14,9 @@ export type FingerprintRefusal =
    */
   | 'too_flat'
   /**
-   * The embedder's attempts all stayed under MIN_PSNR_DB. Not seen in
-   * practice (the target is about 43.3 dB and each attempt scales the
-   * strength down by the shortfall); a safeguard, so the bound holds.
+   * The embedder's attempts all stayed under MIN_PSNR_DB or MIN_SSIM
+   * (embed.ts). Not seen in practice (each attempt scales the strength
+   * down by the shortfall); a safeguard, so the bounds hold.
    */
   | 'quality';
 
