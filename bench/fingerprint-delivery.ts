@@ -43,6 +43,8 @@ export interface DeliveryRow {
   readonly bytesAfter?: number;
   /** Delivered file's decode against the original's decode, dB. */
   readonly psnr?: number;
+  /** The unmarked original re-encoded with the same settings, against the original's decode, dB (lossy formats): what the re-encoding alone costs. */
+  readonly psnrReencoded?: number;
   readonly ssim?: number;
   readonly flat?: FlatChanges;
   readonly detected?: boolean;
@@ -97,6 +99,7 @@ export async function deliveryRows(images: readonly RgbImage[], decoder: PixelDe
         ...base,
         bytesAfter: delivered.length,
         psnr: psnr(decoded.data, deliveredPixels.data),
+        ...(original.format === 'png' ? {} : { psnrReencoded: psnr(decoded.data, reference.data) }),
         ssim: ssimLuma(reference, deliveredPixels),
         flat: flatChanges(decoded, pixels),
         detected: detection.present,

@@ -225,7 +225,9 @@ is written by \`npm run bench:fingerprint\`.
   loss predicted from the blocks' variances within its budget: a picture
   with few carrying areas gets a stronger mark where it cannot show, a
   smooth one a weaker mark. The embedder computes the PSNR of the marked
-  pixels against the original (R, G and B) and refuses to return a result
+  pixels against the original (R, G and B) and the SSIM of their luma
+  (estimated on windows every 8 pixels or sparser, about 60,000 of them),
+  marks again more weakly under 0.991, and refuses to return a result
   under 42 dB. Measured again by this benchmark from the two sets of
   pixels, the marked pixels' PSNR is at least ${r.psnr.min.toFixed(2)} dB over the photos (below).
 * **Refusal for lack of texture.** An image where under 15 % of the pixels
@@ -234,20 +236,21 @@ is written by \`npm run bench:fingerprint\`.
   the CLI say "This image cannot be fingerprinted: it is too
   flat to carry the mark unseen: …" (\`fingerprint_not_possible\`, 422), as
   for the other refusals.
-* **Re-encoding.** A fingerprinted JPEG is written at the quality its
-  quantisation tables give (compared with the IJG tables of every quality,
-  ITU-T T.81 Annex K scaled as libjpeg scales them; exact for files written
-  by libjpeg), progressive if it was, 4:2:0 if it was (4:4:4 otherwise);
-  a lossy WebP at the quality its VP8 quantisers give; PNG and lossless
-  WebP losslessly. The CLI's \`--json\` and the dashboard's result say how
-  the file was written and its size before and after.
-  The mark is made in the orientation the picture is displayed in (EXIF
+* **Orientation, shape.** The mark is made in the orientation the picture is displayed in (EXIF
   orientation applied as a pixel permutation, the file keeping its stored
   layout and tag), so a copy turned upright and stripped of its metadata,
   as platforms do, carries it the same way.
   Images under 256 pixels on the shorter side, or longer than 4:1, are
   refused (\`FingerprintRefusedError\`, reason \`too_small\` / \`too_elongated\` / \`too_flat\`; \`quality\`
-  is a safeguard never seen: an image the embedder could not mark within 42 dB).
+  is a safeguard never seen: an image the embedder could not mark within its PSNR and SSIM bounds).
+* **Re-encoding.** A fingerprinted JPEG is written at the quality its
+  quantisation tables give (compared with the IJG tables of every quality,
+  ITU-T T.81 Annex K scaled as libjpeg scales them; exact for files written
+  by libjpeg), progressive if it was, 4:2:0 if it was (4:4:4 otherwise);
+  a lossy WebP at the quality its VP8 quantisers give (calibrated against
+  libwebp's output on test-corpus photographs); PNG and lossless
+  WebP losslessly. The CLI's \`--json\` and the dashboard's result say how
+  the file was written and its size before and after.
 * **Detection.** The caller decodes straight to the canvas size (sharp's
   shrink-on-load makes that cheap). The detector whitens the canvas (5 × 5
   local mean removed, divided by the local RMS + 1), finds the scale a crop
@@ -471,13 +474,19 @@ ${lines.map((line) => `* ${line.replace('  <<<<<<<<<< TARGET MISSED', ' — **mi
   (the detector's whitening divides by their contrast) and is not found,
   so \`protect --fingerprint\` refuses such a file (below). Scanned
   documents and screenshots of text are poor carriers.
-* **Lossy WebP and SSIM.** libwebp's re-encoding reacts to any change of its
+* **Lossy WebP.** libwebp's re-encoding reacts to any change of its
   input: a quarter-strength mark (SSIM 0.9993 on the pixels) already
   brings the delivered WebP to SSIM 0.991–0.995 against the unmarked
   picture re-encoded alike, and the full mark to about 0.98–0.99 (three
-  photos at quality 85, measured while this was built). The SSIM target
-  against the unmarked re-encoding is met for PNG and JPEG, not for every
-  lossy WebP (Visibility and file size).
+  photos at quality 85, measured while this was built). And a lossy WebP
+  decoded and written again at its own quality loses more than a JPEG
+  does: the unmarked re-encoding alone is under 40 dB on many quality-90
+  WebPs (the by-quality table). So the SSIM target against the unmarked
+  re-encoding and the 40 dB target at quality 90 and over are met for PNG
+  and JPEG, not for every lossy WebP. Writing the WebP at a higher quality
+  than the original's would buy some of it back with the file's size (5
+  more: 5 % to 47 % larger in the same measurement, for SSIM 0.980–0.994),
+  which is what keeping the file's size rules out.
 * **Proof.** \`present: true\` is evidence that this deployment's key
   pattern is in the pixels, at a false-positive probability of at most
   10⁻⁶ per check over the choice of key. It is not proof of authorship or of an
@@ -579,7 +588,15 @@ function visibilityTargets(r: Results): Target[] {
       return { name: `SSIM >= 0.99, delivered ${format === 'jpeg' ? 'JPEG' : 'lossy WebP'} against the unmarked original re-encoded alike`, pass: minSsim(rows) >= 0.99, detail: `min ${minSsim(rows).toFixed(4)}, median ${median(rows.map((row) => row.ssim!)).toFixed(4)}, ${below} of ${rows.length} files under 0.99` };
     }),
     { name: 'at most 5 % of the photos refused', pass: photosRefused <= 0.05, detail: `${r.refused.photos.length} of ${r.photos} (${pct(photosRefused)})` },
-    { name: 'delivered-file PSNR >= 40 dB on every accepted file whose original is estimated at quality >= 90', pass: Math.min(...high.map((row) => row.psnr!)) >= 40, detail: `min ${dB(Math.min(...high.map((row) => row.psnr!)))} over ${high.length} files` },
+    ...(['jpeg', 'webp'] as const).map((format) => {
+      const rows = high.filter((row) => row.format === format);
+      const worst = rows.reduce((a, row) => (row.psnr! < a.psnr! ? row : a), rows[0]!);
+      return {
+        name: `delivered-file PSNR >= 40 dB on every accepted ${format === 'jpeg' ? 'JPEG' : 'lossy WebP'} whose original is estimated at quality >= 90`,
+        pass: rows.every((row) => row.psnr! >= 40),
+        detail: `min ${dB(worst.psnr!)} (${worst.name}; its re-encoding alone ${dB(worst.psnrReencoded!)}), ${rows.filter((row) => row.psnr! < 40).length} of ${rows.length} files under 40 dB`,
+      };
+    }),
     { name: 'delivered-file PSNR, median over all accepted files >= 42 dB', pass: median(psnrs) >= 42, detail: dB(median(psnrs)) },
     { name: 'median size growth <= 10 % for JPEG (photos)', pass: median(jpeg.map(growth)) <= 0.1, detail: pct(median(jpeg.map(growth))) },
     { name: 'median size growth <= 15 % for lossy WebP (photos)', pass: median(webp.map(growth)) <= 0.15, detail: pct(median(webp.map(growth))) },
@@ -607,7 +624,7 @@ function deliveryTable(title: string, rows: readonly DeliveryRow[]): string {
 }
 
 function qualityTable(rows: readonly DeliveryRow[]): string {
-  const lines = ['| Original written at | estimated as (exact) | files | size growth, median | delivered PSNR, min / median |', '|---|---|---|---|---|'];
+  const lines = ['| Original written at | estimated as | files | size growth, median | delivered PSNR, min / median | the unmarked original re-encoded alike: PSNR min / median |', '|---|---|---|---|---|---|'];
   for (const format of ['jpeg', 'webp'] as const) {
     const qualities = [...new Set(rows.filter((row) => row.format === format).map((row) => row.writtenQuality!))].sort((a, b) => a - b);
     for (const q of qualities) {
@@ -615,7 +632,8 @@ function qualityTable(rows: readonly DeliveryRow[]): string {
       if (of.length === 0) continue;
       const estimates = [...new Set(of.map((row) => row.estimatedQuality))].sort((a, b) => a! - b!);
       const p = of.map((row) => row.psnr!);
-      lines.push(`| ${format === 'jpeg' ? 'JPEG' : 'WebP'} q${q} | ${estimates.join(', ')} | ${of.length} | ${pct(median(of.map(growth)))} | ${dB(Math.min(...p))} / ${dB(median(p))} |`);
+      const alone = of.map((row) => row.psnrReencoded!);
+      lines.push(`| ${format === 'jpeg' ? 'JPEG' : 'WebP'} q${q} | ${estimates.join(', ')} | ${of.length} | ${pct(median(of.map(growth)))} | ${dB(Math.min(...p))} / ${dB(median(p))} | ${dB(Math.min(...alone))} / ${dB(median(alone))} |`);
     }
   }
   return lines.join('\n');
