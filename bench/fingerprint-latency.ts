@@ -179,7 +179,7 @@ export interface TwelveMp {
   readonly raster: Raster;
   /** Stands for a camera's JPEG: quality 90. */
   readonly unmarked: Uint8Array;
-  /** What the product delivers for marked pixels of it: its own encoder, quality 95, chroma subsampling kept (4:2:0). */
+  /** What the product delivers for marked pixels of it: its own encoder, with the original's quality (90) and chroma subsampling (4:2:0). */
   deliver(pixels: Uint8Array): Promise<Uint8Array>;
 }
 

@@ -18,7 +18,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { binomialUpperTail } from '../src/core/fingerprint/binomial.js';
-import { deriveFingerprintKey, detectFingerprint, embedFingerprint, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
+import { deriveFingerprintKey, detectFingerprint, embedFingerprint, FingerprintRefusedError, type FingerprintKey, type Raster } from '../src/core/fingerprint/index.js';
+import { deliveryRows, syntheticRows } from './fingerprint-delivery.js';
+import { flatPictures } from './fingerprint-visibility.js';
 import { createPixelDecoder } from '../src/adapters/pixels.js';
 import { analysisCanvas, detectOnCanvas } from '../src/core/fingerprint/detect.js';
 import { MIN_DETECT_SIDE } from '../src/core/fingerprint/scheme.js';
@@ -44,7 +46,7 @@ const started = performance.now();
 // The production-like key: a fixed benchmark secret, version 1.
 const key = deriveFingerprintKey(BENCH_SECRET, 'bench-1');
 
-/** The product's encoder, for the delivered-file PSNR (detections decode with decodeForDetection, as verify does). */
+/** The product's encoder, for the delivered files (detections decode with decodeForDetection, as verify does). */
 const decoder = createPixelDecoder({ maxPixels: 100_000_000, concurrency: 1, queue: 1 });
 
 async function loadPhoto(path: string, name: string): Promise<RgbImage> {
@@ -92,11 +94,19 @@ const packagedGraphics = await loadAll(graphicFiles);
  * 255), not taken from the embedder, which reports its own figure (kept to
  * compare) and refuses to return a result under 42 dB.
  */
-function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: number[]; embedderPsnrs: number[]; embedMs: number[] } {
-  const out = { marked: [] as RgbImage[], psnrs: [] as number[], embedderPsnrs: [] as number[], embedMs: [] as number[] };
+function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: number[]; embedderPsnrs: number[]; embedMs: number[]; refused: string[] } {
+  const out = { marked: [] as RgbImage[], psnrs: [] as number[], embedderPsnrs: [] as number[], embedMs: [] as number[], refused: [] as string[] };
   for (const image of images) {
     const t = performance.now();
-    const result = embedFingerprint({ data: image.data, width: image.width, height: image.height, channels: 3 }, key);
+    let result;
+    try {
+      result = embedFingerprint({ data: image.data, width: image.width, height: image.height, channels: 3 }, key);
+    } catch (error) {
+      // Refused (too flat to carry the mark unseen): counted, and left out of the detection rows.
+      if (!(error instanceof FingerprintRefusedError)) throw error;
+      out.refused.push(`${image.name} (${error.reason}: ${error.message})`);
+      continue;
+    }
     out.embedMs.push(performance.now() - t);
     if (result.data.length !== image.data.length) throw new Error(`${image.name}: the marked pixels are not ${image.width} x ${image.height} RGB`);
     out.psnrs.push(psnr(image.data, result.data));
@@ -105,35 +115,22 @@ function markAll(images: readonly RgbImage[]): { marked: RgbImage[]; psnrs: numb
   }
   return out;
 }
-const { marked, psnrs, embedderPsnrs, embedMs } = markAll(photos);
-log(`embedded ${marked.length} photos: PSNR (measured here, RGB) min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
+const { marked, psnrs, embedderPsnrs, embedMs, refused } = markAll(photos);
+log(`embedded ${marked.length} photos (${refused.length} refused): PSNR (measured here, RGB) min ${Math.min(...psnrs).toFixed(2)} dB, median ${quantile(psnrs, 0.5).toFixed(2)} dB`);
 const markedGraphics = markAll(packagedGraphics);
-log(`embedded ${markedGraphics.marked.length} graphics: PSNR min ${Math.min(...markedGraphics.psnrs).toFixed(2)} dB`);
+log(`embedded ${markedGraphics.marked.length} graphics (${markedGraphics.refused.length} refused): PSNR min ${Math.min(...markedGraphics.psnrs).toFixed(2)} dB`);
 const psnrDisagreement = Math.max(...[...psnrs, ...markedGraphics.psnrs].map((p, i) => Math.abs(p - [...embedderPsnrs, ...markedGraphics.embedderPsnrs][i]!)));
 
 /**
- * The file the product delivers for a fingerprinted JPEG: the marked pixels
- * encoded by the product's own encoder (the pixel decoder's encodeLike, given
- * a 4:2:0 JPEG, sharp's default, to imitate: quality 95, 4:2:0 kept),
- * decoded again and compared with the original pixels; next to it, the unmarked original through the
- * same encoder, so the mark's cost and the re-encoding's cost are apart.
+ * What the user receives (bench/fingerprint-delivery.ts): every photo and
+ * graphic as a JPEG, a lossy WebP and a PNG original, marked and written as
+ * the product writes it: size, delivered PSNR, SSIM, the flat-area rule,
+ * the mark found in the file. And the flat pictures drawn in code.
  */
-async function deliveredPsnr(originals: readonly RgbImage[], markedImages: readonly RgbImage[]): Promise<{ marked: number[]; unmarked: number[] }> {
-  const out = { marked: [] as number[], unmarked: [] as number[] };
-  for (const [i, original] of originals.entries()) {
-    const pixels = (data: Uint8Array) => ({ data: Buffer.from(data.buffer, data.byteOffset, data.byteLength), width: original.width, height: original.height, channels: 3 });
-    const asJpeg = await sharp(original.data, { raw: { width: original.width, height: original.height, channels: 3 } }).jpeg().toBuffer();
-    for (const [name, data] of [['marked', markedImages[i]!.data], ['unmarked', original.data]] as const) {
-      const delivered = await decoder.withSlot(asJpeg, (held) => held.encodeLike(asJpeg, pixels(data)));
-      const decoded = await sharp(delivered).raw().toBuffer({ resolveWithObject: true });
-      if (decoded.info.channels !== 3 || decoded.info.width !== original.width) throw new Error(`${original.name}: the delivered JPEG does not decode to the same RGB size`);
-      out[name].push(psnr(original.data, decoded.data));
-    }
-  }
-  return out;
-}
-const delivered = await deliveredPsnr(photos, marked);
-log(`delivered JPEG (product encoder): marked min ${Math.min(...delivered.marked).toFixed(2)} dB, unmarked re-encoded min ${Math.min(...delivered.unmarked).toFixed(2)} dB`);
+const delivery = await deliveryRows(photos, decoder, key);
+const deliveryGraphics = await deliveryRows(packagedGraphics, decoder, key);
+const synthetic = syntheticRows(flatPictures(), key);
+log(`delivered: ${delivery.filter((r) => !r.refused).length} photo files and ${deliveryGraphics.filter((r) => !r.refused).length} graphic files marked; synthetic: ${synthetic.map((r) => `${r.name}: ${r.refused ?? 'marked'}`).join('; ')}`);
 
 /** Each attack on each marked picture, detected with the production-like key; misses are listed into `misses`. */
 async function detectionRows(images: readonly RgbImage[], misses: string[]): Promise<AttackRow[]> {
@@ -295,7 +292,10 @@ const results: Results = {
   psnr: summary(psnrs),
   psnrGraphics: summary(markedGraphics.psnrs),
   psnrDisagreement,
-  delivered: { marked: summary(delivered.marked), unmarked: summary(delivered.unmarked) },
+  refused: { photos: refused, graphics: markedGraphics.refused },
+  delivery,
+  deliveryGraphics,
+  synthetic,
   embedMsMedianPhotos: quantile(embedMs, 0.5),
   attacks: attackRows,
   misses,

@@ -18,6 +18,7 @@ import { carryMetadata } from '../core/formats/carry-metadata.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
 import { CorruptImageError, ImageDimensionsTooLargeError, ServerBusyError, UnsupportedFormatError } from '../errors.js';
 import { chargeWork } from '../app/work-meter.js';
+import { encodingLike } from '../core/formats/encoding-like.js';
 
 sharp.block({ operation: ['VipsForeignLoad'] });
 sharp.unblock({ operation: ['VipsForeignLoadJpeg', 'VipsForeignLoadPng', 'VipsForeignLoadWebp'] });
@@ -86,14 +87,15 @@ export interface HeldPixels {
   decode(bytes: Uint8Array, options?: DecodeOptions): Promise<Pixels>;
   /**
    * Encode pixels in the format of `original`, carrying its metadata (colour
-   * profile, EXIF, XMP, text) over: PNG lossless, lossless WebP stays
-   * lossless, JPEG and lossy WebP at quality 95. A JPEG keeps the original's
-   * chroma subsampling when that is 4:2:0 and has none otherwise (grey,
-   * 4:4:4, and the 4:2:2 and 4:4:0 that libjpeg cannot write), so the colour
-   * is never stored coarser than it was. The mark is a change of luma only,
-   * which chroma subsampling does not touch; a 4:4:4 copy of a 4:2:0 camera
-   * file would be about a third larger and slower to decode, for colour detail
-   * the camera never stored.
+   * profile, EXIF, XMP, text) over, with the original's settings as far as
+   * its headers tell them (encodingLike): PNG lossless, lossless WebP stays
+   * lossless, JPEG and lossy WebP at the original's estimated quality (a
+   * fixed quality 95 made a quality-75 JPEG nearly twice its size). A JPEG
+   * keeps its progressive mode, and its chroma subsampling when that is
+   * 4:2:0, with none otherwise (grey, 4:4:4, and the 4:2:2 and 4:4:0 that
+   * libjpeg cannot write), so the colour is never stored coarser than it
+   * was. The mark is a change of luma only, which chroma subsampling does
+   * not touch.
    */
   encodeLike(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array>;
 }
@@ -189,18 +191,17 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
   }
 
   async function encodeWith(original: Uint8Array, pixels: RawPixels): Promise<Uint8Array> {
-    const handler = sniff(original);
     let raw = sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: pixels.channels as 1 | 2 | 3 | 4 } });
     // Without this, one or two channels (grey, grey + alpha) would be written as sRGB.
     if (pixels.channels <= 2) raw = raw.toColourspace('b-w');
-    const lossless = handler.format === 'webp' && handler.blocks(original).some((b) => b.type === 'VP8L');
+    const settings = encodingLike(original);
     const encoded =
-      handler.format === 'jpeg'
-        ? await raw.jpeg({ quality: 95, chromaSubsampling: await jpegSubsampling(original) }).toBuffer()
-        : handler.format === 'png'
+      settings.format === 'jpeg'
+        ? await raw.jpeg({ quality: settings.quality, chromaSubsampling: settings.subsampling === '4:2:0' ? '4:2:0' : '4:4:4', progressive: settings.progressive }).toBuffer()
+        : settings.format === 'png'
           ? await raw.png({ compressionLevel: 6 }).toBuffer()
           : // exact: libwebp would otherwise zero the colour under fully transparent pixels, which a lossless file keeps.
-            await raw.webp(lossless ? { lossless: true, exact: true } : { quality: 95, alphaQuality: 100 }).toBuffer();
+            await raw.webp(settings.lossless ? { lossless: true, exact: true } : { quality: settings.quality, alphaQuality: 100 }).toBuffer();
     return carryMetadata(original, encoded);
   }
 
@@ -262,12 +263,6 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       return { running, waiting: waiting.length };
     },
   };
-}
-
-/** What libjpeg can write that is no coarser than the original's chroma: '4:2:0' for a 4:2:0 file, else none. */
-async function jpegSubsampling(original: Uint8Array): Promise<'4:2:0' | '4:4:4'> {
-  const { chromaSubsampling } = await sharp(original).metadata();
-  return chromaSubsampling === '4:2:0' ? '4:2:0' : '4:4:4';
 }
 
 /** libvips' refusals, as our typed errors; the message keeps libvips' words for the user. */

@@ -21,6 +21,7 @@
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, shapeRefusal, type Orientation, type Raster } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
+import { encodingLike, type FingerprintEncoding } from '../core/formats/encoding-like.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
 import { overDecodeBudget } from './decode-budget.js';
@@ -87,6 +88,8 @@ export interface Marked {
   readonly fingerprint: 'added' | 'found';
   /** The version of the fingerprint secret of the mark: the one marked with, or the one found (null if the detector did not say). */
   readonly keyVersion: number | null;
+  /** How the marked file was written (`added` only): the original's format and, for JPEG and lossy WebP, its estimated quality. */
+  readonly encoding?: FingerprintEncoding;
 }
 
 export interface Fingerprinting {
@@ -205,7 +208,7 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
           const encoded = await held.encodeLike(bytes, outcome.marked);
           signal?.throwIfAborted();
           await refuseUnfound(encoded, held, deps, signal);
-          return { bytes: encoded, fingerprint: 'added', keyVersion: secret.version } as const;
+          return { bytes: encoded, fingerprint: 'added', keyVersion: secret.version, encoding: encodingLike(bytes) } as const;
         },
         signal,
       );

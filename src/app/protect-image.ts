@@ -1,3 +1,4 @@
+import type { FingerprintEncoding } from '../core/formats/encoding-like.js';
 import { InvalidOptionError } from '../errors.js';
 import { sha256Hex } from '../core/bytes/digest.js';
 import { openImage, writeDataMining, xmpTextLength, type OpenedImage, type TagSigner } from '../core/metadata.js';
@@ -69,6 +70,12 @@ export interface ProtectResult {
   readonly fingerprint?: 'added' | 'found';
   /** Only from protectWithFingerprint: the version of the fingerprint secret of that mark (null when not known). */
   readonly fingerprintKeyVersion?: number | null;
+  /**
+   * How the fingerprinted file was re-encoded (the original's format,
+   * quality and JPEG settings as read from its headers): the dashboard and
+   * the CLI show it with the size change. Not part of the API's answer.
+   */
+  readonly fingerprintEncoding?: FingerprintEncoding;
 }
 
 /**
@@ -142,7 +149,7 @@ export async function protectWithFingerprint(
   else protect(bytes, check);
   const marked = await fingerprint.mark(bytes, server?.signal);
   const result = server ? await protectOffLoop(marked.bytes, options, server.provenance, server) : protect(marked.bytes, options);
-  return { ...result, fingerprint: marked.fingerprint, fingerprintKeyVersion: marked.keyVersion };
+  return { ...result, fingerprint: marked.fingerprint, fingerprintKeyVersion: marked.keyVersion, ...(marked.encoding ? { fingerprintEncoding: marked.encoding } : {}) };
 }
 
 /**

@@ -34,7 +34,9 @@ export const USAGE: Readonly<Record<string, string>> = {
       characters), written into plus:OtherConstraints; the text goes with that value only.
       A provenance tag is signed with the deployment's key ring (created if missing, and said so).
       --fingerprint first adds the experimental invisible in-pixel mark, which re-encodes
-      the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at quality 95);
+      the image (PNG and lossless WebP stay lossless; JPEG and lossy WebP at the original's
+      quality, read from its headers) and says how and the size change; a picture too flat
+      to carry the mark unseen (white, grey, smooth gradients) is refused;
       a file in which verify would not find the mark (text on white, say) is refused,
       and one that already carries it is not marked again.
       --server URL marks through that deployment's API (or OPTMARK_URL); its key comes from

@@ -16,6 +16,7 @@ import type { OptmarkError as ClientError } from '../client/index.js';
 import { checkOtherConstraints, SEE_CONSTRAINT } from '../core/xmp/other-constraints.js';
 import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { outputFilename } from '../app/filename.js';
+import { describeEncoding, sizeChange, type FingerprintEncoding } from '../core/formats/encoding-words.js';
 import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
@@ -36,6 +37,13 @@ async function anyFolder(paths: readonly string[]): Promise<boolean> {
 }
 
 const FINGERPRINT_NOTE = { none: '', added: ', fingerprinted', found: ', fingerprint already there, not added again' } as const;
+
+/** For a fingerprinted file: how it was re-encoded and its size change (", re-encoded as JPEG at quality 85, the original's (4:2:0), size +3.1 %"). */
+function reencoding(json: Record<string, unknown>): string {
+  const encoding = json.fingerprintEncoding as FingerprintEncoding | undefined;
+  if (!encoding || typeof json.sizeBefore !== 'number' || typeof json.sizeAfter !== 'number') return '';
+  return `, ${describeEncoding(encoding)}, size ${sizeChange(json.sizeBefore, json.sizeAfter)}`;
+}
 
 interface Planned {
   readonly input: Input;
@@ -98,7 +106,19 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     run = (task) =>
       markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
         const r = await local(bytes, basename(task.file));
-        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}) };
+        const json = {
+          mimeType: r.mimeType,
+          filename: r.filename,
+          sha256: r.sha256,
+          signals: r.signals,
+          value: r.value,
+          alreadyCarried: r.alreadyCarried,
+          changed: r.changed,
+          c2paInvalidated: r.c2paInvalidated,
+          ...(r.fingerprint ? { fingerprint: r.fingerprint, sizeBefore: bytes.byteLength, sizeAfter: r.bytes.byteLength } : {}),
+          // How the fingerprinted pixels were written: the original's format and quality, read from its headers.
+          ...(r.fingerprintEncoding ? { fingerprintEncoding: r.fingerprintEncoding } : {}),
+        };
         return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
       });
     // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
@@ -160,7 +180,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
         if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
         const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
-        progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']})`);
+        progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']}${reencoding(outcome.json)})`);
       } catch (error) {
         if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
         const failure = failureOf(error);

@@ -73,6 +73,18 @@ describe('protect --fingerprint', () => {
     expect(original.fingerprint.present).toBe(false);
   });
 
+  it("--json and the line in words say how the file was re-encoded (the original's quality, progressive mode, subsampling) and its sizes", async () => {
+    const photo = await sharp(await texturedPhoto(640, 480, 'png', 8)).jpeg({ quality: 80, progressive: true }).toBuffer();
+    const input = write('quality80.jpg', photo);
+    const json = await optmarkJson<{ output: string; fingerprint: string; sizeBefore: number; sizeAfter: number; fingerprintEncoding: unknown }>(['protect', '--fingerprint', '--out', join(dir, 'q80'), input], env);
+    expect(json.fingerprint).toBe('added');
+    expect(json.fingerprintEncoding).toEqual({ format: 'jpeg', lossless: false, quality: 80, estimated: true, subsampling: '4:2:0', progressive: true });
+    expect(json.sizeBefore).toBe(photo.length);
+    expect(json.sizeAfter).toBe(readFileSync(json.output).length);
+    const words = await optmark(['protect', '--fingerprint', '--overwrite', '--out', join(dir, 'q80'), input], env);
+    expect(words.stdout).toMatch(/fingerprinted, re-encoded as JPEG at quality 80, the original's \(progressive, 4:2:0\), size [+−]\d+\.\d %\)/);
+  });
+
   it('WebP, lossy and lossless: stays what it was, fingerprint found, ICC profile and EXIF kept byte for byte, opt-out read by ExifTool', async () => {
     const source = sharp(await texturedPhoto(512, 384, 'png')).withIccProfile('p3').withExif({ IFD0: { Artist: 'Ada', Copyright: 'carried over' } });
     const inputs = {

@@ -86,15 +86,23 @@ function noise(width: number, height: number): Raw {
   return { data, width, height, channels: 3 };
 }
 
-/** A smooth two-way colour gradient: the best case for a lossy encoder, the one where a mark shows most. */
-function gradient(width: number, height: number): Raw {
+/**
+ * A smooth two-way colour gradient: the best case for a lossy encoder, the
+ * one where a mark shows most. Pure, it is refused as too flat to carry the
+ * mark unseen; with a grain of +/- `grain` levels (the same on R, G and B)
+ * it has texture the mark hides in.
+ */
+function gradient(width: number, height: number, grain = 0): Raw {
+  const next = lcg(13);
   const data = Buffer.alloc(width * height * 3);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = (y * width + x) * 3;
-      data[i] = Math.round((x * 255) / (width - 1));
-      data[i + 1] = Math.round((y * 255) / (height - 1));
-      data[i + 2] = Math.round(((x + y) * 255) / (width + height - 2));
+      const g = grain ? grain * ((next() >>> 0) / 0x8000_0000 - 1) : 0;
+      const v = (c: number) => Math.max(0, Math.min(255, Math.round(c + g)));
+      data[i] = v((x * 255) / (width - 1));
+      data[i + 1] = v((y * 255) / (height - 1));
+      data[i + 2] = v(((x + y) * 255) / (width + height - 2));
     }
   }
   return { data, width, height, channels: 3 };
@@ -254,6 +262,20 @@ describe('a mark that verify would not find', () => {
   }, 120_000);
 });
 
+describe('a picture too flat to carry the mark unseen', () => {
+  it('is refused in words (too flat) and nothing is written: a pure gradient', async () => {
+    const input = join(dir, 'smooth.png');
+    writeFileSync(input, await rawImage(gradient(512, 384)).png().toBuffer());
+    const out = join(dir, 'smooth-out');
+    const refused = await optmark(['protect', '--fingerprint', '--json', '--out', out, input], env, 120_000);
+    expect(refused.code, refused.stderr).not.toBe(0);
+    const failure = JSON.parse(refused.stdout.trim()) as { code: string; error: string };
+    expect(failure.code).toBe('fingerprint_not_possible');
+    expect(failure.error).toMatch(/^This image cannot be fingerprinted: it is too flat to carry the mark unseen: 0\.0 % of it has texture the mark can hide in, and the fingerprint needs 15 % \(flat, white and clipped areas are never marked\)$/);
+    expect(existsSync(join(out, 'smooth-optout.png'))).toBe(false);
+  }, 120_000);
+});
+
 describe('PSNR of the delivered file (RGB: every R, G and B sample of sharp decodes, peak 255)', () => {
   const W = 512;
   const H = 384;
@@ -263,8 +285,9 @@ describe('PSNR of the delivered file (RGB: every R, G and B sample of sharp deco
     decoder.withSlot(original, async (held) => held.encodeLike(original, await held.decode(original, { stored: true })));
 
   it('PNG >= 42 dB; JPEG and WebP: the mark adds at most its own budget to the re-encoding loss', async () => {
-    // The text on light-grey paper: on white, the mark is not always found, and then not delivered (below).
-    const kinds: Record<string, Raw> = { noise: noise(W, H), gradient: gradient(W, H), text: text(W, H, 235), photo: await photo(W, H) };
+    // No text: its flat paper takes no mark (visibility.ts), and on the glyphs' edges alone the
+    // mark is not found, so a page of text is not delivered (above); a pure gradient is refused as too flat.
+    const kinds: Record<string, Raw> = { noise: noise(W, H), gradient: gradient(W, H, 3), photo: await photo(W, H) };
     const inputs: Record<string, Buffer> = {};
     for (const [kind, raw] of Object.entries(kinds)) {
       inputs[`${kind}.png`] = await rawImage(raw).png().toBuffer();
@@ -299,9 +322,12 @@ describe('PSNR of the delivered file (RGB: every R, G and B sample of sharp deco
       // Lossy: re-encoding and the mark add up (squared errors), so a difference in dB says little on its
       // own: over a near-lossless re-encode (gradient, text) the mark is nearly all the loss. What the mark
       // itself costs is the squared error the delivered file has beyond re-encoding alone; as a PSNR of its
-      // own it stays within the embedder's bound (42 dB), less 1 dB for the encoder's reaction to the mark.
-      // Measured over three runs, each with a key drawn at random (before this file fixed its key): 42.6 to 44.6 dB.
-      expect(psnrOfMse(m.markMse), m.name).toBeGreaterThanOrEqual(41);
+      // own it stays within the embedder's bound (42 dB), less 1.5 dB for the encoder's reaction to the mark
+      // (the file re-encoded at the original's quality, here 90, no longer at 95). Measured with this key:
+      // 40.96 (noise.webp) to 42.33 dB; over a near-lossless re-encode the marked file can even come out closer
+      // to the original than the re-encoding alone (the gradient's WebP: the mark's grain dithers the encoder),
+      // and then the mark costs nothing.
+      if (m.markMse > 0) expect(psnrOfMse(m.markMse), m.name).toBeGreaterThanOrEqual(40.5);
       // Where re-encoding alone already costs as much as a mark at the bound (42 dB or under: noise, the
       // photo), the delivered file stays within 3 dB of it (a mark of exactly that cost would take 3 dB).
       // Measured: 0.2 to 2.3 dB.

@@ -8,9 +8,15 @@ export type FingerprintRefusal =
   /** Longer than MAX_ASPECT times the shorter side. */
   | 'too_elongated'
   /**
-   * The embedder's attempts all stayed under MIN_PSNR_DB. Not seen in
-   * practice (the target is about 43.3 dB and each attempt scales the
-   * strength down by the shortfall); a safeguard, so the bound holds.
+   * Too little of the picture has texture the mark can hide in (under
+   * MIN_CARRYING of its pixels): flat, white and clipped areas are never
+   * marked, and what is left would not carry a mark the detector finds.
+   */
+  | 'too_flat'
+  /**
+   * The embedder's attempts all stayed under MIN_PSNR_DB or MIN_SSIM
+   * (embed.ts). Not seen in practice (each attempt scales the strength
+   * down by the shortfall); a safeguard, so the bounds hold.
    */
   | 'quality';
 

@@ -59,6 +59,13 @@ export const BAND_AXIS_MAX = 5;
 export const TARGET_RMS = 1.7;
 export const MIN_PSNR_DB = 42;
 
+/**
+ * Share of an image's pixels that must be able to carry the mark unseen
+ * (visibility.ts: textured, not clipped); an image with less is refused
+ * rather than marked visibly on its flat areas.
+ */
+export const MIN_CARRYING = 0.15;
+
 /** Smallest shorter side that can be marked: below it the canvas would be finer than the image. */
 export const MIN_EMBED_SIDE = CANVAS_SIDE;
 /** Smallest shorter side the detector looks at; smaller inputs give `blocks: 0`. */

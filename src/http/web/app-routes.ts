@@ -53,6 +53,8 @@ function markFacts(result: ProtectResult, sizeBefore: number, recordId: string |
     sizeAfter: result.bytes.byteLength,
     changed: result.changed,
     fingerprint: result.fingerprint ?? null,
+    /** How a fingerprinted file was re-encoded (the original's format and quality), or null. */
+    fingerprintEncoding: result.fingerprintEncoding ?? null,
     c2paInvalidated: result.c2paInvalidated,
   };
 }

@@ -9,6 +9,7 @@
  * download as one zip built in the browser.
  */
 import { downloadZip } from 'client-zip';
+import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../core/formats/encoding-words.js';
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
@@ -100,6 +101,12 @@ function skip(row: Row): void {
   row.actions.replaceChildren(again);
 }
 
+/** A fingerprint added: how the image was re-encoded, and the size change it made. */
+function fingerprintNote(encoding: unknown, before: number, after: number): string {
+  if (!encoding || typeof encoding !== 'object') return 'Fingerprint added (the image was re-encoded).';
+  return `Fingerprint added: ${describeEncoding(encoding as FingerprintEncoding)}; size ${sizeChange(before, after)}.`;
+}
+
 function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void {
   const filename = String(answer.filename);
   row.marked = { blob, filename };
@@ -109,7 +116,7 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
     answer.alreadyCarried ? `It already carried this opt-out, kept: ${String(answer.valueLabel)}.` : `Opt-out written: ${String(answer.valueLabel)}.`,
     typeof answer.otherConstraints === 'string' ? `Constraints: “${answer.otherConstraints}”.` : '',
     answer.changed === false ? 'The file already said exactly this: it is unchanged.' : `Size: ${formatBytes(before)} → ${formatBytes(after)}.`,
-    answer.fingerprint === 'added' ? 'Fingerprint added (the image was re-encoded).' : answer.fingerprint === 'found' ? 'Fingerprint already there: not added again.' : '',
+    answer.fingerprint === 'added' ? fingerprintNote(answer.fingerprintEncoding, before, after) : answer.fingerprint === 'found' ? 'Fingerprint already there: not added again.' : '',
     'Signed by this service.',
     answer.c2paInvalidated ? 'Its Content Credentials (C2PA) no longer validate.' : '',
   ].filter(Boolean);

@@ -68,18 +68,22 @@ export function noisePicture(width: number, height: number, seed: number, sd = 4
 }
 
 /**
- * A smooth two-way colour gradient and nothing else: R follows x, G follows
- * y, B the diagonal, each over the whole 0..255 range (so two corners are
- * near black and near white). No texture, no noise.
+ * A smooth two-way colour gradient: R follows x, G follows y, B the
+ * diagonal, each over the whole 0..255 range (so two corners are near
+ * black and near white). No texture, unless `grain` adds a uniform grain
+ * of +/- that many levels.
  */
-export function gradientPicture(width: number, height: number): Raster {
+export function gradientPicture(width: number, height: number, grain = 0): Raster {
   const data = new Uint8Array(width * height * 3);
+  const rnd = random(width * 7 + height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = (y * width + x) * 3;
-      data[p] = clamp((x * 255) / (width - 1));
-      data[p + 1] = clamp((y * 255) / (height - 1));
-      data[p + 2] = clamp(((x + y) * 255) / (width + height - 2));
+      // The same grain on R, G and B (a luma grain, as film's).
+      const g = grain ? grain * (2 * rnd() - 1) : 0;
+      data[p] = clamp((x * 255) / (width - 1) + g);
+      data[p + 1] = clamp((y * 255) / (height - 1) + g);
+      data[p + 2] = clamp(((x + y) * 255) / (width + height - 2) + g);
     }
   }
   return { data, width, height, channels: 3 };
