@@ -258,7 +258,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // Fetched repositories live here while they are scanned; anything left by a crash goes first.
     rmSync(scanWork, { recursive: true, force: true });
     mkdirSync(scanWork, { recursive: true, mode: 0o700 });
-    jobs = await openJobQueue(database, config.databaseUrl, (error) => app?.log.warn({ err: error }, 'job queue error'));
+    // While the database is away the queue fails every poll: said once a minute, with how many were not said.
+    let queueErrorAt = 0;
+    let queueErrorsUnsaid = 0;
+    jobs = await openJobQueue(database, config.databaseUrl, (error) => {
+      const now = Date.now();
+      if (now - queueErrorAt < 60_000) {
+        queueErrorsUnsaid += 1;
+        return;
+      }
+      app?.log.warn({ err: error, unsaid: queueErrorsUnsaid }, 'job queue error');
+      queueErrorAt = now;
+      queueErrorsUnsaid = 0;
+    });
     const web = {
       people,
       peopleStore,

@@ -138,4 +138,6 @@ it('database unreachable: 503 service_unavailable with Retry-After, the process 
 
   expect(await server.stop()).toEqual({ code: 0, signal: null });
   expect(server.stderr).not.toMatch(/Unhandled|uncaught/i);
+  // With several workers (the default on PostgreSQL), none of them died either.
+  expect(server.stderr).not.toMatch(/worker \d+ \(pid \d+\) ended/);
 }, 60_000);
