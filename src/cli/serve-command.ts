@@ -74,6 +74,13 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   try {
     // Of several workers, the first makes what a first start makes.
     server = await startServer(config, { firstStart: workerIndex === 0 });
+  } catch (error) {
+    // A worker that could not start ends (its primary starts another), whatever handle is left.
+    if (cluster.isWorker) {
+      process.stderr.write(`optmark: worker ${workerIndex} could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    }
+    throw error;
   } finally {
     process.off('SIGTERM', keep).off('SIGINT', keep);
   }

@@ -89,11 +89,15 @@ async function answer(call: () => Promise<Response>): Promise<Answer> {
 it('database unreachable: 503 service_unavailable with Retry-After, the process stays up, and recovers when the database is back', async () => {
   const proxied = new URL(db.url);
   proxied.port = String(proxy.port);
-  const env = { DATABASE_URL: proxied.toString() };
+  // Two worker processes (the default on PostgreSQL is one per CPU): both must ride the outage out.
+  const env = { DATABASE_URL: proxied.toString(), OPTMARK_WORKERS: '2' };
   await optmarkJson(['accounts', 'create', '--name', 'acme', '--plan', 'pro'], env);
   const { key } = await optmarkJson<{ key: string }>(['keys', 'issue', '--account', 'acme'], env);
 
   const server = await startServe(env);
+  // Both workers started (a worker that cannot reach the database while it starts ends and is started again).
+  await server.waitFor(() => (server.stdout.match(/"msg":"Server listening at/g) ?? []).length === 2, 'both workers listening', 30_000);
+  await sleep(300);
   const protect = () => answer(() => postImage(server.url, key));
   const readyz = () => answer(() => fetch(`${server.url}/readyz`));
   let granted = 0;
@@ -136,7 +140,7 @@ it('database unreachable: 503 service_unavailable with Retry-After, the process 
   const usage = await optmarkJson<{ protect: { used: number } }>(['usage', '--account', 'acme'], env);
   expect(usage.protect.used).toBe(granted);
 
-  expect(await server.stop()).toEqual({ code: 0, signal: null });
+  expect(await server.stop(), `${server.stderr.slice(-2000)}\n${server.stdout.split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-8).join('\n')}`).toEqual({ code: 0, signal: null });
   expect(server.stderr).not.toMatch(/Unhandled|uncaught/i);
   // With several workers (the default on PostgreSQL), none of them died either.
   expect(server.stderr).not.toMatch(/worker \d+ \(pid \d+\) ended/);

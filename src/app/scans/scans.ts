@@ -333,12 +333,23 @@ export function createScans(deps: ScanDeps): Scans {
     setCeiling: (perDay, by) => control.setCeiling(perDay, by),
 
     async start() {
-      await deps.jobs.work(SCAN_QUEUE, limits.concurrency, async (data) => {
-        if (typeof data.scanId === 'string') await inSlot(data.scanId);
-      });
-      await recover(true);
+      // The database may be away at this moment (the server already listens): what fails here is tried
+      // again every RECOVER_MS, and the server serves meanwhile.
+      let working = false;
+      let recovered = false;
+      const attempt = async () => {
+        if (!working) {
+          await deps.jobs.work(SCAN_QUEUE, limits.concurrency, async (data) => {
+            if (typeof data.scanId === 'string') await inSlot(data.scanId);
+          });
+          working = true;
+        }
+        await recover(!recovered);
+        recovered = true;
+      };
+      await attempt().catch((error: unknown) => deps.onError(error, 'could not start working on repository scans; trying again'));
       recovering = setInterval(() => {
-        if (!stopping) recover(false).catch((error: unknown) => deps.onError(error, 'could not look for interrupted scans'));
+        if (!stopping) attempt().catch((error: unknown) => deps.onError(error, 'could not look for interrupted scans'));
       }, RECOVER_MS);
       recovering.unref();
     },
