@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { markOnPage } from './mark-page.js';
 import { readOptOut } from '../src/core/opt-out-reader.js';
 import { ensureBuilt, ensureTemplate, killAllServers, startBenchServer } from './http-server.js';
 import { generate } from './images.js';
@@ -72,19 +73,7 @@ async function main(): Promise<void> {
     await Promise.all([page.waitForURL(/\/overview/), page.getByRole('button', { name: 'Set the password and sign in' }).click()]);
 
     const viaPage = async () => {
-      await page.goto(`${server.url}/mark`);
-      await page.setInputFiles('#files', photos);
-      await page.locator('#rows li[data-state="ready"]').nth(FILES - 1).waitFor();
-      const started = performance.now();
-      await page.getByRole('button', { name: 'Mark', exact: true }).click();
-      await page.waitForFunction(
-        (n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('#rows li[data-state="done"], #rows li[data-state="failed"]').length === n,
-        FILES,
-        { timeout: 600_000, polling: 50 },
-      );
-      const ms = performance.now() - started;
-      const failed = await page.locator('#rows li[data-state="failed"]').count();
-      if (failed > 0) throw new Error(`${failed} files failed on the page`);
+      const ms = await markOnPage(page, server.url, photos);
       return ms;
     };
 

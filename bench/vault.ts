@@ -14,6 +14,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { ensureBuilt, ensureTemplate, killAllServers, startBenchServer } from './http-server.js';
+import { markOnPage } from './mark-page.js';
 import { generate } from './images.js';
 import { median } from './timing.js';
 
@@ -79,19 +80,7 @@ async function main(): Promise<void> {
     await Promise.all([page.waitForURL(/\/overview/), page.getByRole('button', { name: 'Set the password and sign in' }).click()]);
 
     const markBatch = async (expectKept: boolean) => {
-      await page.goto(`${server.url}/mark`);
-      await page.setInputFiles('#files', photos);
-      await page.locator('#rows li[data-state="ready"]').nth(FILES - 1).waitFor();
-      const started = performance.now();
-      await page.getByRole('button', { name: 'Mark', exact: true }).click();
-      await page.waitForFunction(
-        (n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('#rows li[data-state="done"], #rows li[data-state="failed"]').length === n,
-        FILES,
-        { timeout: 600_000, polling: 50 },
-      );
-      const ms = performance.now() - started;
-      const failed = await page.locator('#rows li[data-state="failed"]').count();
-      if (failed > 0) throw new Error(`${failed} files failed on the page`);
+      const ms = await markOnPage(page, server.url, photos);
       const kept = await page.locator('#rows .vault-note', { hasText: 'Kept in your Private Vault' }).count();
       if (kept !== (expectKept ? FILES : 0)) throw new Error(`${kept} files kept in the vault, expected ${expectKept ? FILES : 0}`);
       return ms;

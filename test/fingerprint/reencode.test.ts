@@ -5,21 +5,14 @@
  * its chroma subsampling and progressive mode; a lossy WebP at the quality
  * its quantisers give; and the dashboard's and the CLI's layer says how.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
-import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
-import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
-import { createPixelDecoder } from '../../src/adapters/pixels.js';
-import { createFingerprinting } from '../../src/app/fingerprint.js';
+import { describe, expect, it } from 'vitest';
 import { protectWithFingerprint } from '../../src/app/protect-image.js';
 import { encodingLike } from '../../src/core/formats/encoding-like.js';
 import { describeEncoding, sizeChange } from '../../src/core/formats/encoding-words.js';
 import { ijgTable, jpegEncoding } from '../../src/core/formats/jpeg-encoding.js';
 import { webpQuality } from '../../src/core/formats/webp-quality.js';
-import { fixFingerprintKey, texturedPhoto } from './support.js';
+import { inThreadFingerprinting, texturedPhoto } from './support.js';
 
 /** A photo-like picture as raw RGB, 512 x 384. */
 const raw = async (seed = 21) => sharp(await texturedPhoto(512, 384, 'png', seed));
@@ -69,17 +62,7 @@ describe('the WebP quality estimate', () => {
 });
 
 describe('the marked file', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'optmark-fp-reencode-'));
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-  fixFingerprintKey(dataDir, 'optmark test: re-encoding');
-  const keys = FingerprintKeys.open(join(dataDir, 'fingerprint-keys.json'));
-  const fingerprinting = createFingerprinting({
-    pixels: createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 }),
-    detect: async (task) => detect(task),
-    embed: async (task) => embed(task),
-    detecting: () => keys.detecting,
-    marking: () => keys.marking,
-  });
+  const fingerprinting = inThreadFingerprinting('optmark test: re-encoding');
 
   it("keeps a JPEG's quality, subsampling and progressive mode, says so, and stays about its size", async () => {
     const picture = await raw(22);

@@ -5,6 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll } from 'vitest';
+import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
+import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
+import { createPixelDecoder } from '../../src/adapters/pixels.js';
+import { createFingerprinting, type Fingerprinting } from '../../src/app/fingerprint.js';
 import { killAll } from '../process/support.js';
 import { ExifTool } from '../support/exiftool.js';
 
@@ -51,4 +55,23 @@ export async function texturedPhoto(width: number, height: number, format: 'jpeg
   }
   const image = sharp(data, { raw: { width, height, channels: 3 } });
   return format === 'jpeg' ? image.jpeg({ quality: 90 }).toBuffer() : format === 'png' ? image.png().toBuffer() : image.webp({ quality: 90 }).toBuffer();
+}
+
+/**
+ * The fingerprint as a server composes it, in this thread: the pixel
+ * decoder, the detector and embedder, and a fixed secret in a temporary data
+ * directory removed after the file's tests.
+ */
+export function inThreadFingerprinting(label: string): Fingerprinting {
+  const dataDir = mkdtempSync(join(tmpdir(), 'optmark-fp-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  fixFingerprintKey(dataDir, label);
+  const keys = FingerprintKeys.open(join(dataDir, 'fingerprint-keys.json'));
+  return createFingerprinting({
+    pixels: createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 }),
+    detect: async (task) => detect(task),
+    embed: async (task) => embed(task),
+    detecting: () => keys.detecting,
+    marking: () => keys.marking,
+  });
 }

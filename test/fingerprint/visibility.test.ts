@@ -6,20 +6,13 @@
  * its reason (too_flat), through the layer the dashboard and the CLI use,
  * rather than marked visibly.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
-import { FingerprintKeys } from '../../src/adapters/fingerprint-keys.js';
-import detect, { embed } from '../../src/adapters/fingerprint-worker.js';
-import { createPixelDecoder } from '../../src/adapters/pixels.js';
-import { createFingerprinting } from '../../src/app/fingerprint.js';
+import { describe, expect, it } from 'vitest';
 import { protectWithFingerprint } from '../../src/app/protect-image.js';
 import { deriveFingerprintKey, detectFingerprint, embedFingerprint, FingerprintRefusedError, type Raster } from '../../src/core/fingerprint/index.js';
 import { FingerprintNotPossibleError } from '../../src/errors.js';
 import { flatChanges, flatPictures, ssimLuma } from '../../bench/fingerprint-visibility.js';
-import { fixFingerprintKey } from './support.js';
+import { inThreadFingerprinting } from './support.js';
 
 const key = deriveFingerprintKey(Buffer.from('fingerprint visibility test secret'), 'test-1');
 
@@ -80,17 +73,7 @@ describe('the flat-area rule on the marked pixels', () => {
 });
 
 describe('an image with too little texture, through protect --fingerprint (the dashboard and the CLI)', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'optmark-fp-visibility-'));
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-  fixFingerprintKey(dataDir, 'optmark test: visibility');
-  const keys = FingerprintKeys.open(join(dataDir, 'fingerprint-keys.json'));
-  const fingerprinting = createFingerprinting({
-    pixels: createPixelDecoder({ maxPixels: 1e8, concurrency: 1, queue: 1 }),
-    detect: async (task) => detect(task),
-    embed: async (task) => embed(task),
-    detecting: () => keys.detecting,
-    marking: () => keys.marking,
-  });
+  const fingerprinting = inThreadFingerprinting('optmark test: visibility');
 
   it('is refused with fingerprint_not_possible and a reason in words: a white product shot whose object is small', async () => {
     // A small textured object (about 4 % of the picture) on white.
