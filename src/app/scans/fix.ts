@@ -112,12 +112,13 @@ export async function fixScan(deps: FixDeps, who: Submitter, request: FixRequest
         continue;
       }
       const bytes = await source.read(entry, MAX_SCAN_FILE_BYTES);
-      if (item.sha256 !== null && sha256Hex(bytes) !== item.sha256) {
+      const original = sha256Hex(bytes);
+      if (item.sha256 !== null && original !== item.sha256) {
         failed.push({ path: item.path, reason: 'the file is not the one the scan checked' });
         continue;
       }
       try {
-        files.push({ path: item.path, original: sha256Hex(bytes), marked: await deps.mark(bytes, item.path, controller.signal) });
+        files.push({ path: item.path, original, marked: await deps.mark(bytes, item.path, controller.signal) });
       } catch (error) {
         if (!(error instanceof OptmarkError)) throw error;
         failed.push({ path: item.path, reason: error.message });

@@ -113,17 +113,8 @@ export interface Scan {
   readonly fetchMs: number | null;
 }
 
-export interface NewScan {
-  readonly id: string;
-  readonly accountId: string;
-  readonly userId: string;
-  readonly repository: string;
-  readonly ref: string | null;
-  readonly withToken: boolean;
-  readonly instanceId: string;
-  readonly createdAt: Date;
-  readonly expiresAt: Date;
-}
+/** What accepting a scan writes; the rest of a Scan starts empty. */
+export type NewScan = Pick<Scan, 'id' | 'accountId' | 'userId' | 'repository' | 'ref' | 'withToken' | 'instanceId' | 'createdAt' | 'expiresAt'>;
 
 /** Why a new scan was not accepted, decided in one transaction with the insert. */
 export type AcceptOutcome =

@@ -24,12 +24,14 @@ import type { AuditEntry, User } from '../people/ports.js';
 import { API_PLANS, type Clock, type Plan } from '../ports.js';
 import type { BlobStore, VaultFile, VaultKeyRing, VaultObject, VaultSearch, VaultStatus, VaultStore, VaultViewer } from './ports.js';
 import { objectName, open, seal } from './sealing.js';
-import { ZIP_MAX_BYTES, zipArchive, type ZipEntry } from './zip.js';
+import { makeZip } from 'client-zip';
 
 /** Files one page of the vault lists. */
 export const VAULT_PAGE_SIZE = 50;
 /** Files one archive may hold at most (each is two files in it). */
 export const ARCHIVE_MAX_FILES = 200;
+/** The most one download may hold (a ZIP without ZIP64 extensions, which every unzip tool reads). */
+export const ARCHIVE_MAX_BYTES = 0xffff_ffff;
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 const FILE_ID = /^vlt_[A-Za-z0-9]{20}$/;
 
@@ -306,7 +308,7 @@ export function createVault(deps: VaultDeps) {
      * Checked before the answer starts: every id the viewer's (else
      * VaultFileNotFoundError), at most ARCHIVE_MAX_FILES and 4 GiB.
      */
-    async archive(viewer: VaultViewer, ids: readonly string[]): Promise<{ files: VaultFile[]; stream: AsyncGenerator<Buffer> }> {
+    async archive(viewer: VaultViewer, ids: readonly string[]): Promise<{ files: VaultFile[]; stream: AsyncIterable<Uint8Array> }> {
       const wanted = [...new Set(ids)];
       if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '');
       if (wanted.length > ARCHIVE_MAX_FILES) throw new InvalidOptionError('id', `at most ${ARCHIVE_MAX_FILES} files in one download`, `${wanted.length} files`);
@@ -314,15 +316,16 @@ export function createVault(deps: VaultDeps) {
       const files = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
       if (files.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
       const total = files.reduce((sum, f) => sum + f.original.size + f.marked.size + 2 * 300, 0);
-      if (total > ZIP_MAX_BYTES) throw new InvalidOptionError('id', 'a choice of at most 4 GB in one download', `${files.length} files`);
-      async function* entries(): AsyncGenerator<ZipEntry> {
+      if (total > ARCHIVE_MAX_BYTES) throw new InvalidOptionError('id', 'a choice of at most 4 GB in one download', `${files.length} files`);
+      // Each file is read and unsealed as the archive reaches it (client-zip writes stored entries as they come).
+      async function* entries() {
         const used = new Set<string>();
         for (const file of files) {
-          yield { name: `original/${unique(used, entryName(file.original.name, `${file.id}-original`))}`, bytes: await readObject(viewer.accountId, file.original.sha256), modifiedAt: file.createdAt };
-          yield { name: `marked/${unique(used, entryName(file.marked.name, `${file.id}-marked`))}`, bytes: await readObject(viewer.accountId, file.marked.sha256), modifiedAt: file.createdAt };
+          yield { name: `original/${unique(used, entryName(file.original.name, `${file.id}-original`))}`, input: await readObject(viewer.accountId, file.original.sha256), lastModified: file.createdAt };
+          yield { name: `marked/${unique(used, entryName(file.marked.name, `${file.id}-marked`))}`, input: await readObject(viewer.accountId, file.marked.sha256), lastModified: file.createdAt };
         }
       }
-      return { files, stream: zipArchive(entries()) };
+      return { files, stream: makeZip(entries()) as unknown as AsyncIterable<Uint8Array> };
     },
 
     /** Remove files the viewer may see (their bytes too, unless another file of the account still uses them). */

@@ -21,7 +21,7 @@ import { API_PLANS, type Principal } from '../../app/ports.js';
 import { FINISHED_STATES, type Scan } from '../../app/scans/ports.js';
 import type { Scans } from '../../app/scans/scans.js';
 import type { FixOutcome } from '../../app/scans/fix.js';
-import { coverageOf as coverageFor, reportCsv, REPORT_COLUMNS, summaryOf } from '../../app/scans/report.js';
+import { coverageOf as coverageFor, reportCsv, summaryOf } from '../../app/scans/report.js';
 import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, ScopeNotAllowedError } from '../../errors.js';
 import { errorResult } from '../schemas.js';
 import { answerOtherMethods } from './other-methods.js';
@@ -58,7 +58,6 @@ export function scanView(scan: Scan) {
 
 /** Coverage of a scan's images (app/scans/report.ts). */
 export const coverageOf = (scan: Scan) => coverageFor(scan.summary);
-export { reportCsv, REPORT_COLUMNS };
 
 const scanBody = {
   type: 'object',

@@ -19,7 +19,8 @@ import { fixConfirmPage, isItemStatus, scanPage, type FixConfirmView, type ScanV
 import { scansPage, type ScansView } from '../../web/pages/scans.js';
 import { STATUS } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
-import { coverageOf, reportCsv, scanView, zipEntries } from '../routes/scans.js';
+import { reportCsv } from '../../app/scans/report.js';
+import { coverageOf, scanView, zipEntries } from '../routes/scans.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 import { attachment } from './page-routes.js';
 
