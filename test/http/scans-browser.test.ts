@@ -281,6 +281,12 @@ describe('scans over HTTP', () => {
     const noToken = await person.form(`/scans/${scan.id}/fix`, { csrf, confirm: '2', mode: 'push' });
     expect(noToken.status).toBe(400);
     expect(await noToken.text()).toContain('To push a branch, give a token that may write to the repository');
+    // A token the repository refuses: the form again, with the reason in words (and no record, no unit spent).
+    const refused = await person.form(`/scans/${scan.id}/fix`, { csrf, confirm: '2', mode: 'push', token: `${TOKEN}-wrong` });
+    expect(refused.status).toBe(502);
+    const refusedHtml = await refused.text();
+    expect(refusedHtml).toContain('The repository could not be fetched: the server refused the read token');
+    expect(refusedHtml).toContain('action="/scans/');
     const pushed = await person.form(`/scans/${scan.id}/fix`, { csrf, confirm: '2', mode: 'push', token: TOKEN });
     expect(pushed.status).toBe(200);
     const html = await pushed.text();

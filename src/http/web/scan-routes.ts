@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { makeZip } from 'client-zip';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { API_PLANS } from '../../app/ports.js';
-import { FINISHED_STATES, ScanSourceError } from '../../app/scans/ports.js';
+import { FINISHED_STATES } from '../../app/scans/ports.js';
 import type { Scans } from '../../app/scans/scans.js';
 import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../errors.js';
 import { fixConfirmPage, isItemStatus, scanPage, type FixConfirmView, type ScanView } from '../../web/pages/scan.js';
@@ -27,7 +27,8 @@ import { attachment } from './page-routes.js';
 /** Refusals of the scan form a person can act on: shown on the form, with what they typed (but the token). */
 const SCAN_FORM_ERRORS = new Set(['invalid_option', 'source_not_allowed', 'scan_limit_reached', 'scans_paused']);
 /** Refusals of a fix shown on its confirmation page. */
-const FIX_ERRORS = new Set(['invalid_option', 'quota_exceeded', 'scan_not_finished', 'source_not_allowed', 'plan_not_allowed']);
+// repository_unavailable: the repository could not be fetched again or pushed to (a token refused, a branch that exists), said in words.
+const FIX_ERRORS = new Set(['invalid_option', 'quota_exceeded', 'scan_not_finished', 'repository_unavailable', 'plan_not_allowed']);
 const isFormError = (codes: Set<string>) => (error: unknown): error is OptmarkError => isOptmarkError(error) && codes.has(error.code);
 
 /** An invalid field of the scan form, in words. */
@@ -147,8 +148,6 @@ export function scanRoutes(app: FastifyInstance, deps: WebDeps & { readonly scan
       outcome = await scans.fix(submitter(request), { scanId: scanIdOf(request), confirm, push: mode === 'push', token: token || null });
     } catch (error) {
       if (isFormError(FIX_ERRORS)(error)) return showFix(request, reply, { error: error.message, mode }, STATUS[error.code]);
-      // The repository could not be fetched or pushed to (a token refused, a branch that exists): said in words.
-      if (error instanceof ScanSourceError) return showFix(request, reply, { error: error.message, mode }, 502);
       throw error;
     }
     // Each marked file leaves a dated service record, as a marking on the Mark page does.
