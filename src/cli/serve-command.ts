@@ -54,7 +54,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     if (fingerprint.created) announceCreatedFingerprintKey(fingerprint);
     VaultKeys.open(config.vaultKeysPath);
     const { runPrimary } = await import('../server/workers.js');
-    return runPrimary({ workers: config.workers, log: (line) => process.stderr.write(`${line}\n`) });
+    return runPrimary({ workers: config.workers, port: config.port, host: config.host, log: (line) => process.stderr.write(`${line}\n`) });
   }
   const workerIndex = cluster.isWorker ? Number(process.env.OPTMARK_WORKER_INDEX ?? '0') : 0;
   // Whatever the server, PGlite and the admin socket create is for this user alone.
@@ -73,7 +73,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   let server: RunningServer;
   try {
     // Of several workers, the first makes what a first start makes.
-    server = await startServer(config, { firstStart: workerIndex === 0 });
+    server = await startServer(config, { firstStart: workerIndex === 0, reusePort: cluster.isWorker });
   } catch (error) {
     // A worker that could not start ends (its primary starts another), whatever handle is left.
     if (cluster.isWorker) {

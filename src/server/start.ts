@@ -113,6 +113,12 @@ export interface StartOptions {
   readonly adminSocket?: boolean;
   /** Make the first start's account and file when the database is empty (only one worker of several does). Default true. */
   readonly firstStart?: boolean;
+  /**
+   * Listen on a socket of this process's own with SO_REUSEPORT, beside the
+   * other workers' on the same port (the kernel spreads connections over
+   * them), instead of node:cluster's one shared socket. Default false.
+   */
+  readonly reusePort?: boolean;
   /** The vault's storage, instead of the one configured (tests wrap it); and a step between its two writes (the crash test stops there). */
   readonly vault?: { readonly blobs?: BlobStore; readonly afterBytes?: () => Promise<void> | void };
 }
@@ -309,7 +315,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       heartbeat.unref();
     }
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys, scans: scans.control }, server.log);
-    url = await server.listen({ port: config.port, host: config.host });
+    url = await server.listen({ port: config.port, host: config.host, ...(options.reusePort ? { exclusive: true, reusePort: true } : {}) });
     await scans.start();
     // Only now that the server listens: a start that fails before creates nothing.
     const start = options.firstStart === false ? { local: undefined, ownerLinks: [], handedOver: async () => {} } : await firstStart({ store, admin, people });
