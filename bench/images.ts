@@ -1,6 +1,6 @@
 /**
  * Benchmark inputs made in code with sharp: noisy pixels so the encoders
- * cannot compress them away, sized to about 1, 5 and 25 MB per format.
+ * cannot compress them away, sized to about 100 KB, 1, 5 and 25 MB per format.
  * Generating the big ones takes seconds, so each file is cached under
  * .bench-tmp/images/ by name and reused on later runs.
  */
@@ -22,7 +22,8 @@ export interface BenchImage {
 
 const MB = 1024 * 1024;
 export const FORMATS: readonly Format[] = ['jpeg', 'png', 'webp'];
-export const SIZES_MB: readonly number[] = [1, 5, 25];
+/** About 100 KB, 1, 5 and 25 MB of each format. */
+export const SIZES_MB: readonly number[] = [0.1, 1, 5, 25];
 const EXT: Record<Format, string> = { jpeg: 'jpg', png: 'png', webp: 'webp' };
 /** Bump when the recipe changes, so stale cached files are not reused. */
 const RECIPE = 'v3';
@@ -147,7 +148,7 @@ export async function generate(format: Format, targetBytes: number, seed: number
   return best!;
 }
 
-/** All nine benchmark images, generated once and then read from the cache. */
+/** All twelve benchmark images, generated once and then read from the cache. */
 export async function benchImages(dir: string, log: (line: string) => void = () => {}): Promise<BenchImage[]> {
   mkdirSync(dir, { recursive: true });
   const images: BenchImage[] = [];
@@ -155,7 +156,7 @@ export async function benchImages(dir: string, log: (line: string) => void = () 
   for (const format of FORMATS) {
     for (const mb of SIZES_MB) {
       seed++;
-      const name = `${format}-${mb}mb`;
+      const name = mb < 1 ? `${format}-${Math.round(mb * 1000)}kb` : `${format}-${mb}mb`;
       const path = join(dir, `${name}-${RECIPE}.${EXT[format]}`);
       const metaPath = `${path}.json`;
       const targetBytes = mb * MB;

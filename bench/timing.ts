@@ -70,3 +70,16 @@ export async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
   await fn();
   return performance.now() - t0;
 }
+
+/** measureInterleaved for operations that return promises (a decode by sharp, the fingerprint check). */
+export async function measureInterleavedAsync<K extends string>(fns: Record<K, () => Promise<unknown>>, budget: Budget = DEFAULT_BUDGET): Promise<Record<K, Sample>> {
+  const keys = Object.keys(fns) as K[];
+  const times = new Map<K, number[]>(keys.map((k) => [k, []]));
+  for (let i = 0; i < budget.warmupRuns; i++) for (const k of keys) await fns[k]();
+  const started = performance.now();
+  for (let round = 0; round < budget.maxRuns; round++) {
+    if (round >= budget.minRuns && performance.now() - started >= budget.minTimeMs * keys.length) break;
+    for (const k of keys) times.get(k)!.push(await timeAsync(fns[k]));
+  }
+  return Object.fromEntries(keys.map((k) => [k, summarise(times.get(k)!)])) as Record<K, Sample>;
+}

@@ -1,0 +1,280 @@
+/**
+ * `npm run bench:page` (and the last step of `npm run bench`): writes
+ * docs/benchmarks.md from the results the benchmarks left in .bench-tmp/ —
+ * the machine, the versions, the date, every figure with the command that
+ * reproduces it, and each target with PASS or MISSED and what bounds it.
+ * It measures nothing itself; a part whose results are missing says so.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import type { FileResult, Target } from './report.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const TMP = join(ROOT, '.bench-tmp');
+const PAGE = join(ROOT, 'docs', 'benchmarks.md');
+
+/* The shapes of the result files, as far as this page reads them. */
+interface VerifyTimes {
+  verifyMs: number;
+  verifyDetectMs: number;
+  decodeReducedMs: number;
+  decodeFullMs: number;
+}
+interface InProcessResults {
+  date: string;
+  environment: { node: string; exiftool: string; glibcTunables: string | null };
+  results: FileResult[];
+  twelveMegapixel?: { bytes: number; width: number; height: number; unmarked: VerifyTimes; marked: VerifyTimes };
+  versions?: { sharp: string; libvips: string };
+  targets: Target[];
+}
+interface Load {
+  connections: number;
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+interface HttpResults {
+  date: string;
+  environment: { loadTool: string; notes: string[] };
+  runs: Array<Load & { op: string; image: string; uploadBytes: number; inProcess: { medianMs: number }; cpu?: { serverCores: number; clientCores: number; otherCores: number; serverCpuMsPerRequest: number } }>;
+  serverMemory: { afterStart?: { rssMb: number }; afterRuns?: { peakRssMb: number } };
+  target: Target;
+}
+interface ScaleResults {
+  date: string;
+  environment: { postgres: string; nginx: string; loadTool: string; cpus: number };
+  method: { image: { bytes: number }; durationSeconds: number; judgedAt: number };
+  parallelism: { alonePerCpuSecond: number; twoPerCpuSecond: number; efficiency: number; rate: number };
+  setUps: Array<{ id: string; label: string }>;
+  rows: Array<{ setUp: string; connections: number; result: Load; seconds: number; cpu: { server: number; postgres: number; nginx: number; wrk: number; machine: number }; callsPerServerCpuSecond: number }>;
+  targets: Target[];
+}
+interface RssResults {
+  date: string;
+  startMb: number;
+  phases: Array<{ format: string; op: string; bytes: number; width: number; height: number; peakMb: number; rssMb: number }>;
+  peakMb: number;
+  target: Target;
+}
+interface Timed {
+  wallMs: number;
+  cpuMs: number;
+}
+interface CliResults {
+  date: string;
+  startup: { nodeAlone: Timed; help: Timed; verifySmall: Timed };
+  folder: { files: number; exiftool: Timed; exiftoolStart: Timed; optmark: Timed; ratio: number };
+  targets: Target[];
+}
+
+function read<T>(name: string): T | undefined {
+  const path = join(TMP, name);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : undefined;
+}
+
+const f = (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
+const ms = (v: number) => f(v, v < 10 ? 2 : 1);
+const x = (v: number) => `${f(v, 2)}×`;
+const size = (bytes: number) => (bytes >= 1e6 ? `${f(bytes / 1e6, 1)} MB` : `${f(bytes / 1e3, 0)} KB`);
+const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(' | ')} |`;
+const head = (cells: readonly string[]) => [row(cells), row(cells.map(() => '---'))];
+const verdict = (t: Target) => `${t.pass ? '**met**' : '**missed**'}: ${t.name} — ${t.detail}`;
+
+function tool(command: string, args: string[], pattern: RegExp): string {
+  const r = spawnSync(command, args, { encoding: 'utf8' });
+  return pattern.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1] ?? 'not installed';
+}
+
+function machine(): string[] {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  let debian = '';
+  try {
+    debian = readFileSync('/etc/debian_version', 'utf8').trim();
+  } catch {
+    // not Debian
+  }
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout
+  }
+  return [
+    `- Machine: ${cpu}, ${os.cpus().length} cores, ${f(os.totalmem() / 2 ** 30, 0)} GiB, ${os.platform()} ${os.release()}${debian ? `, Debian ${debian}` : ''}`,
+    `- optmark ${pkg.version} (commit ${commit}), Node.js ${process.version}`,
+    `- Tools: ExifTool ${tool('perl', [join(ROOT, 'node_modules', 'exiftool-vendored.pl', 'bin', 'exiftool'), '-ver'], /^(\S+)/)}, wrk ${tool('wrk', ['--version'], /wrk (\S+)/)}, nginx ${tool('nginx', ['-v'], /nginx\/(\S+)/)}`,
+  ];
+}
+
+function inProcessSection(r: InProcessResults | undefined): string[] {
+  if (!r) return ['_Not run: `npm run bench:files`._'];
+  const out: string[] = [];
+  out.push(
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench:files\` (Node.js ${r.environment.node}, ExifTool ${r.environment.exiftool}${r.versions ? `, sharp ${r.versions.sharp} on libvips ${r.versions.libvips}` : ''}).`,
+    'The files are made in code (bench/images.ts): busy pixels with an editor\'s EXIF, ICC profile and XMP, sized to about 100 KB, 1, 5 and 25 MB per format. Medians; operations interleaved round-robin so their ratios share the same machine state.',
+    '',
+    '### Marking: protect against one SHA-256 and against ExifTool',
+    '',
+    '"Signed protect" is what `POST /api/v1/protect` runs: the value written, the provenance tag signed over the content digest, and the SHA-256 of the output its answer carries. The floor is one SHA-256 pass over the same bytes. ExifTool writes the same field (`-XMP-plus:DataMining`), in a `-stay_open` batch (Perl started once) and as one process per file.',
+    '',
+    ...head(['file', 'size', 'SHA-256 ms', 'protect ms', 'signed protect ms', 'signed / SHA-256', 'ExifTool batch ms', 'faster', 'ExifTool per process ms', 'faster']),
+    ...r.results.map((e) =>
+      row([e.name, size(e.bytes), ms(e.sha256Ms), ms(e.protectMs), ms(e.protectSignedMs), x(e.protectSignedMs / e.sha256Ms), ms(e.exiftoolMs), x(e.exiftoolMs / e.protectSignedMs), ms(e.exiftoolProcessMs), x(e.exiftoolProcessMs / e.protectSignedMs)]),
+    ),
+    '',
+    '"protect" alone is the marked bytes without any hash (what the command line writes to disk, and what ExifTool makes).',
+    '',
+    '### Verifying: verify against the decode of the same image',
+    '',
+    'verify reads the metadata (and checks the tag); with the fingerprint it also decodes the pixels at the analysis size (shrink-on-load, the fastest sharp decode of the file) and runs the detector. These files carry no mark, so the detector runs its whole scale search: the slow case.',
+    '',
+    ...head(['file', 'size', 'verify ms', 'with fingerprint ms', 'reduced decode ms', 'with fingerprint / reduced decode', 'full decode ms']),
+    ...r.results.map((e) => row([e.name, size(e.bytes), ms(e.verifyMs), ms(e.verifyDetectMs), ms(e.decodeReducedMs), x(e.verifyDetectMs / e.decodeReducedMs), ms(e.decodeFullMs)])),
+  );
+  const t = r.twelveMegapixel;
+  if (t) {
+    for (const which of ['unmarked', 'marked'] as const) {
+      const v = t[which];
+      out.push(row([`jpeg-12mp, ${which} (${t.width}×${t.height}, camera-like)`, size(t.bytes), ms(v.verifyMs), ms(v.verifyDetectMs), ms(v.decodeReducedMs), x(v.verifyDetectMs / v.decodeReducedMs), ms(v.decodeFullMs)]));
+    }
+    out.push('', 'The 12-megapixel JPEG is verified twice: without a mark (the detector searches every scale) and with this benchmark\'s fingerprint in it (the mark stands out at the first scale and only a short climb runs). The detector runs in this thread, as `optmark verify` runs it; the server runs it on its worker pool, beside the event loop.');
+  }
+  return out;
+}
+
+function httpSection(r: HttpResults | undefined): string[] {
+  if (!r) return ['_Not run: `npm run bench:http`._'];
+  return [
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench:http\`: \`optmark serve\` as \`npm start\` runs it (one process, the embedded database), ${r.environment.loadTool === 'wrk' ? "Debian's wrk" : r.environment.loadTool} posting the same multipart body over and over, 8 s per row after a warm-up. Admission limits raised so that throughput is measured, not shedding (at the defaults, calls past 32 in flight per process, or 8 per key, are refused at once with 503 \`server_busy\` or 429). verify posts the protected file.`,
+    '',
+    ...head(['call', 'file', 'connections', 'calls/s', 'p50 ms', 'p99 ms', 'server CPU ms per call', 'in process ms', 'cores: server / client / other']),
+    ...r.runs.map((e) =>
+      row([e.op, e.image, e.connections, f(e.rps, 0), ms(e.p50Ms), ms(e.p99Ms), e.cpu ? ms(e.cpu.serverCpuMsPerRequest) : '–', ms(e.inProcess.medianMs), e.cpu ? `${f(e.cpu.serverCores, 2)} / ${f(e.cpu.clientCores, 2)} / ${f(e.cpu.otherCores, 2)}` : '–']),
+    ),
+    '',
+    `Server memory: ${f(r.serverMemory.afterStart?.rssMb ?? Number.NaN, 0)} MB after start, peak ${f(r.serverMemory.afterRuns?.peakRssMb ?? Number.NaN, 0)} MB over these runs.`,
+  ];
+}
+
+function scaleSection(r: ScaleResults | undefined): string[] {
+  if (!r) return ['_Not run: `npm run bench:scale`._'];
+  const label = new Map(r.setUps.map((s) => [s.id, s.label]));
+  const p = r.parallelism;
+  return [
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench:scale\`: POST /api/v1/protect of a ${size(r.method.image.bytes)} JPEG on PostgreSQL ${r.environment.postgres.split(' ')[0]}, wrk straight at the server or through nginx ${r.environment.nginx} (docs/operations.md's configuration, request buffering on), ${r.method.durationSeconds} s per row. CPU per party from /proc: optmark (the primary and its workers, or the instances, summed), PostgreSQL's backends, nginx, wrk, and the whole machine.`,
+    '',
+    `**What this machine gives two busy processes**, measured in the same run: one CPU-bound loop (SHA-256 of 1 MiB) alone does ${f(p.alonePerCpuSecond, 0)} MiB per CPU-second; two at once do ${f(p.twoPerCpuSecond, 0)} each (efficiency ${x(p.efficiency)}) and ${x(p.rate)} the work per second together. No server scales past that here.`,
+    '',
+    ...head(['set-up', 'connections', 'calls/s', 'p50 ms', 'p99 ms', 'calls per optmark CPU-s', 'cores: optmark', 'PostgreSQL', 'nginx', 'wrk', 'whole machine']),
+    ...r.rows.map((e) =>
+      row([label.get(e.setUp) ?? e.setUp, e.connections, f(e.result.rps, 0), ms(e.result.p50Ms), ms(e.result.p99Ms), f(e.callsPerServerCpuSecond, 0), f(e.cpu.server / e.seconds, 2), f(e.cpu.postgres / e.seconds, 2), f(e.cpu.nginx / e.seconds, 2), f(e.cpu.wrk / e.seconds, 2), f(e.cpu.machine / e.seconds, 2)]),
+    ),
+  ];
+}
+
+function rssSection(r: RssResults | undefined): string[] {
+  if (!r) return ['_Not run: `npm run bench:rss`._'];
+  return [
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench:rss\`: one \`optmark serve\` as \`npm start\` runs it (the embedded database in the same process), 8 calls at once, three rounds per row, the process's peak resident memory (VmHWM) read after each. ${f(r.startMb, 0)} MB after start.`,
+    '',
+    ...head(['call', 'format', 'upload', 'pixels', 'peak RSS so far MB', 'RSS after MB']),
+    ...r.phases.map((e) => row([e.op, e.format, size(e.bytes), `${e.width}×${e.height}`, f(e.peakMb, 0), f(e.rssMb, 0)])),
+  ];
+}
+
+function cliSection(r: CliResults | undefined): string[] {
+  if (!r) return ['_Not run: `npm run bench:cli`._'];
+  const { startup, folder } = r;
+  return [
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench:cli\`: whole processes, as a person runs them.`,
+    '',
+    ...head(['what', 'wall', 'CPU']),
+    row(['`node -e 0` (the floor)', `${ms(startup.nodeAlone.wallMs)} ms`, `${ms(startup.nodeAlone.cpuMs)} ms`]),
+    row(['`optmark --help`, median of 20', `${ms(startup.help.wallMs)} ms`, `${ms(startup.help.cpuMs)} ms`]),
+    row(['`optmark verify` of a 50 KB JPEG, median of 20', `${ms(startup.verifySmall.wallMs)} ms`, `${ms(startup.verifySmall.cpuMs)} ms`]),
+    row([`ExifTool \`-stay_open\`, ${folder.files} × 5 MB JPEGs (fresh copies)`, `${f(folder.exiftool.wallMs / 1000, 2)} s`, `${f(folder.exiftool.cpuMs / 1000, 2)} s`]),
+    row(['ExifTool start-up alone (`-ver`)', `${ms(folder.exiftoolStart.wallMs)} ms`, `${ms(folder.exiftoolStart.cpuMs)} ms`]),
+    row([`\`optmark protect\` of the same ${folder.files} files, one process`, `${f(folder.optmark.wallMs / 1000, 2)} s`, `${f(folder.optmark.cpuMs / 1000, 2)} s`]),
+    '',
+    `optmark against ExifTool on the folder: ${x(folder.ratio)} faster (wall).`,
+  ];
+}
+
+/** Why a missed target is missed: the bound, in numbers from the same run. */
+function bounds(files: InProcessResults | undefined, scale: ScaleResults | undefined): string[] {
+  const out: string[] = [];
+  const jpeg5 = files?.results.find((e) => e.name === 'jpeg-5mb');
+  if (jpeg5) {
+    const signed = jpeg5.protectSignedMs / jpeg5.sha256Ms;
+    out.push(
+      `- **Signed protect against one SHA-256.** The provenance tag signs the content digest (one SHA-256 pass over the file without its XMP), and the tag is written into the output, whose SHA-256 the answer carries: the second hash cannot start before the first has ended, so two passes run one after the other whatever the number of threads, and ${x(2)} is the floor. The ${x(1.3)} target with the hashes on two threads assumed two independent passes; it cannot be met without changing what the tag signs (docs/provenance.md). On the 5 MB JPEG: ${ms(jpeg5.protectSignedMs)} ms = ${x(signed)} one SHA-256 (${ms(jpeg5.sha256Ms)} ms); the two passes take ${ms(2 * jpeg5.sha256Ms)} ms, the rest (${ms(jpeg5.protectSignedMs - 2 * jpeg5.sha256Ms)} ms, ${x((jpeg5.protectSignedMs - 2 * jpeg5.sha256Ms) / jpeg5.sha256Ms)} of one SHA-256) is writing the output (a copy of the file into a new buffer alone takes ${ms(jpeg5.copyMs)} ms here), reading the container and the XMP, and the Ed25519 signature (about 0.05 ms). Within ${x(2.1)} that rest would have to fit in ${ms(0.1 * jpeg5.sha256Ms)} ms.`,
+      `- **Against ExifTool.** ExifTool's batch writes the 5 MB JPEG in ${ms(jpeg5.exiftoolMs)} ms; the signed protect, two SHA-256 passes included, in ${ms(jpeg5.protectSignedMs)} ms (${x(jpeg5.exiftoolMs / jpeg5.protectSignedMs)}); without the hashes ExifTool's job takes us ${ms(jpeg5.protectMs)} ms (${x(jpeg5.exiftoolMs / jpeg5.protectMs)}). The hashes ExifTool does not compute are most of our time.`,
+    );
+  }
+  if (scale) {
+    const at = (id: string) => scale.rows.find((e) => e.setUp === id && e.connections === scale.method.judgedAt);
+    const one = at('direct-1');
+    const all = at('direct-all');
+    if (one && all) {
+      const pgPerCall = (e: NonNullable<typeof one>) => (1000 * e.cpu.postgres) / e.result.requests;
+      out.push(
+        `- **Workers.** At ${scale.method.judgedAt} connections one worker already keeps the machine busy: the whole machine used ${f(one.cpu.machine / one.seconds, 2)} of ${scale.environment.cpus} cores (optmark ${f(one.cpu.server / one.seconds, 2)}, PostgreSQL ${f(one.cpu.postgres / one.seconds, 2)}, wrk ${f(one.cpu.wrk / one.seconds, 2)}); PostgreSQL spends ${ms(pgPerCall(one))} ms of CPU per call (the quota reservation and its commit). With ${scale.environment.cpus} workers there is no idle core left to gain, so the rate cannot grow by 1.3×, and each optmark process does less per CPU-second (${f(all.callsPerServerCpuSecond, 0)} against ${f(one.callsPerServerCpuSecond, 0)} calls): the same loss the plain SHA-256 loop shows on this machine with two processes at once (efficiency ${x(scale.parallelism.efficiency)}), plus each worker's own event loop, timers and database pool. On a machine with more cores than the load generator and the database need, the workers have cores of their own.`,
+      );
+    }
+  }
+  return out;
+}
+
+function main(): void {
+  const files = read<InProcessResults>('bench-results.json');
+  const http = read<HttpResults>('bench-http.json');
+  const scale = read<ScaleResults>('bench-scale.json');
+  const rss = read<RssResults>('bench-rss.json');
+  const cli = read<CliResults>('bench-cli.json');
+  const targets: Target[] = [...(files?.targets ?? []), ...(http ? [http.target] : []), ...(scale?.targets ?? []), ...(rss ? [rss.target] : []), ...(cli?.targets ?? [])];
+  const missed = targets.filter((t) => !t.pass);
+  const lines = [
+    '# Benchmarks',
+    '',
+    '<!-- Written by `npm run bench` (bench/page.ts) from the results of its parts; edit the generator, not this file. -->',
+    '',
+    `What one machine does with optmark, measured in one run of \`npm run bench\` (${new Date().toISOString().slice(0, 10)}). Every figure comes with the command that reproduces it; each part also runs alone (\`npm run bench:files\`, \`bench:http\`, \`bench:scale\`, \`bench:rss\`, \`bench:cli\`), and \`npm run bench:page\` rewrites this page from the results in \`.bench-tmp/\`. Milliseconds depend on the machine and on what else runs on it; the ratios, each against a baseline measured in the same run, travel better.`,
+    '',
+    ...machine(),
+    '',
+    '## Targets',
+    '',
+    ...targets.map((t) => `- ${verdict(t)}`),
+    '',
+    ...(missed.length > 0 ? ['### What bounds the missed targets', '', ...bounds(files, scale), ''] : []),
+    '## Files in process',
+    '',
+    ...inProcessSection(files),
+    '',
+    '## HTTP, one process',
+    '',
+    ...httpSection(http),
+    '',
+    '## HTTP, all cores and several instances',
+    '',
+    ...scaleSection(scale),
+    '',
+    '## Memory under 8 concurrent 25 MB uploads',
+    '',
+    ...rssSection(rss),
+    '',
+    '## The command line',
+    '',
+    ...cliSection(cli),
+    '',
+  ];
+  writeFileSync(PAGE, lines.join('\n'));
+  process.stdout.write(`wrote ${PAGE} (${targets.length} targets, ${missed.length} missed)\n`);
+}
+
+main();
