@@ -50,7 +50,7 @@ interface ScaleResults {
   method: { image: { bytes: number }; durationSeconds: number; judgedAt: number };
   parallelism: { alonePerCpuSecond: number; twoPerCpuSecond: number; efficiency: number; rate: number };
   setUps: Array<{ id: string; label: string }>;
-  rows: Array<{ setUp: string; connections: number; result: Load; seconds: number; cpu: { server: number; postgres: number; nginx: number; wrk: number; machine: number }; callsPerServerCpuSecond: number }>;
+  rows: Array<{ setUp: string; connections: number; result: Load; seconds: number; cpu: { server: number; postgres: number; nginx: number; wrk: number; machine: number }; callsPerServerCpuSecond: number; msPerCallByThread: Record<string, number> }>;
   targets: Target[];
 }
 interface RssResults {
@@ -173,6 +173,23 @@ function scaleSection(r: ScaleResults | undefined): string[] {
     ...head(['set-up', 'connections', 'calls/s', 'p50 ms', 'p99 ms', 'calls per optmark CPU-s', 'cores: optmark', 'PostgreSQL', 'nginx', 'wrk', 'whole machine']),
     ...r.rows.map((e) =>
       row([label.get(e.setUp) ?? e.setUp, e.connections, f(e.result.rps, 0), ms(e.result.p50Ms), ms(e.result.p99Ms), f(e.callsPerServerCpuSecond, 0), f(e.cpu.server / e.seconds, 2), f(e.cpu.postgres / e.seconds, 2), f(e.cpu.nginx / e.seconds, 2), f(e.cpu.wrk / e.seconds, 2), f(e.cpu.machine / e.seconds, 2)]),
+    ),
+    '',
+    `Where optmark's CPU goes, per call, by thread (all its processes summed, from /proc; "main thread" is each process's event loop, "V8Worker" V8's garbage-collection and compiler helpers, "libuv-worker" Node's thread pool, "WorkerThread" the fingerprint and metadata pools), and PostgreSQL's CPU per call:`,
+    '',
+    ...threadTable(r),
+  ];
+}
+
+function threadTable(r: ScaleResults): string[] {
+  const label = new Map(r.setUps.map((s) => [s.id, s.label]));
+  const threads = [...new Set(r.rows.flatMap((e) => Object.keys(e.msPerCallByThread ?? {})))];
+  const byTotal = (name: string) => -r.rows.reduce((sum, e) => sum + (e.msPerCallByThread?.[name] ?? 0), 0);
+  threads.sort((a, b) => byTotal(a) - byTotal(b));
+  return [
+    ...head(['set-up', 'connections', ...threads.map((t) => `${t} ms`), 'optmark ms', 'PostgreSQL ms']),
+    ...r.rows.map((e) =>
+      row([label.get(e.setUp) ?? e.setUp, e.connections, ...threads.map((t) => ms(e.msPerCallByThread?.[t] ?? 0)), ms((1000 * e.cpu.server) / e.result.requests), ms((1000 * e.cpu.postgres) / e.result.requests)]),
     ),
   ];
 }

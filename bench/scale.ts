@@ -75,6 +75,8 @@ export interface ScaleRow {
   /** CPU seconds during the run: the optmark processes, PostgreSQL, nginx, wrk, and the whole machine (everything, other work included). */
   readonly cpu: { readonly server: number; readonly postgres: number; readonly nginx: number; readonly wrk: number; readonly machine: number };
   readonly callsPerServerCpuSecond: number;
+  /** The optmark processes' CPU milliseconds per call, by thread (main thread, V8Worker, libuv-worker, ...). */
+  readonly msPerCallByThread: Record<string, number>;
 }
 
 /** CPU seconds of every process whose command name starts with `name` (PostgreSQL's backends, nginx's workers, wrk). */
@@ -92,6 +94,45 @@ function cpuOf(name: string): number {
     }
   }
   return total;
+}
+
+/**
+ * CPU seconds of a process tree's threads by thread name ("node" is the main
+ * thread of each process, "V8Worker" V8's garbage-collection and compiler
+ * helpers, "libuv-worker" the thread pool, "WorkerThread" the fingerprint
+ * and metadata pools): where the server's CPU goes, per call.
+ */
+function threadCpu(pids: readonly number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const tree = new Set(pids);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (tree.has(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))) tree.add(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  for (const pid of tree) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+        const name = task === String(pid) ? 'main thread' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+        out[name] = (out[name] ?? 0) + (f[11]! + f[12]!) / TICKS;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return out;
 }
 
 /** CPU seconds of this process's waited-for children: wrk, once a run has ended. */
@@ -269,6 +310,8 @@ async function main(): Promise<void> {
         await load(16, WARMUP_S);
         for (const connections of SCALE_CONCURRENCY) {
           const serverCpu = () => instances.reduce((sum, x) => sum + treeCpuSeconds(x.child.pid!), 0);
+          const pids = instances.map((x) => x.child.pid!);
+          const threadsBefore = threadCpu(pids);
           const before = { server: serverCpu(), postgres: cpuOf('postgres'), nginx: cpuOf('nginx'), wrk: childrenCpu(), machine: machineCpu(), at: performance.now() };
           const result = await load(connections, DURATION_S);
           const seconds = (performance.now() - before.at) / 1000;
@@ -280,12 +323,20 @@ async function main(): Promise<void> {
             wrk: childrenCpu() - before.wrk,
             machine: machineCpu() - before.machine,
           };
-          const row: ScaleRow = { setUp: setUp.id, connections, result, seconds, cpu, callsPerServerCpuSecond: result.requests / cpu.server };
+          const threadsAfter = threadCpu(pids);
+          const msPerCallByThread = Object.fromEntries(
+            Object.entries(threadsAfter)
+              .map(([name, sec]) => [name, (1000 * (sec - (threadsBefore[name] ?? 0))) / result.requests] as const)
+              .filter(([, v]) => v > 0.005)
+              .sort((a, b) => b[1] - a[1]),
+          );
+          const row: ScaleRow = { setUp: setUp.id, connections, result, seconds, cpu, callsPerServerCpuSecond: result.requests / cpu.server, msPerCallByThread };
           if (result.non2xx > 0 || result.socketErrors > 0) throw new Error(`${setUp.label} c=${connections}: ${result.non2xx} non-2xx and ${result.socketErrors} socket errors; the numbers are void`);
           rows.push(row);
           log(
             `  ${setUp.label.padEnd(38)} c=${String(connections).padStart(2)}: ${result.rps.toFixed(0).padStart(5)} calls/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ` +
-              `${row.callsPerServerCpuSecond.toFixed(0)} per server CPU-s; cores: optmark ${(cpu.server / seconds).toFixed(2)}, PostgreSQL ${(cpu.postgres / seconds).toFixed(2)}, nginx ${(cpu.nginx / seconds).toFixed(2)}, wrk ${(cpu.wrk / seconds).toFixed(2)}, machine ${(cpu.machine / seconds).toFixed(2)}`,
+              `${row.callsPerServerCpuSecond.toFixed(0)} per server CPU-s; cores: optmark ${(cpu.server / seconds).toFixed(2)}, PostgreSQL ${(cpu.postgres / seconds).toFixed(2)}, nginx ${(cpu.nginx / seconds).toFixed(2)}, wrk ${(cpu.wrk / seconds).toFixed(2)}, machine ${(cpu.machine / seconds).toFixed(2)}; ` +
+              `optmark ms per call: ${Object.entries(msPerCallByThread).map(([name, v]) => `${name} ${v.toFixed(2)}`).join(', ')}`,
           );
         }
       } finally {
