@@ -3,11 +3,13 @@
  * check, mark, write: mark-one.ts) so that every core hashes, and reading
  * and writing overlap with marking. It signs with the deployment's key
  * ring, which the main thread has opened (and created, if need be) before
- * starting it. Each file is read into one buffer kept from file to file.
+ * starting it. Each file is read into one buffer kept from file to file, and
+ * its marked copy written from that buffer and the new metadata (writev):
+ * no buffer the size of a file is allocated for it.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { protect } from '../../app/protect-image.js';
+import { protectParts } from '../../app/protect-image.js';
 import { loadConfig } from '../../config.js';
 import { CliError, describeExpected } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
@@ -66,9 +68,10 @@ const SYNC_ACCESS: FileAccess = {
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
     const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => {
-      const r = protect(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
+      // The marked file as its parts (this thread's buffer where unchanged, and the new metadata), written in one writev: never built.
+      const r = protectParts(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
       return {
-        bytes: r.bytes,
+        bytes: r.parts,
         filename: r.filename,
         value: r.value,
         alreadyCarried: r.alreadyCarried,
