@@ -101,8 +101,21 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
   } else {
-    const local = await localMarker(values.fingerprint ?? false, value, otherConstraints, values.json);
-    if (!local) return 1;
+    // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
+    // reading and writing go on beside it; started first, so that they start up while the key ring is
+    // opened and the files are listed (a worker opens the key ring when its first file comes).
+    // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
+    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || folders)) {
+      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
+    }
+    const local = await localMarker(values.fingerprint ?? false, value, otherConstraints, values.json).catch(async (error: unknown) => {
+      await pool?.close();
+      throw error;
+    });
+    if (!local) {
+      await pool?.close();
+      return 1;
+    }
     run = (task) =>
       markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
         const r = await local(bytes, basename(task.file));
@@ -121,12 +134,6 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         };
         return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
       });
-    // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
-    // reading and writing go on beside it; started now, so that they start up while the files are listed.
-    // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
-    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || folders)) {
-      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
-    }
   }
   try {
     return await protectFiles();
@@ -268,7 +275,7 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
 
 /** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */
 async function localMarker(fingerprinting: boolean, value: string | undefined, otherConstraints: string | undefined, json: boolean | undefined) {
-  const [{ loadConfig }, { signingProvenance }, { protect, protectWithFingerprint }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js'), import('../app/protect-image.js')]);
+  const [{ loadConfig }, { signingProvenance }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js')]);
   const config = loadConfig();
   let signer;
   let fingerprint;
@@ -280,7 +287,10 @@ async function localMarker(fingerprinting: boolean, value: string | undefined, o
     reportFailure(error, json);
     return undefined;
   }
+  // Loaded when a file is marked on this thread (not when worker threads mark them all).
+  let marking: Promise<typeof import('../app/protect-image.js')> | undefined;
   return async (bytes: Uint8Array, filename: string): Promise<ProtectResult> => {
+    const { protect, protectWithFingerprint } = await (marking ??= import('../app/protect-image.js'));
     const options = { value, otherConstraints, filename, signer, maxImagePixels: config.maxImagePixels };
     return fingerprint ? protectWithFingerprint(bytes, fingerprint, options) : protect(bytes, options);
   };

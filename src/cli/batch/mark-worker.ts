@@ -2,8 +2,9 @@
  * A worker thread of `optmark protect` run here: it takes whole files (read,
  * check, mark, write: mark-one.ts) so that every core hashes, and reading
  * and writing overlap with marking. It signs with the deployment's key
- * ring, which the main thread has opened (and created, if need be) before
- * starting it. Each file is read into one buffer kept from file to file, and
+ * ring, which the main thread opens (and creates, if need be) before giving
+ * it a file: the thread opens it with its first file, having started up
+ * meanwhile. Each file is read into one buffer kept from file to file, and
  * its marked copy written from that buffer and the new metadata (writev):
  * no buffer the size of a file is allocated for it.
  */
@@ -11,6 +12,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { parentPort } from 'node:worker_threads';
 import { protectParts } from '../../app/protect-image.js';
 import { loadConfig } from '../../config.js';
+import type { TagSigner } from '../../core/metadata.js';
 import { CliError, describeExpected } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
 import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
@@ -26,7 +28,7 @@ export interface WorkerRequest {
 export type WorkerReply = { readonly id: number; readonly ok: true; readonly outcome: MarkOutcome } | { readonly id: number; readonly ok: false; readonly error: string; readonly code: string | undefined };
 
 const config = loadConfig();
-const { signer } = signingProvenance(config);
+let signer: TagSigner | undefined;
 let buffer = new Uint8Array(0);
 
 /** The file's bytes, in this thread's buffer (valid until the next file). */
@@ -67,6 +69,7 @@ const SYNC_ACCESS: FileAccess = {
 
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
+    signer ??= signingProvenance(config).signer;
     const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => {
       // The marked file as its parts (this thread's buffer where unchanged, and the new metadata), written in one writev: never built.
       const r = protectParts(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
