@@ -22,7 +22,7 @@ import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
-import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/mark-one.js';
+import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { MarkingPool } from './batch/marking-pool.js';
 import { UsageError } from './usage-error.js';
 
@@ -30,6 +30,9 @@ const FOLDER_NEEDS_PLACE = "a folder's marked copies need a place: --out DIR (ke
 
 /** From this many files on, worker threads mark (fewer are done sooner without starting them). */
 const MANY_FILES = 4;
+
+/** Files whose first bytes are read at once while the outputs are planned. */
+const PLAN_READS = 16;
 
 async function anyFolder(paths: readonly string[]): Promise<boolean> {
   const kinds = await Promise.all(paths.map((p) => stat(p).then((s) => s.isDirectory(), () => false)));
@@ -92,10 +95,17 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const wantSha256 = (values.json ?? false) || values.report !== undefined;
   let run: (task: MarkTask, signal: AbortSignal) => Promise<MarkOutcome>;
   let pool: MarkingPool | undefined;
+  // One file's work on this thread (with a server, or with --fingerprint, or for a few files); loaded when it
+  // first runs: its checks read XMP, which a folder's worker threads do on their own.
+  let marking: Promise<typeof import('./batch/mark-one.js')> | undefined;
+  const markHere = async (task: MarkTask, mark: (bytes: Uint8Array) => Promise<Marked>): Promise<MarkOutcome> => {
+    const { markOne, ASYNC_ACCESS } = await (marking ??= import('./batch/mark-one.js'));
+    return markOne(task, ASYNC_ACCESS(readInput), mark);
+  };
   const client = target ? await createRemote(target) : undefined;
   if (client) {
     run = (task, signal) =>
-      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+      markHere(task, async (bytes) => {
         const r = await client.protect(bytes, { filename: basename(task.file), signal });
         const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
         return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
@@ -117,7 +127,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       return 1;
     }
     run = (task) =>
-      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+      markHere(task, async (bytes) => {
         const r = await local(bytes, basename(task.file));
         const json = {
           mimeType: r.mimeType,
@@ -241,14 +251,26 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
 /** Where each input's marked copy goes; two inputs with one output are refused before any work. */
 async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean): Promise<Planned[]> {
+  // The extension each copy gets, from its input's first bytes: read PLAN_READS files at a time.
+  const extensions: Array<string | undefined> = [];
+  if (!inPlace) {
+    let next = 0;
+    const reader = async () => {
+      while (next < files.length) {
+        const index = next++;
+        extensions[index] = await extensionOf(files[index]!.path);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PLAN_READS, files.length) }, reader));
+  }
   const planned: Planned[] = [];
-  for (const input of files) {
+  for (const [index, input] of files.entries()) {
     if (inPlace) {
       planned.push({ input, output: input.path, dir: dirname(input.path) });
       continue;
     }
     const dir = out === undefined ? dirname(input.path) : join(out, input.relative === undefined ? '' : dirname(input.relative));
-    const extension = (await extensionOf(input.path)) ?? 'jpg';
+    const extension = extensions[index] ?? 'jpg';
     planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
   }
   const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
