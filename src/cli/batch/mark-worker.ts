@@ -4,11 +4,12 @@
  * and writing overlap with marking. It signs with the deployment's key
  * ring, which the main thread opens (and creates, if need be) before giving
  * it a file: the thread opens it with its first file, having started up
- * meanwhile. Each file is read into one buffer kept from file to file, and
- * its marked copy written from that buffer and the new metadata (writev):
- * no buffer the size of a file is allocated for it.
+ * meanwhile. Each file is read into one buffer kept from file to file (and
+ * an output already there, into another), and its marked copy written from
+ * that buffer and the new metadata (writev): no buffer the size of a file
+ * is allocated for it.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { protectParts } from '../../app/protect-image.js';
 import { loadConfig } from '../../config.js';
@@ -29,37 +30,45 @@ export type WorkerReply = { readonly id: number; readonly ok: true; readonly out
 
 const config = loadConfig();
 let signer: TagSigner | undefined;
-let buffer = new Uint8Array(0);
 
-/** The file's bytes, in this thread's buffer (valid until the next file). */
-function readInto(path: string): Uint8Array {
-  let fd;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(`cannot read the file: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message}`, 'unreadable_file');
-  }
-  try {
-    const { size } = fstatSync(fd);
-    if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
-    let at = 0;
-    while (at < size) {
-      const read = readSync(fd, buffer, at, size - at, at);
-      if (read === 0) break;
-      at += read;
+/** Reads whole files into one buffer kept from file to file (grown when a file is larger): a file's bytes are valid until the next. */
+function reader(): (path: string) => Uint8Array {
+  let buffer = new Uint8Array(0);
+  return (path) => {
+    const fd = openSync(path, 'r');
+    try {
+      const { size } = fstatSync(fd);
+      if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+      let at = 0;
+      while (at < size) {
+        const read = readSync(fd, buffer, at, size - at, at);
+        if (read === 0) break;
+        at += read;
+      }
+      return buffer.subarray(0, at);
+    } finally {
+      closeSync(fd);
     }
-    return buffer.subarray(0, at);
-  } finally {
-    closeSync(fd);
-  }
+  };
 }
 
+const readInput = reader();
+// The output already there, read to tell whether it is the input's marked copy: its own buffer, for it is
+// compared with the input's bytes.
+const readExisting = reader();
+
 const SYNC_ACCESS: FileAccess = {
-  read: async (path) => readInto(path),
+  read: async (path) => {
+    try {
+      return readInput(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new CliError(`cannot read the file: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message}`, 'unreadable_file');
+    }
+  },
   existing: async (path) => {
     try {
-      return readFileSync(path);
+      return readExisting(path);
     } catch {
       return undefined;
     }
