@@ -86,8 +86,9 @@ describe('a key file that cannot be used', () => {
 
   it.each([
     ['protect', ['protect', '--out', 'out', 'photo.jpg']],
-    // A folder: worker threads are started before the key ring is opened, and stopped when it cannot be.
-    ['protect of a folder', ['protect', '--concurrency', '2', '--out', 'out', '.']],
+    // A folder: worker threads (beyond the two files marked on the main thread) are started before the key
+    // ring is opened, and stopped when it cannot be.
+    ['protect of a folder', ['protect', '--concurrency', '4', '--out', 'out', '.']],
     ['verify', ['verify', 'photo.jpg']],
     ['signing-keys list', ['signing-keys', 'list']],
     ['signing-keys rotate', ['signing-keys', 'rotate']],
@@ -184,7 +185,7 @@ describe('keys the CLI creates are announced', () => {
   });
 });
 
-describe('protect of a folder, marked in worker threads', () => {
+describe('protect of a folder, marked on the main thread and in worker threads', () => {
   it('creates the signing key ring once, before any thread signs with it: announced once, every tag valid', async () => {
     const dir = scratch();
     mkdirSync(join(dir, 'in'));

@@ -254,9 +254,12 @@ describe('protect a folder here', () => {
     expect(readFileSync(join(own, 'a.png')).equals(before)).toBe(true);
   });
 
-  it('in worker threads: a second run finds every copy done, tells a copy of another input from its own, and --in-place runs again as done', async () => {
-    const out = join(dir, 'threads-out');
-    const args = ['protect', tree, '--recursive', '--concurrency', '2', '--out', out];
+  it.each([
+    ['on the main thread', '2'],
+    ['on the main thread and in worker threads', '5'],
+  ])('%s: a second run finds every copy done, tells a copy of another input from its own, and --in-place runs again as done', async (_where, concurrency) => {
+    const out = join(dir, `batch-out-${concurrency}`);
+    const args = ['protect', tree, '--recursive', '--concurrency', concurrency, '--out', out];
     const first = await optmark(args, env());
     expect(first.code).toBe(1); // the corrupt JPEG
     expect(first.stderr).toContain('58 marked');
@@ -280,12 +283,12 @@ describe('protect a folder here', () => {
     expect(overwritten.stderr).toContain('3 marked, 55 already marked');
     for (const copy of [a, b, c]) expect(verify(readFileSync(copy)).optedOut).toBe(true);
 
-    const own = join(dir, 'threads-in-place');
+    const own = join(dir, `batch-in-place-${concurrency}`);
     mkdirSync(own);
     for (const image of images.slice(0, 6)) writeFileSync(join(own, image.replaceAll('/', '-')), readFileSync(join(tree, image)));
-    expect((await optmark(['protect', own, '--in-place', '--concurrency', '2'], env())).stderr).toContain('6 marked');
+    expect((await optmark(['protect', own, '--in-place', '--concurrency', concurrency], env())).stderr).toContain('6 marked');
     const marked = images.slice(0, 6).map((image) => readFileSync(join(own, image.replaceAll('/', '-'))));
-    expect((await optmark(['protect', own, '--in-place', '--concurrency', '2'], env())).stderr).toContain('0 marked, 6 already marked');
+    expect((await optmark(['protect', own, '--in-place', '--concurrency', concurrency], env())).stderr).toContain('0 marked, 6 already marked');
     images.slice(0, 6).forEach((image, i) => expect(readFileSync(join(own, image.replaceAll('/', '-'))).equals(marked[i]!)).toBe(true));
   });
 

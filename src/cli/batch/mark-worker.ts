@@ -11,11 +11,11 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { protectParts } from '../../app/protect-image.js';
 import { loadConfig } from '../../config.js';
 import type { TagSigner } from '../../core/metadata.js';
-import { CliError, describeExpected } from '../files.js';
+import { describeExpected, unreadable } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
+import { markParts } from './mark-here.js';
 import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
 import { writeAtomicallySync } from './write.js';
 
@@ -62,8 +62,7 @@ const SYNC_ACCESS: FileAccess = {
     try {
       return readInput(path);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new CliError(`cannot read the file: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message}`, 'unreadable_file');
+      throw unreadable(error);
     }
   },
   existing: async (path) => {
@@ -79,19 +78,8 @@ const SYNC_ACCESS: FileAccess = {
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
     signer ??= signingProvenance(config).signer;
-    const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => {
-      // The marked file as its parts (this thread's buffer where unchanged, and the new metadata), written in one writev: never built.
-      const r = protectParts(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
-      return {
-        bytes: r.parts,
-        filename: r.filename,
-        value: r.value,
-        alreadyCarried: r.alreadyCarried,
-        changed: r.changed,
-        c2paInvalidated: r.c2paInvalidated,
-        json: { mimeType: r.mimeType, filename: r.filename, ...(sha256 ? { sha256: r.sha256 } : {}), signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated },
-      };
-    });
+    const marking = { signer, maxImagePixels: config.maxImagePixels };
+    const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => markParts(task, bytes, marking, sha256));
     parentPort!.postMessage({ id, ok: true, outcome } satisfies WorkerReply);
   } catch (error) {
     const expected = describeExpected(error);
