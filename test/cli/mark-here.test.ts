@@ -2,7 +2,8 @@
  * A batch's files marked on the main thread (src/cli/batch/mark-here.ts):
  * each copy is protect's file byte for byte, though written from buffers
  * kept from file to file while other files are read and hashed; an input
- * that cannot be read is that file's unreadable_file failure.
+ * that cannot be read is that file's unreadable_file failure; a write that
+ * takes fewer bytes than given goes on with the rest.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { createProvenance, protect } from '../../src/index.js';
 import { createHereMarker } from '../../src/cli/batch/mark-here.js';
 import type { MarkTask } from '../../src/cli/batch/mark-one.js';
 import { CliError } from '../../src/cli/files.js';
+import { unwritten } from '../../src/cli/batch/write.js';
 import { CORPUS } from '../support/corpus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'optmark-mark-here-'));
@@ -75,5 +77,15 @@ describe('marking a batch on the main thread', () => {
     const jpeg = CORPUS.find((f) => f.name === 'exiftool/XMP.jpg')!;
     writeFileSync(join(dir, 'after.jpg'), jpeg.bytes);
     expect((await here.run(task(join(dir, 'after.jpg'), join(dir, 'after-optout.jpg')), false)).kind).toBe('marked');
+  });
+});
+
+describe('a write that takes fewer bytes than given', () => {
+  it('goes on with the rest, from where it stopped', () => {
+    const [a, b, c] = [new Uint8Array([1, 2, 3]), new Uint8Array([4, 5, 6, 7]), new Uint8Array([8, 9])];
+    expect(unwritten([a, b, c], 0)).toEqual([a, b, c]);
+    expect(unwritten([a, b, c], 3)).toEqual([b, c]);
+    expect(unwritten([a, b, c], 5)).toEqual([new Uint8Array([6, 7]), c]);
+    expect(unwritten([a, b, c], 9)).toEqual([]);
   });
 });

@@ -32,7 +32,14 @@ export async function writeAtomically(path: string, bytes: Bytes, options: Write
     await mkdir(dir, { recursive: true });
     const file = await open(temporary, 'wx', mode);
     try {
-      await file.writev(bytes instanceof Uint8Array ? [bytes] : [...bytes]);
+      // A write may take fewer bytes than given (a disk filling up): the rest is written after them, and a
+      // write that takes none is a failure (the error comes with the next call, or here).
+      let pieces = bytes instanceof Uint8Array ? [bytes] : [...bytes];
+      while (pieces.some((p) => p.length > 0)) {
+        const { bytesWritten } = await file.writev(pieces);
+        if (bytesWritten === 0) throw new Error('short write (0 bytes)');
+        pieces = unwritten(pieces, bytesWritten);
+      }
       // open()'s mode passes through the umask: the replaced file's own bits, exactly.
       if (options.replace) await file.chmod(mode);
     } finally {
@@ -45,6 +52,21 @@ export async function writeAtomically(path: string, bytes: Bytes, options: Write
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${path} appeared while it was being written; not replaced`, 'output_exists');
     throw new CliError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
   }
+}
+
+/** What is left of `pieces` once their first `written` bytes are written. */
+export function unwritten(pieces: readonly Uint8Array[], written: number): Uint8Array[] {
+  const left: Uint8Array[] = [];
+  let skip = written;
+  for (const piece of pieces) {
+    if (skip >= piece.length) {
+      skip -= piece.length;
+      continue;
+    }
+    left.push(skip > 0 ? piece.subarray(skip) : piece);
+    skip = 0;
+  }
+  return left;
 }
 
 async function publishNew(temporary: string, path: string): Promise<void> {
