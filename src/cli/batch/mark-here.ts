@@ -3,16 +3,19 @@
  * thread marks (mark-worker.ts): each file's copy written from the input's
  * bytes and the new metadata in one writev, never built. A few files are in
  * hand at once, each in a slot whose buffers (the input, an output already
- * there) are kept from file to file: while one file is read or written by
- * libuv's threads, this thread hashes another, so that reading, hashing and
- * writing overlap on two cores without a worker thread to start.
+ * there) are kept from file to file: while one file's bytes are read or
+ * written by libuv's threads, this thread hashes another, so that reading,
+ * hashing and writing overlap on two cores without a worker thread to
+ * start. The file-system calls around the bytes (open, size, create, link,
+ * remove: microseconds each) are made on this thread.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read } from 'node:fs';
+import { promisify } from 'node:util';
 import { protectParts } from '../../app/protect-image.js';
 import type { TagSigner } from '../../core/metadata.js';
 import { unreadable } from '../files.js';
 import { markOne, type FileAccess, type Marked, type MarkOutcome, type MarkTask } from './mark-one.js';
-import { writeAtomically } from './write.js';
+import { writeAllAsync, writeAtomicallyAround } from './write.js';
 
 /** What marking needs besides the file: the signer, and the largest image taken. */
 export interface Marking {
@@ -38,23 +41,30 @@ export function markParts(task: MarkTask, bytes: Uint8Array, marking: Marking, s
   };
 }
 
-/** Reads a whole file into one buffer kept from file to file (grown when a file is larger): its bytes are valid until the next read. */
+const readAt = promisify(read);
+
+/**
+ * Reads a whole file into one buffer kept from file to file (grown when a
+ * file is larger): its bytes are valid until the next read. The bytes come
+ * through libuv's threads; opening, its size and closing (microseconds) are
+ * asked here, so that this thread is not put to sleep and woken for each.
+ */
 function bufferedReader(): (path: string) => Promise<Uint8Array> {
   let buffer = new Uint8Array(0);
   return async (path) => {
-    const file = await open(path, 'r');
+    const fd = openSync(path, 'r');
     try {
-      const { size } = await file.stat();
+      const { size } = fstatSync(fd);
       if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
       let at = 0;
       while (at < size) {
-        const { bytesRead } = await file.read(buffer, at, size - at, at);
+        const { bytesRead } = await readAt(fd, buffer, at, size - at, at);
         if (bytesRead === 0) break;
         at += bytesRead;
       }
       return buffer.subarray(0, at);
     } finally {
-      await file.close();
+      closeSync(fd);
     }
   };
 }
@@ -74,7 +84,7 @@ export function createHereMarker(slots: number, marking: Marking): HereMarker {
     return {
       read: (path) => input(path).catch((error: unknown) => Promise.reject(unreadable(error))),
       existing: (path) => existing(path).catch(() => undefined),
-      write: writeAtomically,
+      write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllAsync),
     };
   });
   return {

@@ -17,7 +17,7 @@ import { describeExpected, unreadable } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
 import { markParts } from './mark-here.js';
 import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
-import { writeAtomicallySync } from './write.js';
+import { writeAllSync, writeAtomicallyAround } from './write.js';
 
 export interface WorkerRequest {
   readonly id: number;
@@ -72,7 +72,7 @@ const SYNC_ACCESS: FileAccess = {
       return undefined;
     }
   },
-  write: async (path, bytes, options) => writeAtomicallySync(path, bytes, options),
+  write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllSync),
 };
 
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
