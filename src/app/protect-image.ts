@@ -1,7 +1,8 @@
 import type { FingerprintEncoding } from '../core/formats/encoding-like.js';
 import { InvalidOptionError } from '../errors.js';
+import { join } from '../core/bytes/assemble.js';
 import { sha256Hex } from '../core/bytes/digest.js';
-import { openImage, writeDataMining, xmpTextLength, type OpenedImage, type TagSigner } from '../core/metadata.js';
+import { openImage, writeDataMiningParts, xmpTextLength, type OpenedImage, type TagSigner, type WrittenParts } from '../core/metadata.js';
 import { parseTag } from '../core/provenance/tag.js';
 import { SIGNAL } from '../core/signals.js';
 import { checkOtherConstraints } from '../core/xmp/other-constraints.js';
@@ -100,21 +101,53 @@ function openChecked(bytes: Uint8Array, options: ProtectOptions): OpenedImage {
   return openImage(bytes);
 }
 
+/** The marked file as the parts that make it (views on the input where it is unchanged), for protectParts. */
+export interface ProtectedParts extends Omit<ProtectResult, 'bytes'> {
+  readonly parts: readonly Uint8Array[];
+}
+
+/**
+ * protect, the marked file given as its parts in order (ranges of `bytes`
+ * and the new metadata) rather than built into a new buffer: the same file,
+ * nothing of it copied, for a writer that writes the parts out (writev)
+ * before `bytes` changes. The command line's batch writes files so.
+ */
+export function protectParts(bytes: Uint8Array, options: ProtectOptions = {}): ProtectedParts {
+  const { parts, ...written } = writtenParts(bytes, openChecked(bytes, options), options);
+  return answer({ parts }, parts, written, options);
+}
+
 function protectOpened(bytes: Uint8Array, opened: OpenedImage, options: ProtectOptions): ProtectResult {
+  const { parts, ...written } = writtenParts(bytes, opened, options);
+  // Unchanged: the input itself; else one new buffer.
+  const out = written.changed ? join(parts) : bytes;
+  return answer({ bytes: out }, [out], written, options);
+}
+
+function writtenParts(bytes: Uint8Array, opened: OpenedImage, options: ProtectOptions): WrittenParts {
   const value = checkedValue(options);
-  const written = writeDataMining(
+  return writeDataMiningParts(
     bytes,
     uriFor(value ?? DEFAULT_CODE),
     { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true, otherConstraints: options.otherConstraints },
     opened,
   );
+}
+
+/** The answer for the marked file `output` (its bytes, or its parts), whose SHA-256 is that of `file` put together. */
+function answer<Output extends { readonly bytes: Uint8Array } | { readonly parts: readonly Uint8Array[] }>(
+  output: Output,
+  file: readonly Uint8Array[],
+  written: Omit<WrittenParts, 'parts'>,
+  options: ProtectOptions,
+): Output & Omit<ProtectResult, 'bytes'> {
   let sha256: string | undefined;
   return {
-    bytes: written.bytes,
+    ...output,
     mimeType: written.handler.mimeType,
     filename: outputFilename(options.filename, written.handler.extension),
     get sha256() {
-      return (sha256 ??= sha256Hex(written.bytes));
+      return (sha256 ??= sha256Hex(file));
     },
     signals: [SIGNAL.iptcDataMining],
     value: written.value.slice(DMI_VOCAB_PREFIX.length) as ProhibitedCode,

@@ -21,15 +21,20 @@ export async function readInput(path: string): Promise<Uint8Array> {
   try {
     return await readFile(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT' ? 'no such file'
-      : code === 'EISDIR' ? 'it is a directory'
-      : code === 'EACCES' ? 'permission denied'
-      : code === 'ERR_FS_FILE_TOO_LARGE' ? 'the file is too large'
-      : (error as Error).message;
-    throw new CliError(`cannot read the file: ${reason}`, 'unreadable_file');
+    throw unreadable(error);
   }
+}
+
+/** An input that could not be read, as the one-line failure unreadable_file. */
+export function unreadable(error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason =
+    code === 'ENOENT' ? 'no such file'
+    : code === 'EISDIR' ? 'it is a directory'
+    : code === 'EACCES' ? 'permission denied'
+    : code === 'ERR_FS_FILE_TOO_LARGE' ? 'the file is too large'
+    : (error as Error).message;
+  return new CliError(`cannot read the file: ${reason}`, 'unreadable_file');
 }
 
 /** Write through a temporary file and a rename, so a reader never sees half a file. */

@@ -9,7 +9,6 @@ import { createProvenance, keysFromJwks, type KeySource, type Provenance } from 
 import { systemClock } from '../app/ports.js';
 import { SigningKeys } from '../adapters/signing-keys.js';
 import type { Config } from '../config.js';
-import { fetchJwks } from './fetch-jwks.js';
 import { CliError } from './files.js';
 
 const issuer = (config: Config) => () => config.baseUrl ?? `http://${config.host}:${config.port}`;
@@ -49,6 +48,8 @@ async function loadJwks(source: string, allowPrivate: boolean): Promise<KeySourc
   let document: unknown;
   try {
     if (/^https?:\/\//i.test(source)) {
+      // Loaded here only: the HTTP client it needs costs a protect (and each of its worker threads) tens of milliseconds to load.
+      const { fetchJwks } = await import('./fetch-jwks.js');
       document = await fetchJwks(source, { allowPrivate });
     } else {
       let text: string;

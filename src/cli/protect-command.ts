@@ -22,14 +22,30 @@ import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
-import { ASYNC_ACCESS, markOne, type MarkOutcome, type MarkTask } from './batch/mark-one.js';
+import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
+import type { Marking } from './batch/mark-here.js';
 import type { MarkingPool } from './batch/marking-pool.js';
 import { UsageError } from './usage-error.js';
 
 const FOLDER_NEEDS_PLACE = "a folder's marked copies need a place: --out DIR (keeping the folder structure) or --in-place (replacing each file)";
 
-/** From this many files on, worker threads mark (fewer are done sooner without starting them). */
+/**
+ * From this many files on, a batch: each copy written from its input's bytes
+ * and the new metadata, in buffers kept from file to file (batch/mark-here.ts),
+ * beyond HERE files at once in worker threads.
+ */
 const MANY_FILES = 4;
+
+/**
+ * Files a batch marks on this thread at once. Two keep this thread hashing
+ * one while libuv's threads read or write the other: about one core and a
+ * half, with nothing to start. --concurrency beyond it adds worker threads
+ * (a core each; starting one costs tens of milliseconds).
+ */
+const HERE = 2;
+
+/** Files whose first bytes are read at once while the outputs are planned. */
+const PLAN_READS = 16;
 
 async function anyFolder(paths: readonly string[]): Promise<boolean> {
   const kinds = await Promise.all(paths.map((p) => stat(p).then((s) => s.isDirectory(), () => false)));
@@ -92,20 +108,43 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const wantSha256 = (values.json ?? false) || values.report !== undefined;
   let run: (task: MarkTask, signal: AbortSignal) => Promise<MarkOutcome>;
   let pool: MarkingPool | undefined;
+  /** A local batch without --fingerprint: what marking its files needs. */
+  let batchHere: Marking | undefined;
+  // One file's work on this thread (with a server, or with --fingerprint, or for a few files); loaded when it
+  // first runs: its checks read XMP, which a folder's worker threads do on their own.
+  let marking: Promise<typeof import('./batch/mark-one.js')> | undefined;
+  const markHere = async (task: MarkTask, mark: (bytes: Uint8Array) => Promise<Marked>): Promise<MarkOutcome> => {
+    const { markOne, ASYNC_ACCESS } = await (marking ??= import('./batch/mark-one.js'));
+    return markOne(task, ASYNC_ACCESS(readInput), mark);
+  };
   const client = target ? await createRemote(target) : undefined;
   if (client) {
     run = (task, signal) =>
-      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
+      markHere(task, async (bytes) => {
         const r = await client.protect(bytes, { filename: basename(task.file), signal });
         const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
         return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
   } else {
-    const local = await localMarker(values.fingerprint ?? false, value, otherConstraints, values.json);
-    if (!local) return 1;
+    // Many files (a folder, or several named): HERE at once on this thread, and the rest of --concurrency in
+    // worker threads, started first, so that they start up while the key ring is opened and the files are
+    // listed (a worker opens the key ring when its first file comes). (Not with --fingerprint: its pixel
+    // work runs in sharp's own threads.)
+    if (!values.fingerprint && concurrency > HERE && (positionals.length >= MANY_FILES || folders)) {
+      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency - HERE);
+    }
+    const local = await localMarker(values.fingerprint ?? false, value, otherConstraints, values.json).catch(async (error: unknown) => {
+      await pool?.close();
+      throw error;
+    });
+    if (!local) {
+      await pool?.close();
+      return 1;
+    }
+    if (!values.fingerprint) batchHere = local.marking;
     run = (task) =>
-      markOne(task, ASYNC_ACCESS(readInput), async (bytes) => {
-        const r = await local(bytes, basename(task.file));
+      markHere(task, async (bytes) => {
+        const r = await local.mark(bytes, basename(task.file));
         const json = {
           mimeType: r.mimeType,
           filename: r.filename,
@@ -121,12 +160,6 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         };
         return { bytes: r.bytes, filename: r.filename, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated, json };
       });
-    // Many files (a folder, or several named): whole files in worker threads, hashing on every core while
-    // reading and writing go on beside it; started now, so that they start up while the files are listed.
-    // (Not with --fingerprint: its pixel work runs in sharp's own threads.)
-    if (!values.fingerprint && concurrency > 1 && (positionals.length >= MANY_FILES || folders)) {
-      pool = (await import('./batch/marking-pool.js')).createMarkingPool(concurrency);
-    }
   }
   try {
     return await protectFiles();
@@ -141,7 +174,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     }
     const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
 
-    if (pool && planned.length >= MANY_FILES) run = (task) => pool!.run(task, wantSha256);
+    if (batchHere && planned.length >= MANY_FILES) {
+      const here = (await import('./batch/mark-here.js')).createHereMarker(Math.min(HERE, concurrency), batchHere);
+      // This thread first (the worker threads may still be starting); at most `concurrency` files are in hand.
+      run = (task) => (here.hasRoom() || !pool ? here.run(task, wantSha256) : pool.run(task, wantSha256));
+    }
 
     const counts = { marked: 0, already: 0, failed: 0 };
     const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
@@ -234,14 +271,26 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
 /** Where each input's marked copy goes; two inputs with one output are refused before any work. */
 async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean): Promise<Planned[]> {
+  // The extension each copy gets, from its input's first bytes: read PLAN_READS files at a time.
+  const extensions: Array<string | undefined> = [];
+  if (!inPlace) {
+    let next = 0;
+    const reader = async () => {
+      while (next < files.length) {
+        const index = next++;
+        extensions[index] = await extensionOf(files[index]!.path);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PLAN_READS, files.length) }, reader));
+  }
   const planned: Planned[] = [];
-  for (const input of files) {
+  for (const [index, input] of files.entries()) {
     if (inPlace) {
       planned.push({ input, output: input.path, dir: dirname(input.path) });
       continue;
     }
     const dir = out === undefined ? dirname(input.path) : join(out, input.relative === undefined ? '' : dirname(input.relative));
-    const extension = (await extensionOf(input.path)) ?? 'jpg';
+    const extension = extensions[index] ?? 'jpg';
     planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
   }
   const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
@@ -268,7 +317,7 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
 
 /** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */
 async function localMarker(fingerprinting: boolean, value: string | undefined, otherConstraints: string | undefined, json: boolean | undefined) {
-  const [{ loadConfig }, { signingProvenance }, { protect, protectWithFingerprint }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js'), import('../app/protect-image.js')]);
+  const [{ loadConfig }, { signingProvenance }] = await Promise.all([import('../config.js'), import('./keys-for-cli.js')]);
   const config = loadConfig();
   let signer;
   let fingerprint;
@@ -280,9 +329,15 @@ async function localMarker(fingerprinting: boolean, value: string | undefined, o
     reportFailure(error, json);
     return undefined;
   }
-  return async (bytes: Uint8Array, filename: string): Promise<ProtectResult> => {
-    const options = { value, otherConstraints, filename, signer, maxImagePixels: config.maxImagePixels };
-    return fingerprint ? protectWithFingerprint(bytes, fingerprint, options) : protect(bytes, options);
+  // Loaded when a file is marked one at a time (a batch loads batch/mark-here.ts).
+  let loaded: Promise<typeof import('../app/protect-image.js')> | undefined;
+  return {
+    marking: { signer, maxImagePixels: config.maxImagePixels } satisfies Marking,
+    async mark(bytes: Uint8Array, filename: string): Promise<ProtectResult> {
+      const { protect, protectWithFingerprint } = await (loaded ??= import('../app/protect-image.js'));
+      const options = { value, otherConstraints, filename, signer, maxImagePixels: config.maxImagePixels };
+      return fingerprint ? protectWithFingerprint(bytes, fingerprint, options) : protect(bytes, options);
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * move bytes, the XMP modules edit text, and this module joins them.
  */
 import { AmbiguousXmpError, ConflictingXmpError, InvalidXmpError, type ImageFormat } from '../errors.js';
-import { decodeXmpText, utf8 } from './bytes/assemble.js';
+import { decodeXmpText, join, utf8 } from './bytes/assemble.js';
 import { md5HexUpper } from './bytes/digest.js';
 import { assembleExtendedXmp } from './formats/extended-xmp.js';
 import type { ContainerHandler, OpenContainer, RawXmp } from './formats/handler.js';
@@ -134,6 +134,11 @@ export interface WriteResult {
   readonly tag: string | undefined;
 }
 
+/** A WriteResult with the file as the parts that make it, in order: views on the input where it is unchanged, valid while the input is. */
+export interface WrittenParts extends Omit<WriteResult, 'bytes'> {
+  readonly parts: readonly Uint8Array[];
+}
+
 /** Signs provenance tags for marked files (app/provenance.ts has the real one). */
 export interface TagSigner {
   /** A tag for a file with this content digest and plus:DataMining value. */
@@ -173,6 +178,17 @@ export interface WriteOptions {
  *   (other-constraints.ts), before the file is looked at
  */
 export function writeDataMining(bytes: Uint8Array, requested: string, options: WriteOptions = {}, opened: OpenedImage = openImage(bytes)): WriteResult {
+  const { parts, ...written } = writeDataMiningParts(bytes, requested, options, opened);
+  // Unchanged: the input itself; else one new buffer.
+  return { bytes: written.changed ? join(parts) : bytes, ...written };
+}
+
+/**
+ * writeDataMining, the file given as its parts (WrittenParts) rather than
+ * built: nothing of the input is copied, for a caller that writes the parts
+ * out in one call before the input changes.
+ */
+export function writeDataMiningParts(bytes: Uint8Array, requested: string, options: WriteOptions = {}, opened: OpenedImage = openImage(bytes)): WrittenParts {
   const { signer } = options;
   const text = checkOtherConstraints(requested, options.otherConstraints);
   const { handler, container } = opened;
@@ -195,10 +211,10 @@ export function writeDataMining(bytes: Uint8Array, requested: string, options: W
   const c2paInvalidated = hasManifestStore(bytes, container.blocks);
   if (!plan) {
     const first = parsed.raw.packets[0];
-    if (!parsed.raw.misplaced || !first) return { bytes, format: handler.format, handler, ...chosen, changed: false, c2paInvalidated: false };
+    if (!parsed.raw.misplaced || !first) return { parts: [bytes], format: handler.format, handler, ...chosen, changed: false, c2paInvalidated: false };
     // The value is right, but held where some readers miss it (PNG XMP after
     // IDAT or in zTXt, a WebP "XMP\0" chunk): same packet, canonical place.
-    return { bytes: container.write({ packet: first.text }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
+    return { parts: container.writeParts({ packet: first.text }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
   }
 
   let standard = plan.standard;
@@ -214,14 +230,14 @@ export function writeDataMining(bytes: Uint8Array, requested: string, options: W
     if (Buffer.byteLength(packet) > handler.maxPacketBytes) {
       throw new InvalidXmpError(`the merged XMP packet is larger than ${handler.maxPacketBytes} bytes`);
     }
-    return { bytes: container.write({ packet }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
+    return { parts: container.writeParts({ packet }), format: handler.format, handler, ...chosen, changed: true, c2paInvalidated };
   }
   const data = utf8(extended);
   const guid = md5HexUpper(data);
   const packet = serialise(setExtendedGuid(standard, guid));
   const replaces = parsed.extendedGuid;
   return {
-    bytes: container.write({ packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
+    parts: container.writeParts({ packet, extended: { guid, data, ...(replaces ? { replaces } : {}) } }),
     format: handler.format,
     handler,
     ...chosen,

@@ -86,6 +86,9 @@ describe('a key file that cannot be used', () => {
 
   it.each([
     ['protect', ['protect', '--out', 'out', 'photo.jpg']],
+    // A folder: worker threads (beyond the two files marked on the main thread) are started before the key
+    // ring is opened, and stopped when it cannot be.
+    ['protect of a folder', ['protect', '--concurrency', '4', '--out', 'out', '.']],
     ['verify', ['verify', 'photo.jpg']],
     ['signing-keys list', ['signing-keys', 'list']],
     ['signing-keys rotate', ['signing-keys', 'rotate']],
@@ -179,6 +182,20 @@ describe('keys the CLI creates are announced', () => {
     expect(run.stderr).toMatch(new RegExp(`^optmark: created a new signing key ring in ${join(dir, 'data', 'signing-keys.json').replace(/[.]/g, '\\.')}; [^\n]+\n$`));
     expect(existsSync(join(dir, 'data', 'fingerprint-keys.json'))).toBe(false);
     expect((await optmarkIn(dir, {}, 'protect', '--out', 'again', 'photo.jpg')).stderr).toBe('');
+  });
+});
+
+describe('protect of a folder, marked on the main thread and in worker threads', () => {
+  it('creates the signing key ring once, before any thread signs with it: announced once, every tag valid', async () => {
+    const dir = scratch();
+    mkdirSync(join(dir, 'in'));
+    for (let i = 0; i < 6; i++) copyFileSync(XMP_JPG, join(dir, 'in', `photo-${i}.jpg`));
+    const run = await optmarkIn(dir, {}, 'protect', '--concurrency', '3', '--out', 'out', 'in');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr.match(/created a new signing key ring/g)).toHaveLength(1);
+    const checked = await optmarkIn(dir, {}, 'verify', '--json', 'out');
+    const tags = checked.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { provenance: { valid: boolean } }).provenance.valid);
+    expect(tags).toEqual(Array(6).fill(true));
   });
 });
 

@@ -254,6 +254,44 @@ describe('protect a folder here', () => {
     expect(readFileSync(join(own, 'a.png')).equals(before)).toBe(true);
   });
 
+  it.each([
+    ['on the main thread', '2'],
+    ['on the main thread and in worker threads', '5'],
+  ])('%s: a second run finds every copy done, tells a copy of another input from its own, and --in-place runs again as done', async (_where, concurrency) => {
+    const out = join(dir, `batch-out-${concurrency}`);
+    const args = ['protect', tree, '--recursive', '--concurrency', concurrency, '--out', out];
+    const first = await optmark(args, env());
+    expect(first.code).toBe(1); // the corrupt JPEG
+    expect(first.stderr).toContain('58 marked');
+    const copies = images.map((image) => copyOf(out, image));
+    const before = copies.map((copy) => readFileSync(copy));
+
+    const again = await optmark(args, env());
+    expect(again.stderr).toContain('0 marked, 58 already marked');
+    copies.forEach((copy, i) => expect(readFileSync(copy).equals(before[i]!)).toBe(true));
+
+    // Two copies swapped: each is a marked copy, but of the other input; an output of junk in the way too.
+    const [a, b, c] = [copies[0]!, copies[3]!, copies[6]!];
+    writeFileSync(a, before[3]!);
+    writeFileSync(b, before[0]!);
+    writeFileSync(c, 'my own notes, not an image');
+    const swapped = await optmark(args, env());
+    expect(swapped.code).toBe(1);
+    expect(swapped.stderr).toContain('0 marked, 55 already marked');
+    for (const copy of [a, b, c]) expect(swapped.stderr).toContain(`${copy} is in the way and is not this file's marked copy; pass --overwrite to replace it`);
+    const overwritten = await optmark([...args, '--overwrite'], env());
+    expect(overwritten.stderr).toContain('3 marked, 55 already marked');
+    for (const copy of [a, b, c]) expect(verify(readFileSync(copy)).optedOut).toBe(true);
+
+    const own = join(dir, `batch-in-place-${concurrency}`);
+    mkdirSync(own);
+    for (const image of images.slice(0, 6)) writeFileSync(join(own, image.replaceAll('/', '-')), readFileSync(join(tree, image)));
+    expect((await optmark(['protect', own, '--in-place', '--concurrency', concurrency], env())).stderr).toContain('6 marked');
+    const marked = images.slice(0, 6).map((image) => readFileSync(join(own, image.replaceAll('/', '-'))));
+    expect((await optmark(['protect', own, '--in-place', '--concurrency', concurrency], env())).stderr).toContain('0 marked, 6 already marked');
+    images.slice(0, 6).forEach((image, i) => expect(readFileSync(join(own, image.replaceAll('/', '-'))).equals(marked[i]!)).toBe(true));
+  });
+
   it('verify --fail-on-unmarked exits 3 for a file that does not opt out, 1 when one failed', async () => {
     const marked = join(dir, 'local-out');
     expect((await optmark(['verify', marked, '--recursive', '--fail-on-unmarked'], env())).code).toBe(0);

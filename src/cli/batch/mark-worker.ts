@@ -2,17 +2,22 @@
  * A worker thread of `optmark protect` run here: it takes whole files (read,
  * check, mark, write: mark-one.ts) so that every core hashes, and reading
  * and writing overlap with marking. It signs with the deployment's key
- * ring, which the main thread has opened (and created, if need be) before
- * starting it. Each file is read into one buffer kept from file to file.
+ * ring, which the main thread opens (and creates, if need be) before giving
+ * it a file: the thread opens it with its first file, having started up
+ * meanwhile. Each file is read into one buffer kept from file to file (and
+ * an output already there, into another), and its marked copy written from
+ * that buffer and the new metadata (writev): no buffer the size of a file
+ * is allocated for it.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { protect } from '../../app/protect-image.js';
 import { loadConfig } from '../../config.js';
-import { CliError, describeExpected } from '../files.js';
+import type { TagSigner } from '../../core/metadata.js';
+import { describeExpected, unreadable } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
+import { markParts } from './mark-here.js';
 import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
-import { writeAtomicallySync } from './write.js';
+import { writeAllSync, writeAtomicallyAround } from './write.js';
 
 export interface WorkerRequest {
   readonly id: number;
@@ -24,59 +29,57 @@ export interface WorkerRequest {
 export type WorkerReply = { readonly id: number; readonly ok: true; readonly outcome: MarkOutcome } | { readonly id: number; readonly ok: false; readonly error: string; readonly code: string | undefined };
 
 const config = loadConfig();
-const { signer } = signingProvenance(config);
-let buffer = new Uint8Array(0);
+let signer: TagSigner | undefined;
 
-/** The file's bytes, in this thread's buffer (valid until the next file). */
-function readInto(path: string): Uint8Array {
-  let fd;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(`cannot read the file: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message}`, 'unreadable_file');
-  }
-  try {
-    const { size } = fstatSync(fd);
-    if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
-    let at = 0;
-    while (at < size) {
-      const read = readSync(fd, buffer, at, size - at, at);
-      if (read === 0) break;
-      at += read;
+/** Reads whole files into one buffer kept from file to file (grown when a file is larger): a file's bytes are valid until the next. */
+function reader(): (path: string) => Uint8Array {
+  let buffer = new Uint8Array(0);
+  return (path) => {
+    const fd = openSync(path, 'r');
+    try {
+      const { size } = fstatSync(fd);
+      if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+      let at = 0;
+      while (at < size) {
+        const read = readSync(fd, buffer, at, size - at, at);
+        if (read === 0) break;
+        at += read;
+      }
+      return buffer.subarray(0, at);
+    } finally {
+      closeSync(fd);
     }
-    return buffer.subarray(0, at);
-  } finally {
-    closeSync(fd);
-  }
+  };
 }
 
+const readInput = reader();
+// The output already there, read to tell whether it is the input's marked copy: its own buffer, for it is
+// compared with the input's bytes.
+const readExisting = reader();
+
 const SYNC_ACCESS: FileAccess = {
-  read: async (path) => readInto(path),
+  read: async (path) => {
+    try {
+      return readInput(path);
+    } catch (error) {
+      throw unreadable(error);
+    }
+  },
   existing: async (path) => {
     try {
-      return readFileSync(path);
+      return readExisting(path);
     } catch {
       return undefined;
     }
   },
-  write: async (path, bytes, options) => writeAtomicallySync(path, bytes, options),
+  write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllSync),
 };
 
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
-    const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => {
-      const r = protect(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer, maxImagePixels: config.maxImagePixels });
-      return {
-        bytes: r.bytes,
-        filename: r.filename,
-        value: r.value,
-        alreadyCarried: r.alreadyCarried,
-        changed: r.changed,
-        c2paInvalidated: r.c2paInvalidated,
-        json: { mimeType: r.mimeType, filename: r.filename, ...(sha256 ? { sha256: r.sha256 } : {}), signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated },
-      };
-    });
+    signer ??= signingProvenance(config).signer;
+    const marking = { signer, maxImagePixels: config.maxImagePixels };
+    const outcome = await markOne(task, SYNC_ACCESS, async (bytes) => markParts(task, bytes, marking, sha256));
     parentPort!.postMessage({ id, ok: true, outcome } satisfies WorkerReply);
   } catch (error) {
     const expected = describeExpected(error);

@@ -23,6 +23,21 @@ export function assemble(source: Uint8Array, pieces: readonly Piece[]): Uint8Arr
   return out;
 }
 
+/**
+ * The same file as `assemble` would build, left as the views that make it
+ * (ranges of `source`, and the new bytes) without copying anything: a writer
+ * that writes them out in one call (writev) never builds the file at all.
+ * The views are valid while `source` is unchanged.
+ */
+export function views(source: Uint8Array, pieces: readonly Piece[]): Uint8Array[] {
+  return pieces.map((piece) => (piece instanceof Uint8Array ? piece : source.subarray(piece.from, piece.to)));
+}
+
+/** One new buffer holding `parts` in order (what `assemble` builds from the same pieces). */
+export function join(parts: readonly Uint8Array[]): Uint8Array {
+  return assemble(new Uint8Array(0), parts);
+}
+
 const encoder = new TextEncoder();
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);

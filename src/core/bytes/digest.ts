@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
-/** SHA-256 as 64 lowercase hex characters. */
-export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
+/** SHA-256 as 64 lowercase hex characters (of the parts put together, when given parts). */
+export function sha256Hex(bytes: Uint8Array | string | readonly Uint8Array[]): string {
+  if (typeof bytes === 'string' || bytes instanceof Uint8Array) return createHash('sha256').update(bytes).digest('hex');
+  const hash = createHash('sha256');
+  for (const part of bytes) hash.update(part);
+  return hash.digest('hex');
 }
 
 /** MD5 as 32 uppercase hex characters: the form of an Extended XMP GUID. */

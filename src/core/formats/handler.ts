@@ -1,4 +1,5 @@
 import type { ImageFormat } from '../../errors.js';
+import { join } from '../bytes/assemble.js';
 
 /**
  * A byte range of a container file. Vocabulary, fixed for every handler:
@@ -101,6 +102,12 @@ export interface OpenContainer {
   readonly blocks: readonly Block[];
   readonly xmp: RawXmp;
   write(xmp: XmpToWrite): Uint8Array;
+  /**
+   * The file `write` makes, as the views that make it, in order (ranges of
+   * the input and the new blocks), nothing copied: valid while the input is
+   * unchanged.
+   */
+  writeParts(xmp: XmpToWrite): readonly Uint8Array[];
 }
 
 /** What a format supplies; `defineHandler` builds the ContainerHandler from it. */
@@ -114,7 +121,8 @@ export interface ContainerFormat<Layout extends { readonly blocks: Block[] }>
    */
   scanMetadata?(bytes: Uint8Array): Layout;
   read(bytes: Uint8Array, layout: Layout): RawXmp;
-  write(bytes: Uint8Array, layout: Layout, xmp: XmpToWrite): Uint8Array;
+  /** The new file as its parts in order (views on `bytes` where it is unchanged; see OpenContainer.writeParts). */
+  write(bytes: Uint8Array, layout: Layout, xmp: XmpToWrite): readonly Uint8Array[];
   remove(bytes: Uint8Array, layout: Layout): Uint8Array;
 }
 
@@ -129,11 +137,11 @@ export function defineHandler<Layout extends { readonly blocks: Block[] }>(f: Co
     canHandle: (bytes) => f.canHandle(bytes),
     blocks: (bytes) => f.scan(bytes).blocks,
     readXmp: (bytes) => f.read(bytes, metadataScan(bytes)),
-    writeXmp: (bytes, xmp) => f.write(bytes, metadataScan(bytes), xmp),
+    writeXmp: (bytes, xmp) => join(f.write(bytes, metadataScan(bytes), xmp)),
     removeXmp: (bytes) => f.remove(bytes, metadataScan(bytes)),
     open(bytes) {
       const layout = metadataScan(bytes);
-      return { blocks: layout.blocks, xmp: f.read(bytes, layout), write: (xmp) => f.write(bytes, layout, xmp) };
+      return { blocks: layout.blocks, xmp: f.read(bytes, layout), write: (xmp) => join(f.write(bytes, layout, xmp)), writeParts: (xmp) => f.write(bytes, layout, xmp) };
     },
   };
 }

@@ -13,7 +13,7 @@
  * u32 BE full length + u32 BE offset (75-byte header, at most 65458 data bytes).
  */
 import { InvalidXmpError } from '../../errors.js';
-import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
+import { assemble, decodeXmpText, utf8, views, type Piece } from '../bytes/assemble.js';
 import { ByteView, latin1, startsWithAt } from '../bytes/view.js';
 import { afcpOffsetFields, shiftAfcpOffsets, type AfcpOffsetField } from './afcp.js';
 import {
@@ -339,17 +339,19 @@ export const jpeg: ContainerHandler = defineHandler({
     const earlier = extensions.filter((s) => s.offset < anchor && !drop.has(s.offset));
     for (const segment of earlier) drop.add(segment.offset);
     const moved = earlier.map((s) => bytes.subarray(s.offset, s.offset + s.length));
-    return splice(bytes, layout, drop, anchor, [standard, ...extension, ...moved]);
+    const pieces = splice(bytes, layout, drop, anchor, [standard, ...extension, ...moved]);
+    // An AFCP trailer's offsets change with the file's length: those files are built whole, the offsets shifted.
+    return layout.afcp.length > 0 ? [build(bytes, layout, pieces)] : views(bytes, pieces);
   },
 
   remove(bytes, layout) {
     const drop = new Set(layout.segments.filter((s) => s.kind === 'xmp').map((s) => s.offset));
-    return splice(bytes, layout, drop, -1, []);
+    return build(bytes, layout, splice(bytes, layout, drop, -1, []));
   },
 });
 
-/** Copy the file, leaving out the blocks at `drop` and putting `insert` at `anchor`. */
-function splice(bytes: Uint8Array, layout: JpegLayout, drop: Set<number>, anchor: number, insert: Uint8Array[]): Uint8Array {
+/** The file's pieces, leaving out the blocks at `drop` and putting `insert` at `anchor`. */
+function splice(bytes: Uint8Array, layout: JpegLayout, drop: Set<number>, anchor: number, insert: Uint8Array[]): Piece[] {
   const pieces: Piece[] = [];
   let copyFrom = 0;
   const flush = (to: number): void => {
@@ -370,6 +372,11 @@ function splice(bytes: Uint8Array, layout: JpegLayout, drop: Set<number>, anchor
   }
   flush(bytes.length);
   if (!inserted) throw new Error(`internal: JPEG insertion point ${anchor} is not a block boundary`);
+  return pieces;
+}
+
+/** The new file built from its pieces, with the offsets an AFCP trailer holds moved along. */
+function build(bytes: Uint8Array, layout: JpegLayout, pieces: readonly Piece[]): Uint8Array {
   const out = assemble(bytes, pieces);
   // Everything after the scan moved by the change in length: so do the offsets an AFCP trailer holds.
   if (layout.afcp.length > 0) shiftAfcpOffsets(bytes, out, layout.afcp, out.length - bytes.length);

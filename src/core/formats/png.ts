@@ -14,7 +14,7 @@
  */
 import { inflateSync } from 'node:zlib';
 import { InvalidXmpError } from '../../errors.js';
-import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
+import { assemble, decodeXmpText, utf8, views, type Piece } from '../bytes/assemble.js';
 import { crc32 } from '../bytes/digest.js';
 import { ByteView, startsWithAt } from '../bytes/view.js';
 import { defineHandler, MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
@@ -225,16 +225,17 @@ export const png: ContainerHandler = defineHandler({
       startsWithAt(bytes, only.dataStart, ITXT_XMP_HEADER);
     const ihdr = layout.chunks[0]!;
     const anchor = inPlace ? only.offset : ihdr.offset + ihdr.length;
-    return splice(bytes, layout, new Set(existing.map((c) => c.offset)), anchor, chunk);
+    return views(bytes, splice(bytes, layout, new Set(existing.map((c) => c.offset)), anchor, chunk));
   },
 
   remove(bytes, layout) {
     const xmp = layout.chunks.filter((c) => c.kind === 'xmp').map((c) => c.offset);
-    return splice(bytes, layout, new Set(xmp), -1, new Uint8Array(0));
+    return assemble(bytes, splice(bytes, layout, new Set(xmp), -1, new Uint8Array(0)));
   },
 });
 
-function splice(bytes: Uint8Array, layout: PngLayout, drop: Set<number>, anchor: number, insert: Uint8Array): Uint8Array {
+/** The file's pieces, leaving out the chunks at `drop` and putting `insert` at `anchor`. */
+function splice(bytes: Uint8Array, layout: PngLayout, drop: Set<number>, anchor: number, insert: Uint8Array): Piece[] {
   const pieces: Piece[] = [];
   let copyFrom = 0;
   for (const block of layout.blocks) {
@@ -248,6 +249,6 @@ function splice(bytes: Uint8Array, layout: PngLayout, drop: Set<number>, anchor:
     }
   }
   pieces.push({ from: copyFrom, to: bytes.length });
-  return assemble(bytes, pieces);
+  return pieces;
 }
 

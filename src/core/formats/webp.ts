@@ -13,7 +13,7 @@
  * header), the XMP flag is set and the RIFF size fixed. Every other chunk,
  * unknown ones included, is kept in its order, byte for byte.
  */
-import { assemble, decodeXmpText, utf8, type Piece } from '../bytes/assemble.js';
+import { decodeXmpText, join, utf8, views, type Piece } from '../bytes/assemble.js';
 import { ByteView } from '../bytes/view.js';
 import { InvalidXmpError } from '../../errors.js';
 import { defineHandler, MAX_XMP_BYTES, type Block, type ContainerHandler, type RawXmp, type RawXmpPacket } from './handler.js';
@@ -171,21 +171,23 @@ function vp8xFor(bytes: Uint8Array, layout: WebpLayout, xmp: boolean): Uint8Arra
 /**
  * Rebuild the file: a fresh RIFF header, the VP8X chunk, then every chunk in
  * order except those in `drop`, with `insert` placed before the chunk at `anchor`
- * (or at the end when `anchor` is the file length).
+ * (or at the end when `anchor` is the file length); as the views that make it.
  */
-function rebuild(bytes: Uint8Array, layout: WebpLayout, vp8x: Uint8Array, drop: Set<number>, anchor: number, insert: Uint8Array): Uint8Array {
-  const pieces: Piece[] = [new Uint8Array(12), vp8x];
+function rebuild(bytes: Uint8Array, layout: WebpLayout, vp8x: Uint8Array, drop: Set<number>, anchor: number, insert: Uint8Array): Uint8Array[] {
+  const header = new Uint8Array(12);
+  const pieces: Piece[] = [header, vp8x];
   for (const chunk of layout.chunks) {
     if (chunk.offset === anchor) pieces.push(insert);
     if (chunk === layout.vp8x || drop.has(chunk.offset)) continue;
     pieces.push({ from: chunk.offset, to: chunk.offset + chunk.length });
   }
   if (anchor >= bytes.length) pieces.push(insert);
-  const out = assemble(bytes, pieces);
-  out.set([0x52, 0x49, 0x46, 0x46], 0);
-  new DataView(out.buffer, out.byteOffset).setUint32(4, out.length - 8, true);
-  out.set([0x57, 0x45, 0x42, 0x50], 8);
-  return out;
+  const parts = views(bytes, pieces);
+  const length = parts.reduce((n, part) => n + part.length, 0);
+  header.set([0x52, 0x49, 0x46, 0x46], 0);
+  new DataView(header.buffer).setUint32(4, length - 8, true);
+  header.set([0x57, 0x45, 0x42, 0x50], 8);
+  return parts;
 }
 
 export const webp: ContainerHandler = defineHandler({
@@ -243,7 +245,7 @@ export const webp: ContainerHandler = defineHandler({
     const existing = layout.chunks.filter((c) => c.kind === 'xmp');
     if (existing.length === 0 && (!layout.vp8x || (bytes[layout.vp8x.payloadStart]! & FLAG_XMP) === 0)) return Uint8Array.from(bytes);
     const vp8x = layout.vp8x ? vp8xFor(bytes, layout, false) : new Uint8Array(0);
-    return rebuild(bytes, layout, vp8x, new Set(existing.map((c) => c.offset)), -1, new Uint8Array(0));
+    return join(rebuild(bytes, layout, vp8x, new Set(existing.map((c) => c.offset)), -1, new Uint8Array(0)));
   },
 });
 

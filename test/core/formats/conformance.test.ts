@@ -6,7 +6,9 @@
  * own write/read/remove agree; broken files fail with a typed error.
  */
 import { describe, expect, it } from 'vitest';
-import { inspect, protect, sniff } from '../../../src/index.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { createProvenance, inspect, protect, sniff } from '../../../src/index.js';
+import { protectParts } from '../../../src/app/protect-image.js';
 import type { Block, ContainerHandler } from '../../../src/core/formats/handler.js';
 import { HANDLERS } from '../../../src/core/formats/registry.js';
 import { WEBP_FLAGS } from '../../../src/core/formats/webp.js';
@@ -28,6 +30,18 @@ const valid: Case[] = [
   ...CORPUS.filter((f) => !INTENTIONALLY_CORRUPT.has(f.name) && !AMBIGUOUS_XMP.has(f.name)).map((f) => ({ name: f.name, bytes: f.bytes })),
   ...generated,
 ];
+
+/** A signer whose clock stands still, so that two calls sign the same tag. */
+const fixedSigner = (() => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const now = new Date('2026-01-02T03:04:05Z');
+  return createProvenance({ keys: { active: { kid: 'conformance', privateKey }, publicKey: () => publicKey }, issuer: () => 'http://127.0.0.1', clock: { now: () => now } }).signer;
+})();
+
+/** A JPEG with an AFCP trailer, whose marked copy is built whole (its offsets move). */
+function hasAfcp(bytes: Uint8Array): boolean {
+  return sniff(bytes).format === 'jpeg' && sniff(bytes).blocks(bytes).some((b) => b.type === 'AFCP offset');
+}
 
 function same(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -119,6 +133,25 @@ describe('conformance over the corpus and generated images', () => {
     expect(handler.readXmp(removed).packets).toEqual([]);
     expect(handler.readXmp(removed).extendedChunks).toEqual([]);
     expectOnlyXmpChanged(handler, handler.removeXmp(bytes), removed);
+  });
+
+  it.each(valid)('$name: protectParts gives the file protect makes, as views on the input', ({ bytes }) => {
+    for (const options of [{}, { signer: fixedSigner }, { signer: fixedSigner, value: 'DMI-PROHIBITED-SEECONSTRAINT', otherConstraints: 'Ask first.' }]) {
+      const whole = protect(bytes, options);
+      const { parts, ...rest } = protectParts(bytes, options);
+      const { bytes: _, ...expected } = whole;
+      expect(same(Buffer.concat(parts), whole.bytes)).toBe(true);
+      expect(rest).toEqual(expected);
+      expect(rest.sha256).toBe(whole.sha256);
+      // Nothing of the input copied (but for a JPEG with an AFCP trailer, built whole): what is not a view on it is at most what is not kept of it.
+      const kept = sniff(bytes).blocks(bytes).filter((b) => b.kind === 'other').reduce((n, b) => n + b.length, 0);
+      const made = parts.filter((p) => p.buffer !== bytes.buffer).reduce((n, p) => n + p.length, 0);
+      if (!hasAfcp(bytes)) expect(made).toBeLessThanOrEqual(whole.bytes.length - kept);
+      // Marked again: unchanged, the input itself.
+      const again = protectParts(whole.bytes, options);
+      expect(again.changed).toBe(false);
+      expect(again.parts).toEqual([whole.bytes]);
+    }
   });
 
   it.each(CORPUS.filter((f) => INTENTIONALLY_CORRUPT.has(f.name)))('$name: fails with a typed error', ({ bytes }) => {

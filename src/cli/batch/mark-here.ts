@@ -1,0 +1,102 @@
+/**
+ * A batch of `optmark protect` marked here, on this thread, as a worker
+ * thread marks (mark-worker.ts): each file's copy written from the input's
+ * bytes and the new metadata in one writev, never built. A few files are in
+ * hand at once, each in a slot whose buffers (the input, an output already
+ * there) are kept from file to file: while one file's bytes are read or
+ * written by libuv's threads, this thread hashes another, so that reading,
+ * hashing and writing overlap on two cores without a worker thread to
+ * start. The file-system calls around the bytes (open, size, create, link,
+ * remove: microseconds each) are made on this thread.
+ */
+import { closeSync, fstatSync, openSync, read } from 'node:fs';
+import { promisify } from 'node:util';
+import { protectParts } from '../../app/protect-image.js';
+import type { TagSigner } from '../../core/metadata.js';
+import { unreadable } from '../files.js';
+import { markOne, type FileAccess, type Marked, type MarkOutcome, type MarkTask } from './mark-one.js';
+import { writeAllAsync, writeAtomicallyAround } from './write.js';
+
+/** What marking needs besides the file: the signer, and the largest image taken. */
+export interface Marking {
+  readonly signer: TagSigner;
+  readonly maxImagePixels: number | undefined;
+}
+
+/**
+ * The file marked, its copy as parts (views on `bytes` where unchanged):
+ * protect's answer as markOne takes it. `sha256`: the copy's SHA-256 is
+ * computed (for --json and --report).
+ */
+export function markParts(task: MarkTask, bytes: Uint8Array, marking: Marking, sha256: boolean): Marked {
+  const r = protectParts(bytes, { value: task.value, otherConstraints: task.otherConstraints, filename: task.file.split(/[\\/]/).pop(), signer: marking.signer, maxImagePixels: marking.maxImagePixels });
+  return {
+    bytes: r.parts,
+    filename: r.filename,
+    value: r.value,
+    alreadyCarried: r.alreadyCarried,
+    changed: r.changed,
+    c2paInvalidated: r.c2paInvalidated,
+    json: { mimeType: r.mimeType, filename: r.filename, ...(sha256 ? { sha256: r.sha256 } : {}), signals: r.signals, value: r.value, alreadyCarried: r.alreadyCarried, changed: r.changed, c2paInvalidated: r.c2paInvalidated },
+  };
+}
+
+const readAt = promisify(read);
+
+/**
+ * Reads a whole file into one buffer kept from file to file (grown when a
+ * file is larger): its bytes are valid until the next read. The bytes come
+ * through libuv's threads; opening, its size and closing (microseconds) are
+ * asked here, so that this thread is not put to sleep and woken for each.
+ */
+function bufferedReader(): (path: string) => Promise<Uint8Array> {
+  let buffer = new Uint8Array(0);
+  return async (path) => {
+    const fd = openSync(path, 'r');
+    try {
+      const { size } = fstatSync(fd);
+      if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+      let at = 0;
+      while (at < size) {
+        const { bytesRead } = await readAt(fd, buffer, at, size - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      return buffer.subarray(0, at);
+    } finally {
+      closeSync(fd);
+    }
+  };
+}
+
+export interface HereMarker {
+  /** Whether a slot is free (a file given now starts at once). */
+  hasRoom(): boolean;
+  run(task: MarkTask, sha256: boolean): Promise<MarkOutcome>;
+}
+
+/** Files marked on this thread, `slots` at once. */
+export function createHereMarker(slots: number, marking: Marking): HereMarker {
+  const free: FileAccess[] = Array.from({ length: slots }, () => {
+    const input = bufferedReader();
+    // The output already there, read to tell whether it is the input's marked copy: its own buffer, for it is compared with the input's bytes.
+    const existing = bufferedReader();
+    return {
+      read: (path) => input(path).catch((error: unknown) => Promise.reject(unreadable(error))),
+      existing: (path) => existing(path).catch(() => undefined),
+      write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllAsync),
+    };
+  });
+  return {
+    hasRoom: () => free.length > 0,
+    async run(task, sha256) {
+      const access = free.pop();
+      if (!access) throw new Error('internal: no free slot to mark a file here');
+      try {
+        return await markOne(task, access, async (bytes) => markParts(task, bytes, marking, sha256));
+      } finally {
+        free.push(access);
+      }
+    },
+  };
+}
