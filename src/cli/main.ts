@@ -161,7 +161,27 @@ async function dispatch(command: string, rest: readonly string[]): Promise<numbe
   }
 }
 
+let pipesWatched = false;
+/**
+ * A reader that goes away before the end (`optmark verify DIR | head`) ends
+ * what this command shows, not its work: later output to that stream is
+ * dropped, and the command finishes with its usual exit code (a protect
+ * half done is not left so). Without this, the write that found the pipe
+ * closed raised an unhandled EPIPE and ended the process with a stack trace.
+ */
+function dropOutputToClosedPipes(): void {
+  if (pipesWatched) return;
+  pipesWatched = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+      throw error;
+    });
+  }
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
+  dropOutputToClosedPipes();
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     const about = rest[0];

@@ -301,6 +301,17 @@ describe('protect a folder here', () => {
     expect((await optmark(['verify', join(tree, 'holidays'), '--fail-on-unmarked'], env())).code).toBe(1);
   });
 
+  it('verify piped into a reader that stops early (| head) finishes quietly with its usual exit code', async () => {
+    const child = spawnOptmark(['verify', tree, '--recursive', '--fail-on-unmarked'], env());
+    // The reader goes away after the first line, as head -1 does.
+    child.proc.stdout!.once('data', () => child.proc.stdout!.destroy());
+    const exit = await child.exited;
+    expect(child.stderr, child.stderr).not.toMatch(/EPIPE|Error:|\n\s+at /);
+    // 58 files that do not opt out and a broken one: 1 (a failed file wins over 3), as without the pipe.
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(child.stderr).toMatch(/not opted out/);
+  });
+
   it('draws a progress bar with rate and time left on a terminal', async () => {
     const session = `optmark-${process.pid}`;
     const socket = ['-L', session];
