@@ -1,15 +1,17 @@
 /**
  * What the user receives: each picture saved as an "original" file (a
  * JPEG, a lossy WebP and a PNG), marked as the product marks a file (its
- * stored pixels decoded, the mark embedded, encodeLike writing the result
- * with the original's settings) and measured:
+ * stored pixels decoded, the mark embedded, encodeMarked writing the result
+ * with the original's settings, or at a higher quality where those lost the
+ * mark or, for a WebP of quality 90 and more, 40 dB) and measured:
  *
  * - the size of the delivered file against the original's;
  * - the delivered file's PSNR: its decode against the original's decode;
  * - SSIM on luma: for PNG the delivered pixels against the original's; for
  *   the lossy formats the delivered file against the unmarked original
- *   re-encoded with the same settings (what the re-encoding alone would
- *   have given), so the figure is the mark's;
+ *   re-encoded with the same settings, the delivered file's quality
+ *   included (what the re-encoding alone would have given), so the figure
+ *   is the mark's;
  * - the flat-area rule on the marked pixels before encoding;
  * - whether the detector finds the mark in the delivered file.
  *
@@ -21,6 +23,7 @@ import sharp from 'sharp';
 import { detectFingerprint, embedFingerprint, FingerprintRefusedError, type FingerprintKey } from '../src/core/fingerprint/index.js';
 import type { PixelDecoder } from '../src/adapters/pixels.js';
 import { encodingLike } from '../src/core/formats/encoding-like.js';
+import { encodeMarked } from '../src/app/fingerprint-encode.js';
 import type { RgbImage } from './fingerprint-images.js';
 import { decodeForDetection } from './fingerprint-latency.js';
 import { psnr } from './fingerprint-stats.js';
@@ -34,8 +37,10 @@ export interface DeliveryRow {
   readonly format: 'jpeg' | 'webp' | 'png';
   /** The original's quality as written (lossy formats). */
   readonly writtenQuality?: number;
-  /** The quality the product read from the original's headers and re-encoded at. */
+  /** The quality the product read from the original's headers. */
   readonly estimatedQuality?: number;
+  /** Set when the product wrote the file at a higher quality than estimatedQuality (the original's lost the mark or, for a WebP of quality 90 and more, 40 dB). */
+  readonly deliveredQuality?: number;
   readonly progressive?: boolean;
   /** Set when the embedder refused the picture (its reason). */
   readonly refused?: string;
@@ -91,18 +96,28 @@ export async function deliveryRows(images: readonly RgbImage[], decoder: PixelDe
         continue;
       }
       const pixels = { ...decoded, data: marked };
-      const delivered = await decoder.withSlot(original.bytes, (held) => held.encodeLike(original.bytes, pixels));
+      // Written as the product writes it (src/app/fingerprint-encode.ts): at the original's settings, or higher where that lost the mark or, for a WebP, 40 dB.
+      const written = await decoder.withSlot(original.bytes, (held) =>
+        encodeMarked(held, original.bytes, pixels, async (bytes) => {
+          const { present, confidence, blocks } = detectFingerprint(await decodeForDetection(Buffer.from(bytes)), [key]);
+          return { present, confidence, blocks };
+        }),
+      );
+      const delivered = written.bytes;
+      const quality = written.encoding.lossless ? undefined : written.encoding.quality;
       const deliveredPixels = await decodeRaw(delivered);
-      const reference = original.format === 'png' ? decoded : await decodeRaw(await decoder.withSlot(original.bytes, (held) => held.encodeLike(original.bytes, decoded)));
-      const detection = detectFingerprint(await decodeForDetection(Buffer.from(delivered)), [key]);
+      // The same settings as the delivered file, its quality included.
+      const reference = original.format === 'png' ? decoded : await decodeRaw(await decoder.withSlot(original.bytes, (held) => held.encodeLike(original.bytes, decoded, quality)));
       rows.push({
         ...base,
+        ...(!settings.lossless && quality !== settings.quality ? { deliveredQuality: quality } : {}),
         bytesAfter: delivered.length,
         psnr: psnr(decoded.data, deliveredPixels.data),
         ...(original.format === 'png' ? {} : { psnrReencoded: psnr(decoded.data, reference.data) }),
         ssim: ssimLuma(reference, deliveredPixels),
         flat: flatChanges(decoded, pixels),
-        detected: detection.present,
+        // A file whose mark was lost at every quality tried is refused by the product; counted here as not found.
+        detected: !written.lost,
       });
     }
   }

@@ -13,7 +13,9 @@
  * orientation (core/fingerprint/mark-stored.ts) off the event loop (about a
  * second of arithmetic for 12 megapixels), re-encodes in the same format and
  * carries the original's metadata over, and checks that verify will find
- * the mark in the file it made; the opt-out and the provenance tag are
+ * the mark in the file it made (fingerprint-encode.ts: a lossy file that
+ * lost it, or a high-quality WebP that lost over 40 dB, is written again at
+ * a higher quality); the opt-out and the provenance tag are
  * written on top by protect, losslessly. The whole job, decode to
  * encode, holds one of the decoder's slots: it keeps full-size pixels (300 MB
  * at 100 megapixels) all along, and the slots are what bounds them. The
@@ -21,10 +23,11 @@
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, shapeRefusal, type Orientation, type Raster } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';
-import { encodingLike, type FingerprintEncoding } from '../core/formats/encoding-like.js';
+import type { FingerprintEncoding } from '../core/formats/encoding-like.js';
 import { sniff } from '../core/formats/sniff.js';
 import { CorruptImageError, FingerprintNotPossibleError, ImageDimensionsTooLargeError } from '../errors.js';
 import { overDecodeBudget } from './decode-budget.js';
+import { encodeMarked } from './fingerprint-encode.js';
 import { NO_FINGERPRINT, type FingerprintCheck } from './verify-image.js';
 
 export interface FingerprintSecret {
@@ -37,7 +40,8 @@ type DecodeRequest = { minSide?: number; stored?: boolean; orient?: boolean; sig
 /** Pixel work inside a slot already held (PixelPort.withSlot): it takes no slot of its own. */
 interface HeldPixelPort {
   decode(bytes: Uint8Array, options?: DecodeRequest): Promise<Raster>;
-  encodeLike(original: Uint8Array, pixels: Raster): Promise<Uint8Array>;
+  /** `quality` (lossy formats): written at that quality instead of the original's. */
+  encodeLike(original: Uint8Array, pixels: Raster, quality?: number): Promise<Uint8Array>;
 }
 
 /** The pixel work the fingerprint needs (src/adapters/pixels.ts). */
@@ -205,10 +209,10 @@ export function createFingerprinting(deps: FingerprintDeps): Fingerprinting {
           const outcome = await deps.embed({ data: pixels.data, width: pixels.width, height: pixels.height, channels: pixels.channels, orientation, grey, secret }, signal);
           if ('refused' in outcome) throw new FingerprintNotPossibleError(outcome.refused);
           signal?.throwIfAborted();
-          const encoded = await held.encodeLike(bytes, outcome.marked);
+          const written = await encodeMarked(held, bytes, outcome.marked, (encoded) => lookIn(encoded, held, deps, signal), signal);
           signal?.throwIfAborted();
-          await refuseUnfound(encoded, held, deps, signal);
-          return { bytes: encoded, fingerprint: 'added', keyVersion: secret.version, encoding: encodingLike(bytes) } as const;
+          if (written.lost) refuseUnfound(written.check);
+          return { bytes: written.bytes, fingerprint: 'added', keyVersion: secret.version, encoding: written.encoding } as const;
         },
         signal,
       );
@@ -233,21 +237,24 @@ function overDecoderLimit(error: unknown): never {
   );
 }
 
-/**
- * The marked file checked as verify will check it: decoded the same way and
- * looked for with every version verify looks for. Some pictures come out of
- * the embedder within its quality bound and still do not carry a mark the
- * detector finds in the file as encoded: a page of text on white (the paper
- * cannot take the mark's brighter half, the glyphs' edges drown the rest),
- * near-white or nearly flat pictures. The user asked for a fingerprint, so
- * such a file is refused rather than delivered re-encoded for nothing (and
- * the refusal counts nothing).
- */
-async function refuseUnfound(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps, signal: AbortSignal | undefined): Promise<void> {
+/** A file written with the mark, checked as verify will check it: decoded the same way and looked for with every version verify looks for. */
+async function lookIn(encoded: Uint8Array, held: HeldPixelPort, deps: FingerprintDeps, signal: AbortSignal | undefined): Promise<FingerprintCheck> {
+  signal?.throwIfAborted();
   const reduced = await held.decode(encoded, DETECT_DECODE);
   signal?.throwIfAborted();
-  const found = await detectIn(reduced, deps.detecting(), deps);
-  if (found.present) return;
+  return detectIn(reduced, deps.detecting(), deps);
+}
+
+/**
+ * Some pictures come out of the embedder within its quality bound and
+ * still do not carry a mark the detector finds in the file as encoded,
+ * even written again at higher qualities (fingerprint-encode.ts): a page of
+ * text on white (the paper cannot take the mark's brighter half, the
+ * glyphs' edges drown the rest), near-white or nearly flat pictures. The
+ * user asked for a fingerprint, so such a file is refused rather than
+ * delivered re-encoded for nothing (and the refusal counts nothing).
+ */
+function refuseUnfound(found: FingerprintCheck): never {
   const votes = found.blocks === 0 ? 'no block of it could vote' : `${Math.round(found.confidence * found.blocks)} of ${found.blocks} blocks matched`;
   throw new FingerprintNotPossibleError(
     `the mark would not be found in it (${votes}), as happens with text on white and other near-white or flat pictures; protect it without the fingerprint`,

@@ -50,9 +50,9 @@ function watched(decoder: PixelDecoder, loadsAtEncode: number[]): PixelPort {
       decoder.withSlot(bytes, (held) =>
         job({
           decode: (b, options) => held.decode(b, options),
-          encodeLike: (original, pixels) => {
+          encodeLike: (original, pixels, quality) => {
             loadsAtEncode.push(decoder.load.running);
-            return held.encodeLike(original, pixels);
+            return held.encodeLike(original, pixels, quality);
           },
         }),
       ),

@@ -16,9 +16,17 @@ export type { FingerprintEncoding } from './encoding-words.js';
  * if it was and without subsampling otherwise (libjpeg, through libvips,
  * writes no 4:2:2 or 4:4:0: those are kept finer, never coarser); a lossy
  * WebP at the quality its quantisers say (webp-quality.ts). DEFAULT_QUALITY
- * where the headers say nothing usable.
+ * where the headers say nothing usable. `quality`, for a lossy original: the
+ * quality actually written, when it was raised above the original's
+ * (src/app/fingerprint-encode.ts); the encoding then says from what.
  */
-export function encodingLike(original: Uint8Array): FingerprintEncoding {
+export function encodingLike(original: Uint8Array, quality?: number): FingerprintEncoding {
+  const like = originalEncoding(original);
+  if (like.lossless || quality === undefined || quality === like.quality) return like;
+  return { ...like, quality, raisedFrom: like.quality };
+}
+
+function originalEncoding(original: Uint8Array): FingerprintEncoding {
   const handler = sniff(original);
   if (handler.format === 'png') return { format: 'png', lossless: true };
   if (handler.format === 'jpeg') {

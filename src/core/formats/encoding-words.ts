@@ -17,6 +17,8 @@ export type FingerprintEncoding =
       /** A JPEG's chroma subsampling as written (undefined for grey). */
       readonly subsampling?: '4:2:0' | '4:4:4' | undefined;
       readonly progressive: boolean;
+      /** Set when the file was written at a higher quality than the original's (this), to keep the mark or, for a WebP, 40 dB against the original. */
+      readonly raisedFrom?: number;
     };
 
 /**
@@ -27,7 +29,12 @@ export type FingerprintEncoding =
 export function describeEncoding(encoding: FingerprintEncoding): string {
   const name = encoding.format === 'jpeg' ? 'JPEG' : encoding.format === 'png' ? 'PNG' : 'WebP';
   if (encoding.lossless) return `written losslessly as ${name}`;
-  const whose = encoding.estimated ? "the original's" : "a default, the original's not being readable from its headers";
+  const whose =
+    encoding.raisedFrom !== undefined
+      ? `above the original's ${encoding.raisedFrom}, whose re-encoding lost too much`
+      : encoding.estimated
+        ? "the original's"
+        : "a default, the original's not being readable from its headers";
   const details = encoding.format === 'jpeg' ? [encoding.progressive ? 'progressive' : '', encoding.subsampling ?? ''].filter(Boolean) : [];
   return `re-encoded as ${name} at quality ${encoding.quality}, ${whose}${details.length ? ` (${details.join(', ')})` : ''}`;
 }
