@@ -48,6 +48,8 @@ const WARMUP_S = Number(process.env.BENCH_SCALE_WARMUP ?? 3);
 export const SCALE_CONCURRENCY = [1, 4, 16, 64] as const;
 /** The concurrency the targets are judged at: enough to keep every worker busy, short of queueing. */
 export const JUDGED_AT = 16;
+/** Seconds each set-up is watched idle, after its start and before any call. */
+const IDLE_S = 5;
 const TICKS = 100;
 const CORES = os.cpus().length;
 const log = (line = '') => process.stdout.write(`${line}\n`);
@@ -292,6 +294,8 @@ async function main(): Promise<void> {
       `(efficiency ${parallelism.efficiency.toFixed(2)}, rate ${parallelism.rate.toFixed(2)}x): the ceiling for any process scaling on this machine`,
   );
   const rows: ScaleRow[] = [];
+  /** Cores each set-up's optmark processes use when no call arrives. */
+  const idle: Partial<Record<SetUp['id'], number>> = {};
   const nginx = new Nginx(join(WORK, 'nginx'), await freePort());
   try {
     for (const setUp of SET_UPS) {
@@ -305,6 +309,10 @@ async function main(): Promise<void> {
           await nginx.configure(instances.map((x) => x.port), true);
           target = nginx.url;
         }
+        // What the set-up costs with no calls at all: timers, the job queue's polling, pools.
+        const idleFrom = { cpu: instances.reduce((sum, x) => sum + treeCpuSeconds(x.child.pid!), 0), at: performance.now() };
+        await sleep(IDLE_S * 1000);
+        idle[setUp.id] = (instances.reduce((sum, x) => sum + treeCpuSeconds(x.child.pid!), 0) - idleFrom.cpu) / ((performance.now() - idleFrom.at) / 1000);
         const load = (connections: number, durationS: number) =>
           runLoad(tool, { url: `${target}/api/v1/protect`, bodyPath, boundary: BOUNDARY, key, connections, durationS, timeoutS: 30 }, WORK);
         await load(16, WARMUP_S);
@@ -376,7 +384,7 @@ async function main(): Promise<void> {
   for (const t of targets) log(targetLine(t, process.stdout.isTTY));
   writeFileSync(
     RESULTS,
-    `${JSON.stringify({ date: new Date().toISOString(), environment: { node: process.version, cpus: CORES, cpu: os.cpus()[0]?.model, postgres: postgresVersion, nginx: nginxVersion, loadTool: notes.join('; '), loadAverageAtEnd: os.loadavg() }, method: { image: { name: image!.name, bytes: image!.bytes.length }, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, judgedAt: JUDGED_AT }, parallelism, setUps: SET_UPS, rows, targets }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), environment: { node: process.version, cpus: CORES, cpu: os.cpus()[0]?.model, postgres: postgresVersion, nginx: nginxVersion, loadTool: notes.join('; '), loadAverageAtEnd: os.loadavg() }, method: { image: { name: image!.name, bytes: image!.bytes.length }, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, judgedAt: JUDGED_AT, idleSeconds: IDLE_S }, parallelism, idleCores: idle, setUps: SET_UPS, rows, targets }, null, 2)}\n`,
   );
   log(`results written to ${RESULTS}`);
 }
