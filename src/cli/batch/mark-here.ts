@@ -43,19 +43,27 @@ export function markParts(task: MarkTask, bytes: Uint8Array, marking: Marking, s
 
 const readAt = promisify(read);
 
+/** One buffer kept from file to file, grown (at least doubled) when a file is larger: a file's bytes in it are valid until the next file is read into it. */
+export function keptBuffer(): (size: number) => Uint8Array {
+  let buffer = new Uint8Array(0);
+  return (size) => {
+    if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+    return buffer;
+  };
+}
+
 /**
- * Reads a whole file into one buffer kept from file to file (grown when a
- * file is larger): its bytes are valid until the next read. The bytes come
- * through libuv's threads; opening, its size and closing (microseconds) are
- * asked here, so that this thread is not put to sleep and woken for each.
+ * Reads a whole file into a kept buffer. The bytes come through libuv's
+ * threads; opening, its size and closing (microseconds) are asked here, so
+ * that this thread is not put to sleep and woken for each.
  */
 function bufferedReader(): (path: string) => Promise<Uint8Array> {
-  let buffer = new Uint8Array(0);
+  const room = keptBuffer();
   return async (path) => {
     const fd = openSync(path, 'r');
     try {
       const { size } = fstatSync(fd);
-      if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+      const buffer = room(size);
       let at = 0;
       while (at < size) {
         const { bytesRead } = await readAt(fd, buffer, at, size - at, at);

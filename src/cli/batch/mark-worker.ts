@@ -15,7 +15,7 @@ import { loadConfig } from '../../config.js';
 import type { TagSigner } from '../../core/metadata.js';
 import { describeExpected, unreadable } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
-import { markParts } from './mark-here.js';
+import { keptBuffer, markParts } from './mark-here.js';
 import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
 import { writeAllSync, writeAtomicallyAround } from './write.js';
 
@@ -31,14 +31,14 @@ export type WorkerReply = { readonly id: number; readonly ok: true; readonly out
 const config = loadConfig();
 let signer: TagSigner | undefined;
 
-/** Reads whole files into one buffer kept from file to file (grown when a file is larger): a file's bytes are valid until the next. */
+/** Reads whole files into a kept buffer (keptBuffer): a file's bytes are valid until the next. */
 function reader(): (path: string) => Uint8Array {
-  let buffer = new Uint8Array(0);
+  const room = keptBuffer();
   return (path) => {
     const fd = openSync(path, 'r');
     try {
       const { size } = fstatSync(fd);
-      if (size > buffer.length) buffer = new Uint8Array(Math.max(size, buffer.length * 2));
+      const buffer = room(size);
       let at = 0;
       while (at < size) {
         const read = readSync(fd, buffer, at, size - at, at);
