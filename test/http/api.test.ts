@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verify } from '../../src/index.js';
 import { corpusFile } from '../support/corpus.js';
 import { ExifTool } from '../support/exiftool.js';
 import { generatedImages } from '../support/generated.js';
@@ -65,6 +67,22 @@ describe.each(BACKENDS)('API on %s', (backend) => {
       fingerprint: { present: false, confidence: 0, blocks: 0 },
       sha256: sha256(bytes),
     });
+  });
+
+  it('answers a marked file over 1 MB (sent as a stream of pieces) with the whole JSON its Content-Length announces', async () => {
+    const big = await sharp({ create: { width: 1400, height: 1400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg({ quality: 95 }).toBuffer();
+    expect(big.length).toBeGreaterThan(1024 * 1024);
+    const response = await postImage(t.url, key, big, { filename: 'big.jpg', type: 'image/jpeg' });
+    expect(response.status).toBe(200);
+    const text = Buffer.from(await response.arrayBuffer());
+    expect(Number(response.headers.get('content-length'))).toBe(text.length);
+    const body = JSON.parse(text.toString('utf8')) as Record<string, unknown>;
+    const bytes = Buffer.from(body.imageBase64 as string, 'base64');
+    expect(body).toMatchObject({ mimeType: 'image/jpeg', filename: 'big-optout.jpg', signals: ['iptc.dataMining'], sha256: sha256(bytes) });
+    // Every byte came through: the marked file is the input with its metadata written, and it opts out.
+    expect(bytes.length).toBeGreaterThan(big.length);
+    expect(bytes.subarray(bytes.length - 1024 * 1024).equals(big.subarray(big.length - 1024 * 1024))).toBe(true);
+    expect(verify(bytes).optedOut).toBe(true);
   });
 
   it('describes a WebP upload by the bytes produced, whatever the upload was called', async () => {
