@@ -217,18 +217,30 @@ function protectBody(result: ProtectResult): { readonly body: Buffer | Readable;
   const bytes = Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
   const head = Buffer.from('{"imageBase64":"', 'latin1');
   const tail = Buffer.from(`",${JSON.stringify({ mimeType: result.mimeType, filename: result.filename, sha256: result.sha256, signals: result.signals }).slice(1)}`, 'utf8');
-  const length = head.length + Math.ceil(bytes.length / 3) * 4 + tail.length;
+  const length = head.length + base64Length(bytes.length) + tail.length;
+  if (bytes.length <= WHOLE_ANSWER_BYTES) {
+    const body = Buffer.allocUnsafe(length);
+    head.copy(body, 0);
+    tail.copy(body, writeBase64(bytes, body, head.length));
+    return { body, length };
+  }
   function* pieces(): Generator<Buffer> {
     yield head;
     for (let from = 0; from < bytes.length; from += PIECE_BYTES) {
       const slice = bytes.subarray(from, from + PIECE_BYTES);
-      const piece = Buffer.allocUnsafe(Math.ceil(slice.length / 3) * 4);
-      let at = 0;
-      for (let step = 0; step < slice.length; step += BASE64_STEP) at += piece.write(slice.subarray(step, step + BASE64_STEP).toString('base64'), at, 'latin1');
+      const piece = Buffer.allocUnsafe(base64Length(slice.length));
+      writeBase64(slice, piece, 0);
       yield piece;
     }
     yield tail;
   }
-  if (bytes.length <= WHOLE_ANSWER_BYTES) return { body: Buffer.concat([...pieces()], length), length };
   return { body: Readable.from(pieces(), { objectMode: false }), length };
+}
+
+const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
+
+/** Writes the base64 text of `bytes` into `into` from `at`, BASE64_STEP bytes at a time; returns where it ends. */
+function writeBase64(bytes: Buffer, into: Buffer, at: number): number {
+  for (let from = 0; from < bytes.length; from += BASE64_STEP) at += into.write(bytes.subarray(from, from + BASE64_STEP).toString('base64'), at, 'latin1');
+  return at;
 }
