@@ -231,7 +231,7 @@ function bounds(files: InProcessResults | undefined, scale: ScaleResults | undef
   if (cli && cli.folder.ratio < 2) {
     const sha = files?.results.find((e) => e.name === 'jpeg-5mb')?.sha256Ms;
     out.push(
-      `- **The command line on a folder.** \`optmark protect\` of ${cli.folder.files} files of 5 MB took ${f(cli.folder.optmark.wallMs / 1000, 2)} s (${f(cli.folder.optmark.cpuMs / 1000, 2)} s of CPU) against ExifTool's ${f(cli.folder.exiftool.wallMs / 1000, 2)} s (${f(cli.folder.exiftool.cpuMs / 1000, 2)} s of CPU): ${x(cli.folder.ratio)}, where 2× needs ${f(cli.folder.exiftool.wallMs / 2000, 2)} s. The signed copy needs one SHA-256 pass over every input (the content digest${sha ? `, ${f((cli.folder.files * sha) / 1000, 2)} s for these files by the figures above` : ''}) which ExifTool does not make, Node's start, and the kernel's time to write 300 MB of new files; [docs/client.md](client.md#speed) breaks it down.`,
+      `- **The command line on a folder.** \`optmark protect\` of ${cli.folder.files} files of 5 MB took ${f(cli.folder.optmark.wallMs, 0)} ms (${f(cli.folder.optmark.cpuMs, 0)} ms of CPU) against ExifTool's ${f(cli.folder.exiftool.wallMs, 0)} ms (${f(cli.folder.exiftool.cpuMs, 0)} ms of CPU): ${x(cli.folder.ratio)}, where 2× needs ${f(cli.folder.exiftool.wallMs / 2, 0)} ms. The signed copy needs one SHA-256 pass over every input (the content digest${sha ? `, ${f((cli.folder.files * sha) / 1000, 2)} s for these files by the figures above` : ''}) which ExifTool does not make, Node's start, and the kernel's time to write 300 MB of new files; [docs/client.md](client.md#speed) breaks it down.`,
     );
   }
   const jpeg5 = files?.results.find((e) => e.name === 'jpeg-5mb');
