@@ -36,7 +36,7 @@ import { ensureBuilt } from './http-server.js';
 import { targetLine, type Target } from './report.js';
 import { cleanupAll, onCleanup } from './stress/support/cleanup.js';
 import { freePort, sleep } from './stress/support/net.js';
-import { Nginx } from './stress/support/nginx.js';
+import { ensureNginx, Nginx } from './stress/support/nginx.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const WORK = join(ROOT, '.bench-tmp', 'scale');
@@ -242,6 +242,7 @@ async function main(): Promise<void> {
   ensureBuilt(ROOT, log);
   const { tool, notes } = await chooseLoadTool(log);
   if (tool !== 'wrk') throw new Error('this benchmark needs wrk (a Node client would take a core from the server)');
+  ensureNginx(log);
   const [image] = await httpImages(join(ROOT, '.bench-tmp', 'http'), log);
   const bodyPath = join(WORK, 'body.bin');
   writeFileSync(

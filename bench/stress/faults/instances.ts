@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { countsTable, label, Load, okUsage } from '../support/clients.js';
 import { smallJpeg } from '../support/corpus.js';
-import { Nginx } from '../support/nginx.js';
+import { ensureNginx, Nginx } from '../support/nginx.js';
 import { freePort, sleep } from '../support/net.js';
 import { logSummary, Serve, usageOf } from '../support/server.js';
 import { scratchDir } from '../support/setup.js';
@@ -50,6 +50,7 @@ export async function instances(ctx: Context): Promise<void> {
   // The first makes the shared key files; the others start once they exist.
   const servers: Serve[] = [await Serve.start(ports[0]!, envOf(0))];
   servers.push(...(await Promise.all(ports.slice(1).map((port, i) => Serve.start(port, envOf(i + 1))))));
+  ensureNginx(ctx.log);
   const nginx = new Nginx(scratchDir('nginx'), await freePort());
   try {
     await nginx.configure(ports, true);

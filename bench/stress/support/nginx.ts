@@ -4,12 +4,23 @@
  * checks and the scale benchmark both use it. Started as root, its workers
  * run as nobody, so the directories they write get that owner.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { onCleanup } from './cleanup.js';
 import { sleep } from './net.js';
+
+const hasNginx = () => spawnSync('nginx', ['-v'], { stdio: 'ignore' }).error === undefined;
+
+/** nginx, installed with apt-get (Debian's package) when it is missing and this runs as root; otherwise a clear error. */
+export function ensureNginx(log: (line: string) => void): void {
+  if (hasNginx()) return;
+  if (process.getuid?.() !== 0) throw new Error("nginx is not installed: apt-get install nginx (Debian's package) as root, then run this again");
+  log('nginx is not installed; apt-get install -y nginx ...');
+  const result = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'nginx'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8' });
+  if (!hasNginx()) throw new Error(`apt-get install nginx failed: ${(result.stderr ?? String(result.error)).trim().split('\n').at(-1)}`);
+}
 
 export class Nginx {
   private proc: ChildProcess | undefined;
