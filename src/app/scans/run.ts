@@ -105,6 +105,19 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
     if (unit) pendingUnits.push(unit);
     if (pendingItems.length >= batchSize) await flush();
   };
+  /** A file classified as another kind of file or a skipped image is recorded as such; true when it was (nothing more to do for it). */
+  const settled = async (decision: { kind: 'other' } | { kind: 'skip'; item: ScanItem } | { kind: 'read' | 'check' }): Promise<boolean> => {
+    if (decision.kind === 'other') {
+      otherFiles += 1;
+      await add(null);
+      return true;
+    }
+    if (decision.kind === 'skip') {
+      await add(decision.item);
+      return true;
+    }
+    return false;
+  };
 
   const inFlight = new Set<Promise<void>>();
   const checkOne = async (entry: SourceEntry, bytes: Uint8Array, unit: Unit | undefined) => {
@@ -141,29 +154,11 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
         processed += 1;
         continue;
       }
-      const listed = classifyListed(entry);
-      if (listed.kind === 'other') {
-        otherFiles += 1;
-        await add(null);
-        continue;
-      }
-      if (listed.kind === 'skip') {
-        await add(listed.item);
-        continue;
-      }
+      if (await settled(classifyListed(entry))) continue;
       // A file named as an image is read whole at once (when it may be checked); others, their first bytes.
       const whole = hasImageName(entry.path) && entry.size <= MAX_SCAN_FILE_BYTES;
       let bytes = await source.read(entry, whole ? MAX_SCAN_FILE_BYTES : HEAD_BYTES);
-      const decided = classifyHead(entry, bytes);
-      if (decided.kind === 'other') {
-        otherFiles += 1;
-        await add(null);
-        continue;
-      }
-      if (decided.kind === 'skip') {
-        await add(decided.item);
-        continue;
-      }
+      if (await settled(classifyHead(entry, bytes))) continue;
       if (!whole) bytes = await source.read(entry, MAX_SCAN_FILE_BYTES);
       let unit: Unit | undefined;
       if (options.reserve) {
