@@ -16,6 +16,7 @@ import { generatedImages } from '../support/generated.js';
 import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
 import { withC2pa } from '../support/c2pa.js';
 import { withSegments, xmpPacket, xmpSegment } from '../support/build.js';
+import { PUBLIC_API_PATHS } from '../support/public-paths.js';
 
 const images = Object.fromEntries((await generatedImages()).map((g) => [g.name, g.bytes]));
 const JPEG = images['baseline.jpg']!;
@@ -376,20 +377,7 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });
     const doc = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual([
-      '/.well-known/jwks.json',
-      '/api/v1/openapi.json',
-      '/api/v1/protect',
-      '/api/v1/records/{sha256}',
-      '/api/v1/scans',
-      '/api/v1/scans/{id}',
-      '/api/v1/scans/{id}/fix',
-      '/api/v1/scans/{id}/report',
-      '/api/v1/usage',
-      '/api/v1/verify',
-      '/healthz',
-      '/readyz',
-    ]);
+    expect(Object.keys(doc.paths).sort()).toEqual(PUBLIC_API_PATHS);
     expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'Health', 'Jwk', 'Jwks', 'ProtectResult', 'Records', 'Scan', 'ScanItem', 'ScanReport', 'ScanSummary', 'Usage', 'VerifyResult']);
   });
 });

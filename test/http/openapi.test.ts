@@ -16,6 +16,7 @@ import addFormats from 'ajv-formats';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeldUpload, multipartBody, parseResponse, rawExchange, rawPost } from '../support/raw-http.js';
+import { PUBLIC_API_PATHS } from '../support/public-paths.js';
 import { freshPgDatabase, postImage, startTestServer, type TestServer } from '../support/server.js';
 import { SAMPLE_JPEG } from '../process/support.js';
 import { protect } from '../../src/app/protect-image.js';
@@ -156,20 +157,7 @@ describe('the OpenAPI document', () => {
     expect(doc.info.contact.url).toBe('https://optmark.example');
     expect(doc.tags.map((tag: Json) => tag.name)).toEqual(['Images', 'Account', 'Records', 'Scans', 'Keys', 'Health', 'Meta']);
     expect(doc.components.schemas.Jwk.required).toEqual(['kty', 'crv', 'x', 'kid', 'alg', 'use']);
-    expect(Object.keys(doc.paths).sort()).toEqual([
-      '/.well-known/jwks.json',
-      '/api/v1/openapi.json',
-      '/api/v1/protect',
-      '/api/v1/records/{sha256}',
-      '/api/v1/scans',
-      '/api/v1/scans/{id}',
-      '/api/v1/scans/{id}/fix',
-      '/api/v1/scans/{id}/report',
-      '/api/v1/usage',
-      '/api/v1/verify',
-      '/healthz',
-      '/readyz',
-    ]);
+    expect(Object.keys(doc.paths).sort()).toEqual(PUBLIC_API_PATHS);
     // A read token is write-only; the fix's zip is binary.
     expect(doc.paths['/api/v1/scans'].post.requestBody.content['application/json'].schema.properties.token.writeOnly).toBe(true);
     expect(doc.paths['/api/v1/scans/{id}/fix'].post.responses['200'].content['application/zip'].schema).toMatchObject({ type: 'string', format: 'binary' });
