@@ -14,6 +14,7 @@ import { parse } from './files.js';
 import { announceCreatedFingerprintKey } from './fingerprint-for-cli.js';
 import { announceCreatedKeyRing } from './keys-for-cli.js';
 import { UsageError } from './usage-error.js';
+import { holdStopSignals } from './stop-signals.js';
 
 /**
  * Where the first start's secrets are: the file's path and how to issue new
@@ -67,9 +68,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   // A signal that arrives while the server starts (after it listens, the
   // first start still writes its file) is kept and acted on once it has
   // started: without a handler, it would end the process on the spot.
-  let early: NodeJS.Signals | undefined;
-  const keep = (signal: NodeJS.Signals) => (early ??= signal);
-  process.on('SIGTERM', keep).on('SIGINT', keep);
+  // A worker is stopped by its primary (SIGTERM); a Ctrl-C reaches the whole process group, and the primary acts on it.
+  const signals = holdStopSignals({ interrupt: !cluster.isWorker });
   let server: RunningServer;
   try {
     // Of several workers, the first makes what a first start makes.
@@ -80,9 +80,8 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
       process.stderr.write(`optmark: worker ${workerIndex} could not start: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(1);
     }
+    signals.release();
     throw error;
-  } finally {
-    process.off('SIGTERM', keep).off('SIGINT', keep);
   }
   // Said as protect says it: a secret made now is what every tag or mark
   // from this deployment will depend on, so its place is worth a line.
@@ -117,9 +116,6 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
         },
       );
     };
-    // A worker is stopped by its primary (SIGTERM); a Ctrl-C reaches the whole process group, and the primary acts on it.
-    if (cluster.isWorker) process.on('SIGTERM', stop).on('SIGINT', () => {});
-    else process.on('SIGTERM', stop).on('SIGINT', stop);
-    if (early) stop(early);
+    signals.handle(stop);
   });
 }

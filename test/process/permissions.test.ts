@@ -64,7 +64,8 @@ describe('a data directory made beforehand with mode 0755, a server started with
     expect(modeOf(join(dataDir, 'signing-keys.json'))).toBe(0o600);
     expect(modeOf(join(dataDir, 'fingerprint-keys.json'))).toBe(0o600);
     expect(modeOf(join(dataDir, 'optmark.lock'))).toBe(0o600);
-    expect((await server.stop()).code).toBe(0);
+    const stopped = await server.stop();
+    expect(stopped.code, `${JSON.stringify(stopped)}\n${server.stdout.slice(-3000)}\n${server.stderr.slice(-1000)}`).toBe(0);
 
     expect(notPrivate(dataDir)).toEqual([]);
     // The directory given is left as it was, with a warning naming it.
@@ -75,7 +76,8 @@ describe('a data directory made beforehand with mode 0755, a server started with
     // A restart on the files as left (PGlite's new files included) finds and leaves them private.
     const again = await listening(serveWithUmask('000', { OPTMARK_DATA_DIR: dataDir }));
     expect((await postImage(again.url, key)).status).toBe(200);
-    expect((await again.stop()).code).toBe(0);
+    const stoppedAgain = await again.stop();
+    expect(stoppedAgain.code, `${JSON.stringify(stoppedAgain)}\n${again.stdout.slice(-3000)}\n${again.stderr.slice(-1000)}`).toBe(0);
     expect(notPrivate(dataDir)).toEqual([]);
   });
 });
