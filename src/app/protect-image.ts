@@ -45,6 +45,13 @@ export interface ProtectOptions {
    * CLI pass OPTMARK_MAX_IMAGE_PIXELS.
    */
   readonly maxImagePixels?: number;
+  /**
+   * The input's content digest, hashed by the caller over the ranges
+   * contentRanges gives for the blocks of openForProtect's container (the
+   * command line's batch hashes on a thread of its own); computed here
+   * when absent.
+   */
+  readonly contentDigest?: Uint8Array;
 }
 
 /** The marked-image result of the spec, with the bytes still raw (the API base64-encodes them). */
@@ -89,11 +96,11 @@ export interface ProtectResult {
  *   CorruptImageError, InvalidXmpError, AmbiguousXmpError, InvalidOptionError
  */
 export function protect(bytes: Uint8Array, options: ProtectOptions = {}): ProtectResult {
-  return protectOpened(bytes, openChecked(bytes, options), options);
+  return protectOpened(bytes, openForProtect(bytes, options), options);
 }
 
-/** The checks protect makes before the XMP is read, and the container opened. */
-function openChecked(bytes: Uint8Array, options: ProtectOptions): OpenedImage {
+/** The checks protect makes before the XMP is read, and the container opened (protectParts takes it, when its caller needed the blocks first). */
+export function openForProtect(bytes: Uint8Array, options: ProtectOptions): OpenedImage {
   // First, from the header alone: a declared size past the limit is refused
   // whatever else is wrong with the file, so protect and verify agree on it.
   refuseOversizedImage(bytes, options.maxImagePixels);
@@ -112,8 +119,8 @@ export interface ProtectedParts extends Omit<ProtectResult, 'bytes'> {
  * nothing of it copied, for a writer that writes the parts out (writev)
  * before `bytes` changes. The command line's batch writes files so.
  */
-export function protectParts(bytes: Uint8Array, options: ProtectOptions = {}): ProtectedParts {
-  const { parts, ...written } = writtenParts(bytes, openChecked(bytes, options), options);
+export function protectParts(bytes: Uint8Array, options: ProtectOptions = {}, opened: OpenedImage = openForProtect(bytes, options)): ProtectedParts {
+  const { parts, ...written } = writtenParts(bytes, opened, options);
   return answer({ parts }, parts, written, options);
 }
 
@@ -129,7 +136,7 @@ function writtenParts(bytes: Uint8Array, opened: OpenedImage, options: ProtectOp
   return writeDataMiningParts(
     bytes,
     uriFor(value ?? DEFAULT_CODE),
-    { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true, otherConstraints: options.otherConstraints },
+    { signer: options.signer, keepExisting: value === undefined || options.keepExisting === true, otherConstraints: options.otherConstraints, contentDigest: options.contentDigest },
     opened,
   );
 }
@@ -196,7 +203,7 @@ export async function protectOffLoop(bytes: Uint8Array, options: Omit<ProtectOpt
   offLoop.signal?.throwIfAborted();
   const { workers } = offLoop;
   const here = onThisThread(() => {
-    const opened = openChecked(bytes, options);
+    const opened = openForProtect(bytes, options);
     if (workers && xmpTextLength(opened) > INLINE_XMP_CHARACTERS) return undefined;
     return { result: protectOpened(bytes, opened, { ...options, signer: provenance?.signer }) };
   });

@@ -41,7 +41,7 @@ export const USAGE: Readonly<Record<string, string>> = {
       and one that already carries it is not marked again.
       --server URL marks through that deployment's API (or OPTMARK_URL); its key comes from
       OPTMARK_API_KEY or --key-file FILE (- reads standard input); --key KEY works but shows
-      in the process list. --concurrency: files at once (default: the CPUs here, 4 with a server).
+      in the process list. --concurrency: files at once (default: the CPUs here, with one more read ahead; 4 with a server).
       --report writes one row per file. On a terminal a progress bar, else one line per file.
 `,
   verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL [--allow-private]] [--fail-on-unmarked]

@@ -163,6 +163,13 @@ export interface WriteOptions {
    * (other-constraints.ts). Not written when the file's own opt-out is kept.
    */
   readonly otherConstraints?: string;
+  /**
+   * The file's content digest (contentDigest of these bytes and their
+   * blocks, over contentRanges), when the caller has hashed it elsewhere:
+   * the command line's batch hashes on a thread of its own. Computed here
+   * when absent.
+   */
+  readonly contentDigest?: Uint8Array;
 }
 
 /**
@@ -203,7 +210,7 @@ export function writeDataMiningParts(bytes: Uint8Array, requested: string, optio
   const otherConstraints = kept ? undefined : text;
   const properties: PropertyValue[] = [{ name: DATA_MINING, value: uri }];
   if (otherConstraints !== undefined) properties.push({ name: OTHER_CONSTRAINTS, value: otherConstraints, kind: 'langAlt' });
-  const signed = signer ? freshTag(parsed, signer, contentDigest(bytes, container.blocks), uri) : undefined;
+  const signed = signer ? freshTag(parsed, signer, options.contentDigest ?? contentDigest(bytes, container.blocks), uri) : undefined;
   if (signed?.fresh) properties.push({ name: SERVICE_TAG, value: signed.tag });
   const chosen = { value: uri, alreadyCarried, otherConstraints, tag: signed?.tag };
   const cleanup = parsed.standard ? dropRepeats(parsed.standard, otherConstraints !== undefined) : [];
@@ -272,7 +279,7 @@ function dropRepeats(standard: XmpDocument, withConstraints: boolean): TextEdit[
  * non-XMP content is the same before and after the XMP edit, so the digest
  * of the input is the output's.
  */
-function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Buffer, uri: string): { readonly tag: string; readonly fresh: boolean } {
+function freshTag(parsed: ParsedXmp, signer: TagSigner, digest: Uint8Array, uri: string): { readonly tag: string; readonly fresh: boolean } {
   const existing = firstValue([parsed.standard, parsed.extended], [SERVICE_TAG.uri], SERVICE_TAG.local);
   const kept =
     existing !== undefined &&

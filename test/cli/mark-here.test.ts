@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProvenance, protect } from '../../src/index.js';
+import { createHasher } from '../../src/cli/batch/hasher.js';
 import { createHereMarker } from '../../src/cli/batch/mark-here.js';
 import type { MarkTask } from '../../src/cli/batch/mark-one.js';
 import { CliError } from '../../src/cli/files.js';
@@ -18,7 +19,12 @@ import { unwritten } from '../../src/cli/batch/write.js';
 import { CORPUS } from '../support/corpus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'optmark-mark-here-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** The hashing thread as the command runs it (the built script: a thread runs JavaScript). */
+const hasher = createHasher(new URL('../../dist/cli/batch/hash-worker.js', import.meta.url));
+afterAll(async () => {
+  await hasher.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** A signer whose clock stands still, so that protect here and in the batch sign the same tag. */
 const signer = (() => {
@@ -30,7 +36,7 @@ const signer = (() => {
 const task = (file: string, output: string): MarkTask => ({ file, output, dir, inPlace: false, overwrite: false, fingerprint: false, skipMarked: false, value: undefined });
 
 describe('marking a batch on the main thread', () => {
-  it('writes protect’s file for each of many files of every format, two at a time, larger and smaller ones mixed', async () => {
+  it('writes protect’s file for each of many files of every format, three at a time, larger and smaller ones mixed', async () => {
     const files = CORPUS.filter((f) => /^(exiftool|libwebp-test-data|pngsuite)\//.test(f.name))
       .filter((f) => {
         try {
@@ -42,7 +48,7 @@ describe('marking a batch on the main thread', () => {
       })
       .slice(0, 40);
     expect(files.length).toBe(40);
-    const here = createHereMarker(2, { signer, maxImagePixels: undefined });
+    const here = createHereMarker(3, { signer, maxImagePixels: undefined }, hasher);
     const inputs = files.map((f, i) => {
       const path = join(dir, `in-${i}-${f.name.split('/').pop()}`);
       writeFileSync(path, f.bytes);
@@ -51,7 +57,7 @@ describe('marking a batch on the main thread', () => {
     let next = 0;
     const outcomes: Array<Awaited<ReturnType<typeof here.run>>> = [];
     await Promise.all(
-      [0, 1].map(async () => {
+      [0, 1, 2].map(async () => {
         while (next < inputs.length) {
           const i = next++;
           outcomes[i] = await here.run(task(inputs[i]!, join(dir, `planned-${i}`)), true);
@@ -69,7 +75,7 @@ describe('marking a batch on the main thread', () => {
   });
 
   it('an input that cannot be read is its file’s unreadable_file failure, and the slot serves the next file', async () => {
-    const here = createHereMarker(1, { signer, maxImagePixels: undefined });
+    const here = createHereMarker(1, { signer, maxImagePixels: undefined }, hasher);
     const failure = await here.run(task(join(dir, 'missing.jpg'), join(dir, 'missing-optout.jpg')), false).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(CliError);
     expect(failure).toMatchObject({ code: 'unreadable_file', message: 'cannot read the file: no such file' });

@@ -13,21 +13,24 @@
 import { createHash } from 'node:crypto';
 import type { Block } from '../formats/handler.js';
 
-export function contentDigest(bytes: Uint8Array, blocks: readonly Block[]): Buffer {
-  const hash = createHash('sha256');
-  let from = -1;
-  let to = -1;
+/**
+ * The ranges of `bytes` the content digest covers, in order, as [from, to):
+ * adjacent kept blocks in one range. Hashed as one stream, they give
+ * contentDigest (a caller may hash them elsewhere, on another thread).
+ */
+export function contentRanges(blocks: readonly Block[]): Array<readonly [from: number, to: number]> {
+  const ranges: Array<[number, number]> = [];
   for (const block of blocks) {
     if (block.kind !== 'other') continue;
-    // Adjacent kept blocks are hashed in one update.
-    if (block.offset === to) {
-      to = block.offset + block.length;
-      continue;
-    }
-    if (from >= 0) hash.update(bytes.subarray(from, to));
-    from = block.offset;
-    to = block.offset + block.length;
+    const last = ranges.at(-1);
+    if (last && last[1] === block.offset) last[1] = block.offset + block.length;
+    else ranges.push([block.offset, block.offset + block.length]);
   }
-  if (from >= 0) hash.update(bytes.subarray(from, to));
+  return ranges;
+}
+
+export function contentDigest(bytes: Uint8Array, blocks: readonly Block[]): Buffer {
+  const hash = createHash('sha256');
+  for (const [from, to] of contentRanges(blocks)) hash.update(bytes.subarray(from, to));
   return hash.digest();
 }
