@@ -38,11 +38,12 @@ const FOLDER_NEEDS_PLACE = "a folder's marked copies need a place: --out DIR (ke
 const MANY_FILES = 4;
 
 /**
- * Files a batch marks on this thread at once (with the hashing thread of
- * hasher.ts): while one is hashed there, this thread reads the XMP of
- * another and libuv's threads read or write a third's bytes, two cores'
- * worth with nothing else to start. --concurrency beyond it adds worker
- * threads (a core each; starting one costs tens of milliseconds).
+ * Files a batch marks on this thread at once, with the hashing thread of
+ * hasher.ts (and READ_AHEAD more): while one is hashed there, this thread
+ * reads the XMP of another and libuv's threads read or write the bytes of
+ * others, two cores' worth with nothing else to start. --concurrency beyond
+ * it adds worker threads (a core each; starting one costs tens of
+ * milliseconds).
  */
 const HERE = 2;
 

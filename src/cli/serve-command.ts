@@ -13,8 +13,8 @@ import { startServer, type RunningServer } from '../server/start.js';
 import { parse } from './files.js';
 import { announceCreatedFingerprintKey } from './fingerprint-for-cli.js';
 import { announceCreatedKeyRing } from './keys-for-cli.js';
-import { UsageError } from './usage-error.js';
 import { holdStopSignals } from './stop-signals.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * Where the first start's secrets are: the file's path and how to issue new
