@@ -30,3 +30,13 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
   return new Html(out);
 }
+
+/**
+ * `text` escaped, with a line-break opportunity (`<wbr>`) after each slash:
+ * a repository URL or a path too long for a phone's width breaks where a
+ * reader expects (`git://example.org:9418/` | `team/site.git`), not in the
+ * middle of a host name or a word.
+ */
+export function breakable(text: string): Html {
+  return new Html(escapeHtml(text).replace(/\//g, '/<wbr>'));
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { html } from '../../src/web/html.js';
+import { breakable, html } from '../../src/web/html.js';
 import { errorPage } from '../../src/web/pages/error.js';
 
 describe('html templates', () => {
@@ -10,6 +10,11 @@ describe('html templates', () => {
     );
     expect(html`<ul>${['<a>', html`<li>b</li>`]}</ul>`.text).toBe('<ul>&lt;a&gt;<li>b</li></ul>');
     expect(html`${undefined}${null}${false}${0}`.text).toBe('0');
+  });
+
+  it('let a long URL break after its slashes, and escape it', () => {
+    expect(breakable('git://example.org/team/site.git').text).toBe('git:/<wbr>/<wbr>example.org/<wbr>team/<wbr>site.git');
+    expect(breakable('a/<b>&').text).toBe('a/<wbr>&lt;b&gt;&amp;');
   });
 
   it('keep a hostile message out of the markup of an error page', () => {

@@ -13,9 +13,9 @@ import { FINISHED_STATES, type ItemStatus, type Scan, type ScanItem } from '../.
 import type { UsageReport } from '../../app/usage.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
 import type { Format } from '../format.js';
-import { html, type Html } from '../html.js';
+import { breakable, html, type Html } from '../html.js';
 import { layout, notice, type PageContext } from '../layout.js';
-import { coveragePercent, coverageWords, repositoryName, stateWords } from './scans.js';
+import { coveragePercent, coverageWords, repositoryName, repositoryNameHtml, stateWords } from './scans.js';
 
 /** Report rows the page shows at most; the exports hold every one. */
 export const REPORT_ROWS = 500;
@@ -87,7 +87,7 @@ export function progressWords(scan: Pick<Scan, 'state' | 'total' | 'processed' |
 
 function facts(scan: Scan, f: Format): Html {
   return html`<dl class="facts">
-<dt>Repository</dt><dd><code>${scan.repository}</code></dd>
+<dt>Repository</dt><dd><code>${breakable(scan.repository)}</code></dd>
 <dt>Branch or tag</dt><dd>${scan.ref ?? 'the default branch'}</dd>
 ${scan.commit ? html`<dt>Commit</dt><dd><code class="hash">${scan.commit}</code></dd>` : ''}
 <dt>Started</dt><dd><time datetime="${scan.createdAt.toISOString()}">${f.dateTime(scan.createdAt)}</time></dd>
@@ -183,7 +183,7 @@ export function scanPage(context: PageContext, view: ScanView): string {
     context,
     { title: `Scan of ${repositoryName(scan)}`, current: 'scans', scripts: ended ? [] : ['scan.js'] },
     html`<p class="breadcrumb"><a href="/scans">Scans</a></p>
-<h1>Scan of <span class="repo">${repositoryName(scan)}</span></h1>
+<h1>Scan of <span class="repo">${repositoryNameHtml(scan)}</span></h1>
 ${notice('error', view.error)}${notice('success', view.message)}
 <p class="scan-state"><span class="state ${scan.state}">${stateWords(scan.state)}</span>${scan.reason ? html`: ${scan.reason}` : ''}</p>
 ${ended ? html`<p class="summary" id="summary">${summaryWords(scan, f)}</p>` : ''}
@@ -213,7 +213,7 @@ export function fixConfirmPage(context: PageContext, view: FixConfirmView): stri
   return layout(
     context,
     { title: `Mark ${n} ${plural(n, 'image', 'images')}`, current: 'scans', scripts: ['fix.js'] },
-    html`<p class="breadcrumb"><a href="/scans">Scans</a> › <a href="/scans/${scan.id}">Scan of ${repositoryName(scan)}</a></p>
+    html`<p class="breadcrumb"><a href="/scans">Scans</a> › <a href="/scans/${scan.id}">Scan of ${repositoryNameHtml(scan)}</a></p>
 <h1>Mark the ${f.number(n)} ${plural(n, 'image', 'images')} without the opt-out</h1>
 ${notice('error', view.error)}
 <p class="confirm-words" id="confirm-words">This marks <strong>${f.number(n)} ${plural(n, 'image', 'images')}</strong> of <code>${scan.repository}</code> at the scanned commit with the IPTC Data Mining opt-out and this service's provenance tag. <strong>Each uses one of the account's protections this month</strong>: ${f.number(n)} of the ${f.number(usage.protect.remaining)} left (of ${f.number(usage.protect.limit)}; the count starts again on <time datetime="${usage.resetsAt}">${f.dateTime(usage.resetsAt)}</time>). Each marked file gets a dated service record, listed on the Records page.</p>

@@ -9,7 +9,7 @@
 import { API_PLANS } from '../../app/ports.js';
 import { FINISHED_STATES, type Scan, type ScanState, type ScanSummary } from '../../app/scans/ports.js';
 import type { Format } from '../format.js';
-import { html, type Html } from '../html.js';
+import { breakable, html, type Html } from '../html.js';
 import { layout, notice, planName, type PageContext } from '../layout.js';
 
 export interface ScanForm {
@@ -59,6 +59,11 @@ export function coveragePercent(summary: ScanSummary, f: Format): string {
 /** The repository as people read it: its URL, and the branch or tag when one was named. */
 export function repositoryName(scan: Pick<Scan, 'repository' | 'ref'>): string {
   return scan.ref ? `${scan.repository} (${scan.ref})` : scan.repository;
+}
+
+/** repositoryName for a page: breaking, on a narrow screen, after a slash (breakable). */
+export function repositoryNameHtml(scan: Pick<Scan, 'repository' | 'ref'>): Html {
+  return breakable(repositoryName(scan));
 }
 
 /** The coverage cell of a scan: in words once it has ended, what it has checked so far before. */
@@ -120,7 +125,7 @@ function scansTable(view: ScansView): Html {
   return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="recent-heading"><table class="cards scans">
 <thead><tr><th scope="col">Repository</th><th scope="col">Status</th><th scope="col">When</th><th scope="col">Coverage</th></tr></thead>
 <tbody>${view.scans.map(
-    (s) => html`<tr data-scan="${s.id}"><th scope="row"><a href="/scans/${s.id}">${repositoryName(s)}</a></th><td data-label="Status"><span class="state ${s.state}">${stateWords(s.state)}</span></td><td data-label="When"><time datetime="${s.createdAt.toISOString()}">${f.dateTime(s.createdAt)}</time></td><td data-label="Coverage">${coverageCell(s, f)}</td></tr>`,
+    (s) => html`<tr data-scan="${s.id}"><th scope="row"><a href="/scans/${s.id}">${repositoryNameHtml(s)}</a></th><td data-label="Status"><span class="state ${s.state}">${stateWords(s.state)}</span></td><td data-label="When"><time datetime="${s.createdAt.toISOString()}">${f.dateTime(s.createdAt)}</time></td><td data-label="Coverage">${coverageCell(s, f)}</td></tr>`,
   )}</tbody>
 </table></div>`;
 }
