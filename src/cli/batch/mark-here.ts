@@ -10,14 +10,11 @@
  * file-system calls around the bytes (open, size, create, link, remove:
  * microseconds each) are made on this thread.
  */
-import { closeSync, fstatSync, openSync, read } from 'node:fs';
-import { promisify } from 'node:util';
 import { openForProtect, protectParts, type ProtectOptions } from '../../app/protect-image.js';
 import type { OpenedImage, TagSigner } from '../../core/metadata.js';
-import { unreadable } from '../files.js';
 import type { Hasher } from './hasher.js';
+import { ASYNC_IO, keptFileAccess } from './kept-files.js';
 import { markOne, type FileAccess, type Marked, type MarkOutcome, type MarkTask } from './mark-one.js';
-import { writeAllAsync, writeAtomicallyAround } from './write.js';
 
 /** What marking needs besides the file: the signer, and the largest image taken. */
 export interface Marking {
@@ -61,45 +58,6 @@ async function hashedElsewhere(task: MarkTask, bytes: Uint8Array, marking: Marki
   return { opened, contentDigest: await hasher.digest(bytes, opened.container.blocks) };
 }
 
-const readAt = promisify(read);
-
-/** One buffer kept from file to file, grown (at least doubled) when a file is larger: a file's bytes in it are valid until the next file is read into it. */
-export function keptBuffer(shared = false): (size: number) => Uint8Array {
-  let buffer: Uint8Array = new Uint8Array(0);
-  return (size) => {
-    if (size > buffer.length) {
-      const length = Math.max(size, buffer.length * 2);
-      buffer = shared ? new Uint8Array(new SharedArrayBuffer(length)) : new Uint8Array(length);
-    }
-    return buffer;
-  };
-}
-
-/**
- * Reads a whole file into a kept buffer. The bytes come through libuv's
- * threads; opening, its size and closing (microseconds) are asked here, so
- * that this thread is not put to sleep and woken for each.
- */
-function bufferedReader(shared: boolean): (path: string) => Promise<Uint8Array> {
-  const room = keptBuffer(shared);
-  return async (path) => {
-    const fd = openSync(path, 'r');
-    try {
-      const { size } = fstatSync(fd);
-      const buffer = room(size);
-      let at = 0;
-      while (at < size) {
-        const { bytesRead } = await readAt(fd, buffer, at, size - at, at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-      }
-      return buffer.subarray(0, at);
-    } finally {
-      closeSync(fd);
-    }
-  };
-}
-
 export interface HereMarker {
   /** Whether a slot is free (a file given now starts at once). */
   hasRoom(): boolean;
@@ -108,17 +66,8 @@ export interface HereMarker {
 
 /** Files marked on this thread, `slots` at once, their content hashed by `hasher` (on its thread: hasher.ts). */
 export function createHereMarker(slots: number, marking: Marking, hasher: Hasher): HereMarker {
-  const free: FileAccess[] = Array.from({ length: slots }, () => {
-    // In shared memory, where the hashing thread reads it.
-    const input = bufferedReader(true);
-    // The output already there, read to tell whether it is the input's marked copy: its own buffer, for it is compared with the input's bytes.
-    const existing = bufferedReader(false);
-    return {
-      read: (path) => input(path).catch((error: unknown) => Promise.reject(unreadable(error))),
-      existing: (path) => existing(path).catch(() => undefined),
-      write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllAsync),
-    };
-  });
+  // The input in shared memory, where the hashing thread reads it.
+  const free: FileAccess[] = Array.from({ length: slots }, () => keptFileAccess(ASYNC_IO, { sharedInput: true }));
   return {
     hasRoom: () => free.length > 0,
     async run(task, sha256) {

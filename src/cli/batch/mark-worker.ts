@@ -9,15 +9,14 @@
  * that buffer and the new metadata (writev): no buffer the size of a file
  * is allocated for it.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { loadConfig } from '../../config.js';
 import type { TagSigner } from '../../core/metadata.js';
-import { describeExpected, unreadable } from '../files.js';
+import { describeExpected } from '../files.js';
 import { signingProvenance } from '../keys-for-cli.js';
-import { keptBuffer, markParts } from './mark-here.js';
-import { markOne, type FileAccess, type MarkOutcome, type MarkTask } from './mark-one.js';
-import { writeAllSync, writeAtomicallyAround } from './write.js';
+import { keptFileAccess, SYNC_IO } from './kept-files.js';
+import { markParts } from './mark-here.js';
+import { markOne, type MarkOutcome, type MarkTask } from './mark-one.js';
 
 export interface WorkerRequest {
   readonly id: number;
@@ -31,49 +30,8 @@ export type WorkerReply = { readonly id: number; readonly ok: true; readonly out
 const config = loadConfig();
 let signer: TagSigner | undefined;
 
-/** Reads whole files into a kept buffer (keptBuffer): a file's bytes are valid until the next. */
-function reader(): (path: string) => Uint8Array {
-  const room = keptBuffer();
-  return (path) => {
-    const fd = openSync(path, 'r');
-    try {
-      const { size } = fstatSync(fd);
-      const buffer = room(size);
-      let at = 0;
-      while (at < size) {
-        const read = readSync(fd, buffer, at, size - at, at);
-        if (read === 0) break;
-        at += read;
-      }
-      return buffer.subarray(0, at);
-    } finally {
-      closeSync(fd);
-    }
-  };
-}
-
-const readInput = reader();
-// The output already there, read to tell whether it is the input's marked copy: its own buffer, for it is
-// compared with the input's bytes.
-const readExisting = reader();
-
-const SYNC_ACCESS: FileAccess = {
-  read: async (path) => {
-    try {
-      return readInput(path);
-    } catch (error) {
-      throw unreadable(error);
-    }
-  },
-  existing: async (path) => {
-    try {
-      return readExisting(path);
-    } catch {
-      return undefined;
-    }
-  },
-  write: (path, bytes, options) => writeAtomicallyAround(path, bytes, options, writeAllSync),
-};
+// Bytes read and written on this thread, which has nothing else to do meanwhile.
+const SYNC_ACCESS = keptFileAccess(SYNC_IO);
 
 parentPort!.on('message', async ({ id, task, sha256 }: WorkerRequest) => {
   try {
