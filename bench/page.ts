@@ -295,6 +295,13 @@ function main(): void {
   const cli = read<CliResults>('bench-cli.json');
   const targets: Target[] = [...(files?.targets ?? []), ...(http ? [http.target] : []), ...(scale?.targets ?? []), ...(rss ? [rss.target] : []), ...(cli?.targets ?? [])];
   const missed = targets.filter((t) => !t.pass);
+  const sections: ReadonlyArray<readonly [string, readonly string[]]> = [
+    ['Files in process', inProcessSection(files)],
+    ['HTTP, one process', httpSection(http)],
+    ['HTTP, all cores and several instances', scaleSection(scale)],
+    ['Memory under 8 concurrent 25 MB uploads', rssSection(rss)],
+    ['The command line', cliSection(cli)],
+  ];
   const lines = [
     '# Benchmarks',
     '',
@@ -309,26 +316,7 @@ function main(): void {
     ...targets.map((t) => `- ${verdict(t)}`),
     '',
     ...(missed.length > 0 ? ['### What bounds the missed targets', '', ...bounds(files, scale, cli), ...rssBound(rss), ''] : []),
-    '## Files in process',
-    '',
-    ...inProcessSection(files),
-    '',
-    '## HTTP, one process',
-    '',
-    ...httpSection(http),
-    '',
-    '## HTTP, all cores and several instances',
-    '',
-    ...scaleSection(scale),
-    '',
-    '## Memory under 8 concurrent 25 MB uploads',
-    '',
-    ...rssSection(rss),
-    '',
-    '## The command line',
-    '',
-    ...cliSection(cli),
-    '',
+    ...sections.flatMap(([title, body]) => [`## ${title}`, '', ...body, '']),
   ];
   writeFileSync(PAGE, lines.join('\n'));
   process.stdout.write(`wrote ${PAGE} (${targets.length} targets, ${missed.length} missed)\n`);

@@ -26,6 +26,7 @@
  *   its re-encoding alone costs little, so the mark's own bound (42 dB)
  *   sets the file's.
  */
+import { psnr } from '../core/fingerprint/psnr.js';
 import { colourChannels, type Raster } from '../core/fingerprint/raster.js';
 import { encodingLike, type FingerprintEncoding } from '../core/formats/encoding-like.js';
 import type { FingerprintCheck } from './verify-image.js';
@@ -93,14 +94,5 @@ export async function encodeMarked(held: EncodingPort, original: Uint8Array, mar
 /** PSNR of the colour channels (8-bit, peak 255) of two rasters of the same layout, in dB. */
 export function colourPsnr(a: Raster, b: Raster): number {
   if (a.width !== b.width || a.height !== b.height || a.channels !== b.channels) throw new Error('internal: colourPsnr of rasters of different layouts');
-  const colours = colourChannels(a.channels);
-  let squared = 0;
-  for (let p = 0; p < a.data.length; p += a.channels) {
-    for (let c = 0; c < colours; c++) {
-      const d = a.data[p + c]! - b.data[p + c]!;
-      squared += d * d;
-    }
-  }
-  if (squared === 0) return Number.POSITIVE_INFINITY;
-  return 10 * Math.log10((255 * 255 * a.width * a.height * colours) / squared);
+  return psnr(a.data, b.data, a.channels, colourChannels(a.channels));
 }
