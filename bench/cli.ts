@@ -20,6 +20,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import { join } from 'node:path';
 import { verify } from '../src/index.js';
+import { procTimes } from './cpu-usage.js';
 import { EXIFTOOL_ARGS } from './exiftool-bench.js';
 import { generate } from './images.js';
 import { targetLine, type Target } from './report.js';
@@ -56,11 +57,9 @@ function timed(command: string, args: readonly string[], options: { cwd?: string
 }
 
 let lastChildrenCpu = 0;
-/** CPU milliseconds of the children that ended since the last call (from /proc/self/stat: cutime + cstime). */
+/** CPU milliseconds of the children that ended since the last call (this process's reaped children, from /proc). */
 function childrenCpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(fields[13]) + Number(fields[14]);
-  const ms = (ticks * 1000) / 100;
+  const ms = procTimes('self').children * 1000;
   const delta = ms - lastChildrenCpu;
   lastChildrenCpu = ms;
   return delta;

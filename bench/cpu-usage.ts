@@ -31,27 +31,37 @@ export interface CpuUse {
   readonly serverSeconds: number;
 }
 
-function procTimes(pid: number | 'self'): { own: number; children: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) in parentheses: state is field 3.
+/**
+ * A /proc `stat` file (of a process or a thread): its command name, its
+ * fields by their number in proc(5) (3 = state), and its own CPU seconds
+ * (user and system: a process's, all its threads').
+ */
+export function procStat(path: string): { readonly name: string; readonly field: (n: number) => number; readonly cpuSeconds: number } {
+  const stat = readFileSync(path, 'utf8');
+  // The command name, in parentheses, may hold spaces: the fields follow its last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  const f = (n: number) => fields[n - 3] ?? 0;
-  return { own: (f(14) + f(15)) / TICKS_PER_SECOND, children: (f(16) + f(17)) / TICKS_PER_SECOND };
+  const field = (n: number) => fields[n - 3] ?? 0;
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), field, cpuSeconds: (field(14) + field(15)) / TICKS_PER_SECOND };
+}
+
+/** CPU seconds of a process itself (every thread), and of its children that it has reaped. */
+export function procTimes(pid: number | 'self'): { own: number; children: number } {
+  const stat = procStat(`/proc/${pid}/stat`);
+  return { own: stat.cpuSeconds, children: (stat.field(16) + stat.field(17)) / TICKS_PER_SECOND };
+}
+
+/** Non-idle CPU seconds of the whole machine (/proc/stat). */
+export function machineCpuSeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / TICKS_PER_SECOND;
 }
 
 /** undefined where /proc is missing (not Linux). */
 export function cpuSnapshot(serverPid: number): CpuSnapshot | undefined {
   try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
-    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
     const self = procTimes('self');
-    return {
-      at: performance.now(),
-      machine: ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / TICKS_PER_SECOND,
-      server: procTimes(serverPid).own,
-      self: self.own,
-      children: self.children,
-    };
+    return { at: performance.now(), machine: machineCpuSeconds(), server: procTimes(serverPid).own, self: self.own, children: self.children };
   } catch {
     return undefined;
   }
@@ -66,28 +76,42 @@ export function cpuUse(a: CpuSnapshot | undefined, b: CpuSnapshot | undefined): 
   return { serverCores: server / seconds, clientCores: client / seconds, otherCores: other / seconds, serverSeconds: server };
 }
 
-/** CPU seconds of a process and all its descendants, from /proc (a browser's helper processes, a server's workers). */
-export function treeCpuSeconds(pid: number): number {
-  const children = new Map<number, number[]>();
+/** The processes running now, each with its parent (from /proc). */
+function parents(): Map<number, number> {
+  const parentOf = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+      parentOf.set(Number(entry), procStat(`/proc/${entry}/stat`).field(4));
     } catch {
       // gone meanwhile
     }
   }
+  return parentOf;
+}
+
+/** `roots` and all their descendants running now. */
+export function processTree(roots: readonly number[]): number[] {
+  const children = new Map<number, number[]>();
+  for (const [pid, parent] of parents()) children.set(parent, [...(children.get(parent) ?? []), pid]);
+  const tree: number[] = [];
+  const visit = (pid: number) => {
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  for (const root of roots) visit(root);
+  return tree;
+}
+
+/** CPU seconds of a process and all its descendants, from /proc (a browser's helper processes, a server's workers). */
+export function treeCpuSeconds(pid: number): number {
   let total = 0;
-  const visit = (p: number) => {
+  for (const p of processTree([pid])) {
     try {
       total += procTimes(p).own;
     } catch {
-      return;
+      // gone meanwhile
     }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
+  }
   return total;
 }

@@ -29,7 +29,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { treeCpuSeconds } from './cpu-usage.js';
+import { machineCpuSeconds, processTree, procStat, procTimes, treeCpuSeconds } from './cpu-usage.js';
 import { httpImages } from './http-images.js';
 import { chooseLoadTool, killAllLoad, runLoad, type LoadResult } from './http-load.js';
 import { ensureBuilt } from './http-server.js';
@@ -50,7 +50,6 @@ export const SCALE_CONCURRENCY = [1, 4, 16, 64] as const;
 export const JUDGED_AT = 16;
 /** Seconds each set-up is watched idle, after its start and before any call. */
 const IDLE_S = 5;
-const TICKS = 100;
 const CORES = os.cpus().length;
 const log = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -87,10 +86,8 @@ function cpuOf(name: string): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith(name)) continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-      total += (f[11]! + f[12]!) / TICKS;
+      const stat = procStat(`/proc/${entry}/stat`);
+      if (stat.name.startsWith(name)) total += stat.cpuSeconds;
     } catch {
       // gone meanwhile
     }
@@ -106,17 +103,7 @@ function cpuOf(name: string): number {
  */
 function threadCpu(pids: readonly number[]): Record<string, number> {
   const out: Record<string, number> = {};
-  const tree = new Set(pids);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (tree.has(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))) tree.add(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  for (const pid of tree) {
+  for (const pid of processTree(pids)) {
     let tasks: string[];
     try {
       tasks = readdirSync(`/proc/${pid}/task`);
@@ -125,10 +112,9 @@ function threadCpu(pids: readonly number[]): Record<string, number> {
     }
     for (const task of tasks) {
       try {
-        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-        const name = task === String(pid) ? 'main thread' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-        out[name] = (out[name] ?? 0) + (f[11]! + f[12]!) / TICKS;
+        const stat = procStat(`/proc/${pid}/task/${task}/stat`);
+        const name = task === String(pid) ? 'main thread' : stat.name.replace(/\d+$/, '');
+        out[name] = (out[name] ?? 0) + stat.cpuSeconds;
       } catch {
         // gone meanwhile
       }
@@ -138,16 +124,7 @@ function threadCpu(pids: readonly number[]): Record<string, number> {
 }
 
 /** CPU seconds of this process's waited-for children: wrk, once a run has ended. */
-function childrenCpu(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  return (f[13]! + f[14]!) / TICKS;
-}
-
-function machineCpu(): number {
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
-  return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS;
-}
+const childrenCpu = (): number => procTimes('self').children;
 
 /**
  * What this machine gives two busy processes: the same CPU-bound loop
@@ -321,7 +298,7 @@ async function main(): Promise<void> {
           const serverCpu = () => instances.reduce((sum, x) => sum + treeCpuSeconds(x.child.pid!), 0);
           const pids = instances.map((x) => x.child.pid!);
           const threadsBefore = threadCpu(pids);
-          const before = { server: serverCpu(), postgres: cpuOf('postgres'), nginx: cpuOf('nginx'), wrk: childrenCpu(), machine: machineCpu(), at: performance.now() };
+          const before = { server: serverCpu(), postgres: cpuOf('postgres'), nginx: cpuOf('nginx'), wrk: childrenCpu(), machine: machineCpuSeconds(), at: performance.now() };
           const result = await load(connections, DURATION_S);
           const seconds = (performance.now() - before.at) / 1000;
           const cpu = {
@@ -330,7 +307,7 @@ async function main(): Promise<void> {
             nginx: cpuOf('nginx') - before.nginx,
             // wrk has exited by now: its time is in this process's children time.
             wrk: childrenCpu() - before.wrk,
-            machine: machineCpu() - before.machine,
+            machine: machineCpuSeconds() - before.machine,
           };
           const threadsAfter = threadCpu(pids);
           const msPerCallByThread = Object.fromEntries(
