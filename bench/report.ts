@@ -1,5 +1,6 @@
 /** Formatting for the benchmark: the results table and the PASS/FAIL lines. */
 import type { Format } from './images.js';
+import { table as textTable } from './stress/support/report.js';
 
 export interface FileResult {
   readonly name: string;
@@ -63,10 +64,8 @@ export function table(results: readonly FileResult[]): string {
     ratio(r.exiftoolMs / r.protectMs),
     ratio(r.exiftoolMs / r.protectIoMs),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   // Text left-aligned, numbers right-aligned, so the columns read at a glance.
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  return textTable(header, rows);
 }
 
 /** The second table: the signed protect against ExifTool both ways, and verify against the decodes. */
@@ -87,9 +86,7 @@ export function secondTable(results: readonly FileResult[]): string {
     ratio(r.verifyDetectMs / r.decodeReducedMs),
     ms(r.decodeFullMs),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  return textTable(header, rows);
 }
 
 /** PASS plain, FAIL loud (and red on a terminal): the run still exits 0, so a failure must not be missed. */
