@@ -50,18 +50,28 @@ export function measureInterleaved<K extends string>(fns: Record<K, () => unknow
   const keys = Object.keys(fns) as K[];
   const times = new Map<K, number[]>(keys.map((k) => [k, []]));
   let sink: unknown;
-  for (let i = 0; i < budget.warmupRuns; i++) for (const k of keys) sink = fns[k]();
-  const started = performance.now();
-  for (let round = 0; round < budget.maxRuns; round++) {
-    if (round >= budget.minRuns && performance.now() - started >= budget.minTimeMs * keys.length) break;
-    for (const k of keys) {
-      const t0 = performance.now();
-      sink = fns[k]();
-      times.get(k)!.push(performance.now() - t0);
-    }
+  for (const { key, timed } of rounds(keys, budget)) {
+    const t0 = performance.now();
+    sink = fns[key]();
+    if (timed) times.get(key)!.push(performance.now() - t0);
   }
   if (sink === Symbol.for('never')) console.log(sink);
   return Object.fromEntries(keys.map((k) => [k, summarise(times.get(k)!)])) as Record<K, Sample>;
+}
+
+/**
+ * The runs of measureInterleaved, in order: `warmupRuns` untimed rounds,
+ * then timed rounds of one run of each operation, until every operation has
+ * `minRuns` runs and the timed rounds have taken `minTimeMs` per operation
+ * (or `maxRuns` rounds).
+ */
+function* rounds<K extends string>(keys: readonly K[], budget: Budget): Generator<{ readonly key: K; readonly timed: boolean }> {
+  for (let i = 0; i < budget.warmupRuns; i++) for (const key of keys) yield { key, timed: false };
+  const started = performance.now();
+  for (let round = 0; round < budget.maxRuns; round++) {
+    if (round >= budget.minRuns && performance.now() - started >= budget.minTimeMs * keys.length) break;
+    for (const key of keys) yield { key, timed: true };
+  }
 }
 
 /** Time one call of an async operation (used per ExifTool command). */
@@ -75,11 +85,9 @@ export async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 export async function measureInterleavedAsync<K extends string>(fns: Record<K, () => Promise<unknown>>, budget: Budget = DEFAULT_BUDGET): Promise<Record<K, Sample>> {
   const keys = Object.keys(fns) as K[];
   const times = new Map<K, number[]>(keys.map((k) => [k, []]));
-  for (let i = 0; i < budget.warmupRuns; i++) for (const k of keys) await fns[k]();
-  const started = performance.now();
-  for (let round = 0; round < budget.maxRuns; round++) {
-    if (round >= budget.minRuns && performance.now() - started >= budget.minTimeMs * keys.length) break;
-    for (const k of keys) times.get(k)!.push(await timeAsync(fns[k]));
+  for (const { key, timed } of rounds(keys, budget)) {
+    const ms = await timeAsync(fns[key]);
+    if (timed) times.get(key)!.push(ms);
   }
   return Object.fromEntries(keys.map((k) => [k, summarise(times.get(k)!)])) as Record<K, Sample>;
 }
