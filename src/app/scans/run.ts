@@ -179,6 +179,10 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
       }
       while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
       const task = checkOne(entry, bytes, unit).finally(() => inFlight.delete(task));
+      // Its failure (the scan cancelled or out of time, a save that failed) is met at the next wait for
+      // the images in flight, or by the signal's check: never as an unhandled rejection, which would stop
+      // the process while the loop is still reading files.
+      task.catch(() => {});
       inFlight.add(task);
     }
     await Promise.all(inFlight);
