@@ -108,6 +108,13 @@ export type Linger = typeof LINGER | typeof LINGER_TOLD;
  * Once its answer is out, read and throw away what `socket` still receives
  * until its client closes, LINGER.ms pass or LINGER.bytes arrive; then
  * `done` (which closes it, or keeps it when the body has ended in time).
+ *
+ * A socket the server paused (the body waiting unread, its buffer full) is
+ * watched once it reads again (the request's body dumped resumes it): a
+ * 'data' listener takes the socket from the HTTP parser that reads it
+ * directly, and one added while it was paused left it paused for good, so a
+ * connection that should have been kept was closed at the end of the
+ * linger, under a client that may be sending its next request on it.
  */
 function linger(socket: Socket, ended: () => boolean, done: () => void, limits: Linger = LINGER): void {
   const start = socket.bytesRead;
@@ -116,6 +123,7 @@ function linger(socket: Socket, ended: () => boolean, done: () => void, limits: 
     if (finished) return;
     finished = true;
     clearTimeout(timer);
+    socket.off('resume', watchData);
     socket.off('data', watch);
     socket.off('end', finish);
     socket.off('close', stop);
@@ -128,9 +136,13 @@ function linger(socket: Socket, ended: () => boolean, done: () => void, limits: 
   const watch = () => {
     if (ended() || socket.bytesRead - start > limits.bytes) finish();
   };
+  const watchData = () => {
+    if (!finished) socket.on('data', watch);
+  };
   const timer = setTimeout(finish, limits.ms);
   timer.unref();
-  socket.on('data', watch);
+  if (socket.isPaused()) socket.once('resume', watchData);
+  else watchData();
   socket.once('end', finish);
   socket.once('close', stop);
 }

@@ -110,6 +110,23 @@ describe('a small body refused with a wrong key', () => {
   });
 });
 
+describe('a body of a few hundred KB refused while it arrives', () => {
+  it('is read to its end once answered, and its connection kept for the next request, also when its key was looked up for the first time (the server had paused the socket meanwhile)', async () => {
+    const body = multipartBody([{ name: 'image', filename: 'a.jpg', data: Buffer.alloc(300_000, 0x63) }]);
+    for (let i = 0; i < 3; i++) {
+      // A key never seen: its lookup gives the body time to fill the request's buffer.
+      const fresh = await t.key('pro');
+      const request = (last: boolean) =>
+        `POST /api/v1/verify HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${fresh}\r\nContent-Type: multipart/form-data; boundary=optmark-boundary\r\nContent-Length: ${body.length}\r\n${last ? 'Connection: close\r\n' : ''}\r\n`;
+      const exchange = await rawExchange(t.url, [Buffer.concat([Buffer.from(request(false)), body, Buffer.from(request(true)), body])], 5000, 0, {
+        until: (text) => (text.match(/HTTP\/1\.1 429/g) ?? []).length === 2,
+      });
+      expect(exchange.text.match(/HTTP\/1\.1 429/g), `try ${i + 1}`).toHaveLength(2);
+      expect(exchange.ms).toBeLessThan(900);
+    }
+  });
+});
+
 describe('the body read, or drained by the reader: the connection stays open', () => {
   it('a malformed multipart body (400) is drained and the connection kept for the next request', async () => {
     const body = Buffer.concat([multipartBody([{ name: 'image', filename: 'a.bin', data: 'x' }, { name: 'other', data: 'y' }])]);
