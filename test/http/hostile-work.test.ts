@@ -54,9 +54,8 @@ async function call(url: string, bytes: Uint8Array): Promise<RawResponse> {
 }
 
 describe("the event loop's thread under hostile XMP", () => {
-  it('each call with 8 MB of broken XMP costs it under 50 ms of CPU (the median; 100 ms at most), and is refused 422 invalid_xmp', async () => {
+  it('each call with 8 MB of broken XMP costs it a small part of the parse (under 250 ms of CPU, the parse taking about 1 s), and is refused 422 invalid_xmp', async () => {
     const key = await unbudgeted.key('pro');
-    // Each call's cost without the XMP: what the thread spends on the same upload of a file that has none.
     const calls: Array<[string, Buffer]> = [];
     for (let i = 0; i < 3; i++) calls.push(['/api/v1/verify', request('/api/v1/verify', key, BROKEN)], ['/api/v1/protect', request('/api/v1/protect', key, BROKEN)]);
     // The first call warms the code up (its first compilation is no part of a call's cost).
@@ -71,12 +70,13 @@ describe("the event loop's thread under hostile XMP", () => {
       expect(JSON.parse(answer.body)).toMatchObject({ code: 'invalid_xmp', error: expect.stringMatching(/not well-formed/) });
     }
     console.info(`hostile XMP (8 MB): the event loop's thread spent ${perCall.map((ms) => ms.toFixed(1)).join(', ')} ms of CPU per call`);
-    // Most of a call's cost is receiving 8 MB and walking the container (CRCs, decoding the text); the
-    // parse, about 1 s, is not here. A collection of the upload's garbage may land on one call: the
-    // median is held to 50 ms, each call to 100 ms.
+    // Most of a call's cost is receiving 8 MB and walking the container (CRCs, decoding the text), on
+    // a thread this test's client shares (20 to 80 ms in our runs, more on a busy machine); the parse,
+    // about 1 s, is not here. Had it come back to this thread, each call would cost over 800 ms: the
+    // bounds tell the two apart without timing what the machine's load decides.
     const sorted = [...perCall].sort((a, b) => a - b);
-    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(50);
-    for (const ms of perCall) expect(ms).toBeLessThan(100);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(250);
+    for (const ms of perCall) expect(ms).toBeLessThan(500);
   });
 
   it('a file with 8 MB of valid XMP is read and marked on the pool just the same: 200, opted out', async () => {
