@@ -572,8 +572,8 @@ export class TooManyFailedCallsError extends OptmarkError {
 export class ServerBusyError extends OptmarkError {
   readonly code = 'server_busy';
   readonly retryAfterSeconds = 1;
-  constructor(what = 'calls') {
-    super(`The server is at capacity (${what}); try again in a moment`);
+  constructor(what = 'calls', message = `The server is at capacity (${what}); try again in a moment`) {
+    super(message);
   }
 }
 

@@ -21,20 +21,33 @@ import type { FailedWork } from './failed-work.js';
 import { API_PLANS, type Clock, type Plan, type Principal, type Store } from './ports.js';
 import { usageReport, type UsageReport } from './usage.js';
 
-/** One reserved unit of one call. `settle` is safe to call more than once; only the first counts. */
+/**
+ * One call's place in flight and, unless it counts nothing, its reserved
+ * unit. `settle` is safe to call more than once; only the first counts.
+ */
 export interface Ticket {
   readonly operation: Operation;
   /** Who the unit is reserved for. */
   readonly principal: Principal;
-  /** Usage of this operation this month, this call included. */
+  /** Usage of this operation this month: this call included while it holds its unit, and once it has counted. */
   readonly used: number;
   readonly limit: number;
   /** The call's place in flight (app/admission.ts): mark it working once the body is read; `preempted` says when it was taken away. */
   readonly slot: Pick<Slot, 'working' | 'preempted'>;
   /** The call failed after its body was processed, or was given up by its client: charge its work to the account (app/failed-work.ts). */
   chargeFailedWork(seconds: number): void;
+  /** The call turned out to count nothing (a repeat: app/repeats.ts): its unit given back now, its place in flight kept until it settles. */
+  giveBackUnit(): Promise<void>;
+  /** The call ended: its place left, its unit (if it still holds one) counted when it succeeded, given back otherwise. */
   settle(succeeded: boolean): Promise<void>;
 }
+
+/**
+ * Whether a call of this account would count nothing (the repeat of a call
+ * that returned 200: app/repeats.ts): asked only at the month's limit, where
+ * such a call is admitted all the same, with its place in flight and no unit.
+ */
+export type CountsNothing = (accountId: string) => Promise<boolean>;
 
 /**
  * Who a call says it is: the SHA-256 of the API key it presents in its
@@ -52,13 +65,13 @@ export interface ApiAccess {
    * or ServerBusy (admission), PlanNotAllowed or QuotaExceeded. The
    * admission slot is held until the ticket is settled.
    */
-  open(credential: Credential, operation: Operation): Promise<Ticket>;
+  open(credential: Credential, operation: Operation, countsNothing?: CountsNothing): Promise<Ticket>;
   /**
    * A dashboard call of a signed-in user: admitted, and one unit of the
    * user's account reserved, exactly as a key's call (PlanNotAllowed on the
    * Free plan, QuotaExceeded, TooManyRequests, ServerBusy).
    */
-  openForUser(who: { accountId: string; accountName: string; plan: Plan; userId: string }, operation: Operation): Promise<Ticket>;
+  openForUser(who: { accountId: string; accountName: string; plan: Plan; userId: string }, operation: Operation, countsNothing?: CountsNothing): Promise<Ticket>;
   /** Authenticate only (free endpoints such as usage). */
   authenticate(credential: Credential): Promise<Principal>;
   /** This month's usage of the principal's account; PlanNotAllowed for a plan without the API. */
@@ -118,21 +131,44 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
     return match.principal.accountId;
   };
 
-  function ticket(operation: Operation, principal: Principal, used: number, limit: number, reservationId: string, slot: Slot): Ticket {
+  /** A call's ticket: `usedBefore` its account's usage without it, `reservationId` its unit (none for a call that counts nothing). */
+  function ticket(operation: Operation, principal: Principal, usedBefore: number, limit: number, reservationId: string | undefined, slot: Slot): Ticket {
+    let unit = reservationId;
+    let counted = false;
     let settled = false;
+    const giveBack = async (id: string) => {
+      try {
+        await store.refund(id);
+      } catch (error) {
+        // An unsettled reservation is given back by the sweep once this server stops renewing its lease.
+        deps.onSettleError?.(error);
+      }
+    };
     return {
       operation,
       principal,
-      used,
+      get used() {
+        return usedBefore + (unit !== undefined || counted ? 1 : 0);
+      },
       limit,
       slot,
       chargeFailedWork: (seconds) => deps.failedWork?.charge(principal.accountId, seconds),
+      async giveBackUnit() {
+        const id = unit;
+        unit = undefined;
+        if (id !== undefined) await giveBack(id);
+      },
       async settle(succeeded) {
         if (settled) return;
         settled = true;
         slot.leave();
+        const id = unit;
+        unit = undefined;
+        if (id === undefined) return;
+        if (!succeeded) return giveBack(id);
+        counted = true;
         try {
-          await (succeeded ? store.commit(reservationId, principal.keyId, clock.now()) : store.refund(reservationId));
+          await store.commit(id, principal.keyId, clock.now());
         } catch (error) {
           // The response is already decided; an unsettled reservation is
           // given back by the sweep once this server stops renewing its lease.
@@ -148,6 +184,16 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
     return usageReport(used, limits, now);
   }
 
+  /** A dashboard call's principal: its user, every scope of the plan. */
+  const principalOf = (who: { accountId: string; accountName: string; plan: Plan; userId: string }): Principal => ({
+    accountId: who.accountId,
+    accountName: who.accountName,
+    plan: who.plan,
+    keyId: null,
+    userId: who.userId,
+    scopes: ['protect', 'verify'],
+  });
+
   /** A reservation's failure: the slot given back, and (the database may have run the reservation and lost only its answer) a refund, which gives nothing back where there is no reservation. */
   function failed(slot: Slot, reservationId: string, error: unknown): never {
     slot.leave();
@@ -156,7 +202,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   }
 
   return {
-    async open(credential, operation) {
+    async open(credential, operation, countsNothing) {
       // Keys are found by the SHA-256 of the presented key: the lookup's timing
       // can only tell about digests, which reveal nothing usable about a key.
       const digest = credential.keyDigest;
@@ -177,15 +223,18 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         }
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.principal.plan);
         if (outcome.kind === 'out-of-scope') throw new ScopeNotAllowedError(operation, outcome.principal.scopes);
-        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
+        if (outcome.kind === 'exhausted') {
+          if (await countsNothing?.(outcome.principal.accountId)) return ticket(operation, outcome.principal, outcome.limit, outcome.limit, undefined, slot);
+          throw new QuotaExceededError(operation, outcome.limit, period.end);
+        }
       } catch (error) {
         failed(slot, reservationId, error);
       }
       const { principal, used, limit } = outcome;
-      return ticket(operation, principal, used, limit, reservationId, slot);
+      return ticket(operation, principal, used - 1, limit, reservationId, slot);
     },
 
-    async openForUser(who, operation) {
+    async openForUser(who, operation, countsNothing) {
       deps.failedWork?.admit(who.accountId);
       const slot = admission.enter({ account: who.accountId, key: `user:${who.userId}` });
       const now = clock.now();
@@ -196,13 +245,15 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         outcome = await store.reserveForAccount({ accountId: who.accountId, now, period: period.key, operation, reservationId, plans: API_PLANS });
         if (outcome.kind === 'gone') throw new NotSignedInError();
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.plan);
-        if (outcome.kind === 'exhausted') throw new QuotaExceededError(operation, outcome.limit, period.end);
+        if (outcome.kind === 'exhausted') {
+          if (await countsNothing?.(who.accountId)) return ticket(operation, principalOf(who), outcome.limit, outcome.limit, undefined, slot);
+          throw new QuotaExceededError(operation, outcome.limit, period.end);
+        }
       } catch (error) {
         failed(slot, reservationId, error);
       }
       const { used, limit } = outcome;
-      const principal: Principal = { accountId: who.accountId, accountName: who.accountName, plan: who.plan, keyId: null, userId: who.userId, scopes: ['protect', 'verify'] };
-      return ticket(operation, principal, used, limit, reservationId, slot);
+      return ticket(operation, principalOf(who), used - 1, limit, reservationId, slot);
     },
 
     async authenticate(credential) {

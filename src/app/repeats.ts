@@ -17,7 +17,7 @@
  * a 26th distinct one is 409 `batch_full`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { BatchFullError, BatchNotFoundError, IdempotencyKeyReusedError, InvalidOptionError } from '../errors.js';
+import { BatchFullError, BatchNotFoundError, IdempotencyKeyReusedError, InvalidOptionError, ServerBusyError } from '../errors.js';
 import type { Clock } from './ports.js';
 
 export const IDEMPOTENCY_HOURS = 24;
@@ -63,7 +63,7 @@ export interface Repeats {
   /**
    * Look the call up. A repeat of a call still running waits (polling) until
    * it finishes or `waitMs` passes; then, if it is still running, it is
-   * answered as a server busy with it would be.
+   * answered 503 server_busy (with Retry-After), which clients retry.
    */
   begin(accountId: string, route: string, key: string | undefined, requestHash: string, waitMs: number): Promise<Repeat>;
   /** Whether the call under this key returned 200 (its repeat is answered even when the month's allowance is used up: it counts nothing). */
@@ -107,7 +107,8 @@ export function createRepeats(deps: { store: RepeatStore; clock: Clock; requestT
         if (!row) continue; // it expired or was released between the two statements: claim again
         if (row.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
         if (row.state === 'done' && row.outcome) return { kind: 'repeat', outcome: row.outcome };
-        if (Date.now() >= deadline) throw new IdempotencyKeyReusedError('A call with this Idempotency-Key is still running; try again when it has finished');
+        // Not a refusal of this call: a moment later it gets the first call's answer (server_busy is retried by clients).
+        if (Date.now() >= deadline) throw new ServerBusyError(undefined, 'A call with this Idempotency-Key is still running; try again in a moment for its answer');
         await sleep(POLL_MS);
       }
     },

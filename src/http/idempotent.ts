@@ -30,24 +30,32 @@ export async function idempotent<T>(request: FastifyRequest, reply: FastifyReply
   const repeat = await call.repeats.begin(call.accountId, call.route, call.key, call.requestHash(), call.waitMs);
   if (repeat.kind === 'none') return (await call.run()).answer;
   if (repeat.kind === 'repeat') {
-    // Counted by the first call: this one gives its unit back.
-    await request.ticket?.settle(false);
-    request.ticket = undefined;
+    // Counted by the first call: this one gives its unit back, and keeps its place in flight for the work of answering again.
+    await request.ticket?.giveBackUnit();
     reply.header('Idempotent-Replayed', 'true');
     const { status, body } = repeat.outcome;
     if (status === 200) return call.replay(body);
     await reply.code(status).type('application/json; charset=utf-8').send({ ...body, requestId: request.id });
     return undefined;
   }
+  // An answer its client never gets is no outcome: the key stays free for the retry that follows.
+  let unread = false;
+  const response = reply.raw;
+  const noteUnread = () => {
+    unread = !response.writableFinished;
+  };
+  response.once('close', noteUnread);
   try {
     const { answer, kept } = await call.run();
-    await repeat.finish({ status: 200, body: kept });
+    await (unread ? repeat.release() : repeat.finish({ status: 200, body: kept }));
     return answer;
   } catch (error) {
     const outcome: StoredOutcome | undefined =
-      isOptmarkError(error) && STATUS[error.code] < 500 && error.code !== 'too_many_requests' ? { status: STATUS[error.code], body: { error: error.message, code: error.code } } : undefined;
-    // A refusal of the call itself is kept; a refusal of the moment (busy, unavailable) or a bug frees the key for a retry.
+      !unread && isOptmarkError(error) && STATUS[error.code] < 500 && error.code !== 'too_many_requests' ? { status: STATUS[error.code], body: { error: error.message, code: error.code } } : undefined;
+    // A refusal of the call itself is kept; a refusal of the moment (busy, unavailable), a bug, or a client gone frees the key for a retry.
     await (outcome ? repeat.finish(outcome) : repeat.release()).catch(() => {});
     throw error;
+  } finally {
+    response.off('close', noteUnread);
   }
 }

@@ -180,7 +180,7 @@ const IDEMPOTENCY_PARAMETER = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   example: 'optmark-protect-3f0c8a9d2b7e4c1f0a6d5e8b9c2f1a0e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a',
   description:
-    "Makes a retry safe. Within 24 hours, a call with the same key, the same image bytes and the same options as an earlier call of the account gets that call's answer again (a 200 computed again from the image sent, the same bytes for protect; a refusal as it was), with `Idempotent-Replayed: true`, and counts nothing; one sent while the first runs waits for it. The same key with another image or options is 422 idempotency_key_reused. A malformed key is 400 invalid_option.",
+    "Makes a retry safe. Within 24 hours, a call with the same key, the same image bytes and the same options as an earlier call of the account gets that call's answer again (a 200 computed again from the image sent, the same bytes for protect; a refusal as it was), with `Idempotent-Replayed: true`, and counts nothing; one sent while the first runs waits for it (503 server_busy with Retry-After if the first still runs after the request timeout); a first call whose client went away before its answer leaves the key free. The same key with another image or options is 422 idempotency_key_reused. A malformed key is 400 invalid_option.",
 };
 
 const DETAIL_PARAMETER = {

@@ -47,10 +47,8 @@ export function settleTicketsOnSend(app: FastifyInstance, clock: () => Date): vo
   app.addHook('onSend', async (request, reply, payload) => {
     const ticket = request.ticket;
     if (ticket) {
-      const succeeded = reply.statusCode === 200;
-      await ticket.settle(succeeded);
-      const used = succeeded ? ticket.used : ticket.used - 1;
-      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - used }], clock());
+      await ticket.settle(reply.statusCode === 200);
+      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - ticket.used }], clock());
     }
     return payload;
   });

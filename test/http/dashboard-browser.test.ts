@@ -204,6 +204,26 @@ describe('the people’s pages in a browser', () => {
     expect(await page.locator('#rows li').count()).toBe(1);
   });
 
+  it('a file refused with one option is marked when retried with another: the retry is a new call, not a repeat of the refusal', { timeout: 60_000 }, async () => {
+    // Too small to carry the fingerprint: refused with it, marked without it.
+    const path = join(scratch, 'tiny.png');
+    writeFileSync(path, await sharp({ create: { width: 40, height: 30, channels: 3, background: '#8a6' } }).png().toBuffer());
+    await page.goto(`${t.url}/mark`);
+    const fingerprint = page.getByLabel('Experimental in-pixel fingerprint');
+    await fingerprint.check();
+    await page.setInputFiles('#files', [path]);
+    await page.waitForSelector('#rows li[data-state="ready"]');
+    const before = await apiUsage();
+    await page.getByRole('button', { name: 'Mark', exact: true }).click();
+    await page.waitForSelector('#rows li[data-state="failed"]', { timeout: 30_000 });
+    expect(await page.textContent('#rows li .state')).toMatch(/^Not marked: /);
+    await fingerprint.uncheck();
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+    expect(await page.textContent('#rows li .result')).toContain('Opt-out written');
+    expect((await apiUsage()).protect).toBe(before.protect + 1);
+  });
+
   it('"Prohibited, see plus:OtherConstraints" asks for its text, and the file carries both, read back by ExifTool', { timeout: 60_000 }, async () => {
     const text = `Licensed for search indexing only — Tom & Jerry's <"studio">, Zürich`;
     const [path, second] = await images(join(scratch, 'constraints'), 2);
@@ -310,9 +330,10 @@ describe('the people’s pages in a browser', () => {
   it('the API key of the account still works, and no page logged an error but the refusals asked for', async () => {
     const [path] = await images(join(scratch, 'api'), 1);
     expect((await postImage(t.url, apiKey, readFileSync(path!), { path: '/api/v1/verify' })).status).toBe(200);
-    // The wrong password's page (401) and the forged sign-out (403) are the only failures the browser saw: no script, style or icon was refused.
+    // The wrong password's page (401), the file too small for the fingerprint (422, on the mark page) and the forged
+    // sign-out (403) are the only failures the browser saw: no script, style or icon was refused.
     const status = (text: string) => /status of (\d{3})/.exec(text)?.[1];
-    expect(consoleErrors.map((e) => `${new URL(e.slice(0, e.indexOf(': '))).pathname} ${status(e) ?? e}`)).toEqual(['/sign-in 401', '/sign-out 403']);
+    expect(consoleErrors.map((e) => `${new URL(e.slice(0, e.indexOf(': '))).pathname} ${status(e) ?? e}`)).toEqual(['/sign-in 401', '/mark 422', '/sign-out 403']);
     expect(pagesChecked).toEqual(
       expect.arrayContaining(['sign-in', 'sign-in-error', 'overview', 'account-owner', 'invitation', 'account-member', 'mark-empty', 'mark-done', 'mark-constraints', 'check-empty', 'check-done']),
     );

@@ -1,23 +1,38 @@
 /**
  * Idempotency-Key on the API's two image calls, on both back ends: a repeat
- * gets the first answer again (protect: the same bytes) and counts nothing,
- * even at the month's limit; a repeat of a refusal is the same refusal; the
- * same key with another image is 422; keys are per account and per route;
- * two at once count once.
+ * gets the first answer again (protect: the same bytes; the file name it
+ * suggests made from the name sent) and counts nothing, even at the month's
+ * limit, where it still holds a place in flight; a repeat of a refusal is the same refusal; a first call
+ * whose client went away leaves the key free; the same key with another
+ * image is 422; keys are per account and per route; two at once count once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterIhdr, chunk, enc, latin1, xmpPacket } from '../support/build.js';
 import { generatedImages } from '../support/generated.js';
-import { BACKENDS, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { multipartBody, rawExchange, rawPost } from '../support/raw-http.js';
+import { BACKENDS, startTestServer, type TestServer } from '../support/server.js';
 
 const generated = await generatedImages();
 const JPEG = generated.find((g) => g.name === 'baseline.jpg')!.bytes;
 const OTHER = generated.find((g) => g.name.endsWith('.png'))!.bytes;
 
-async function call(t: TestServer, key: string, bytes: Uint8Array, path: string, idempotencyKey?: string) {
+/** A PNG whose XMP (6 MB of character references) takes protect a few hundred milliseconds: a call still at work when its client leaves. */
+function slowPng(): Buffer {
+  const [head, tail] = afterIhdr(generated.find((g) => g.name === 'rgb8.png')!.bytes);
+  const packet = xmpPacket(`<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:source>${'&#60;&#97;&#62;'.repeat(333_334)}</dc:source></rdf:Description>`);
+  return Buffer.concat([head, chunk('iTXt', Buffer.concat([latin1('XML:com.adobe.xmp\0\0\0\0\0'), enc(packet)])), tail]);
+}
+
+async function call(t: TestServer, key: string, bytes: Uint8Array, path: string, idempotencyKey?: string, filename = 'photo.jpg') {
   const form = new FormData();
-  form.append('image', new Blob([bytes], { type: 'application/octet-stream' }), 'photo.jpg');
+  form.append('image', new Blob([bytes], { type: 'application/octet-stream' }), filename);
   const response = await fetch(`${t.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) }, body: form });
-  return { status: response.status, replayed: response.headers.get('idempotent-replayed'), json: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed'),
+    remaining: response.headers.get('ratelimit'),
+    json: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
@@ -42,9 +57,10 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
     // The allowance used up by another call: the repeat is still answered, and counts nothing.
     expect((await call(t, key, OTHER, '/api/v1/protect', 'order-2')).status).toBe(200);
     expect((await call(t, key, OTHER, '/api/v1/protect')).status).toBe(429);
-    const late = await call(t, key, JPEG, '/api/v1/protect', 'order-1');
+    // Sent under another file name: the first answer all the same, with the name it suggests made from the name sent.
+    const late = await call(t, key, JPEG, '/api/v1/protect', 'order-1', 'renamed.jpg');
     expect(late.status).toBe(200);
-    expect(late.json.sha256).toBe(first.json.sha256);
+    expect(late.json).toEqual({ ...first.json, filename: 'renamed-optout.jpg' });
     expect((await t.server.admin.usage(`repeat-${backend}`)).protect.used).toBe(2);
     // A new key at the limit is refused as usual.
     expect((await call(t, key, JPEG, '/api/v1/protect', 'order-3')).status).toBe(429);
@@ -81,5 +97,20 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
     expect(both.map((b) => b.status)).toEqual([200, 200]);
     expect(both[0]!.json).toEqual(both[1]!.json);
     expect((await t.server.admin.usage(`once-${backend}`)).verify.used).toBe(1);
+  });
+
+  it('a first call whose client went away before its answer leaves the key free: the retry runs as a new call, counted once', async () => {
+    const key = await t.key('pro', `gone-${backend}`);
+    const body = multipartBody([{ name: 'image', filename: 'slow.png', type: 'image/png', data: slowPng() }]);
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=optmark-boundary', 'Idempotency-Key': 'left' };
+    // The upload sent whole, then the connection closed while protect reads the long XMP.
+    const left = await rawExchange(t.url, [rawPost('/api/v1/protect', headers, body)], 250);
+    expect(left.text).toBe('');
+    const retry = await call(t, key, slowPng(), '/api/v1/protect', 'left');
+    expect(retry.status).toBe(200);
+    expect(retry.replayed).toBeNull();
+    expect((await t.server.admin.usage(`gone-${backend}`)).protect.used).toBe(1);
+    // Now answered: a repeat is a replay.
+    expect((await call(t, key, slowPng(), '/api/v1/protect', 'left')).replayed).toBe('true');
   });
 });

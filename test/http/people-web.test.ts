@@ -352,6 +352,24 @@ describe('marking and checking', () => {
     expect((await t.server.admin.usage('clicker')).protect.used).toBe(1);
   });
 
+  it("a file marked or checked again under its key at the month's limit gets its answer again and counts nothing; a new file is refused", async () => {
+    const browser = await user('at-limit', 'una@example.com');
+    await t.server.admin.setLimits('at-limit', { protectPerMonth: 1, verifyPerMonth: 1 });
+    const csrf = await browser.csrf();
+    const mark = (key: string, bytes = JPEG) => browser.app('/app/mark', { csrf, body: imageForm(bytes), headers: { 'Idempotency-Key': key } });
+    const check = (key: string, bytes = JPEG) => browser.app('/app/check', { csrf, body: imageForm(bytes), headers: { 'Idempotency-Key': key } });
+    const marked = await mark('m-1');
+    expect(marked.status).toBe(200);
+    expect((await check('c-1')).status).toBe(200);
+    const markedAgain = await mark('m-1');
+    expect(markedAgain.status).toBe(200);
+    expect(markedAgain.bytes!.equals(marked.bytes!)).toBe(true);
+    expect((await check('c-1')).status).toBe(200);
+    expect((await mark('m-2', PHOTO)).json.code).toBe('quota_exceeded');
+    expect((await check('c-2', PHOTO)).json.code).toBe('quota_exceeded');
+    expect(await t.server.admin.usage('at-limit')).toMatchObject({ protect: { used: 1 }, verify: { used: 1 } });
+  });
+
   it("the page scripts' calls need the session's form token and a request of this site", async () => {
     const browser = await user('guarded', 'ola@example.com');
     expect((await browser.app('/app/mark', { csrf: 'wrong', body: imageForm(JPEG) })).status).toBe(403);

@@ -16,9 +16,8 @@ import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { bearerCredential, presentsKey, type ApiAccess, type Credential } from '../../app/api-access.js';
 import type { AuthFailures } from '../../app/auth-failures.js';
 import type { Provenance } from '../../app/provenance.js';
-import { InvalidOptionError, QuotaExceededError, type Operation } from '../../errors.js';
+import { InvalidOptionError, type Operation } from '../../errors.js';
 import { checkIdempotencyKey, type Repeats } from '../../app/repeats.js';
-import type { Principal } from '../../app/ports.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { idempotent } from '../idempotent.js';
 import { answerOtherMethods } from './other-methods.js';
@@ -47,13 +46,6 @@ export interface ImageRouteOptions {
   readonly requestTimeoutMs: number;
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** A repeat of a call that returned 200, let through although the month's allowance is used up (it counts nothing). */
-    repeatOf?: Principal;
-  }
-}
-
 const errors = { '4xx': errorResult, '5xx': errorResult };
 
 export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptions): Promise<void> {
@@ -74,17 +66,11 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
 
   const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
     const key = idempotencyKey(request);
-    try {
-      await holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation)));
-    } catch (error) {
-      // The repeat of a call that returned 200 is answered again at the month's limit too: it counts nothing.
-      if (!(error instanceof QuotaExceededError) || key === undefined) throw error;
-      const principal = await checkingKey(request, (credential) => access.authenticate(credential));
-      if (!(await repeats.succeeded(principal.accountId, operation, key))) throw error;
-      request.repeatOf = principal;
-    }
+    // The repeat of a call that returned 200 is answered again at the month's limit too: it counts nothing.
+    const countsNothing = key === undefined ? undefined : (accountId: string) => repeats.succeeded(accountId, operation, key);
+    await holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation, countsNothing)));
   };
-  const accountOf = (request: FastifyRequest) => (request.ticket?.principal ?? request.repeatOf)!.accountId;
+  const accountOf = (request: FastifyRequest) => request.ticket!.principal.accountId;
   settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {

@@ -67,6 +67,9 @@ export async function recordLink(records: Records, accountId: string, sha256: st
   return { recordId: record.id, createdAt: record.createdAt.toISOString(), as, fileName: record.fileName, certificate: certificateUrl(record.id), page: `/history?q=${record.sha256Marked}` };
 }
 
+/** The dashboard's routes as its Idempotency-Keys are kept: apart from the API's, so one key never answers both. */
+const ROUTES = { protect: 'mark', verify: 'check' } as const;
+
 export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repeats: Repeats; readonly requestTimeoutMs: number }): void {
   const { access, repeats } = deps;
 
@@ -76,7 +79,9 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
     const key = checkIdempotencyKey(header(request, 'idempotency-key'));
     const batch = header(request, 'x-batch-id');
     if (batch !== undefined) await repeats.admitToBatch(batch, account.id, key);
-    await holdTicket(request, reply, await access.openForUser({ accountId: account.id, accountName: account.name, plan: account.plan, userId: user.id }, operation));
+    // The repeat of a file that was marked or checked is answered again at the month's limit too: it counts nothing.
+    const countsNothing = key === undefined ? undefined : (accountId: string) => repeats.succeeded(accountId, ROUTES[operation], key);
+    await holdTicket(request, reply, await access.openForUser({ accountId: account.id, accountName: account.name, plan: account.plan, userId: user.id }, operation, countsNothing));
   };
 
   app.post('/app/batches', { config: { access: 'paid', csrf: 'session' } }, async (request) => {
@@ -104,7 +109,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
     const marked = await idempotent(request, reply, {
       repeats,
       accountId: request.signedIn!.account.id,
-      route: 'mark',
+      route: ROUTES.protect,
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
       // The text is one of the options (absent, it leaves the hash as it was before the text existed).
       requestHash: () => repeats.requestHash(sha256Original(), { value: value ?? null, keepExisting, layers, otherConstraints }),
@@ -158,7 +163,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
     return idempotent(request, reply, {
       repeats,
       accountId: request.signedIn!.account.id,
-      route: 'check',
+      route: ROUTES.verify,
       key: checkIdempotencyKey(header(request, 'idempotency-key')),
       requestHash: () => repeats.requestHash(sha256Hex(upload.bytes), {}),
       waitMs: deps.requestTimeoutMs,

@@ -21,8 +21,10 @@ type State = 'ready' | 'skipped' | 'uploading' | 'working' | 'done' | 'failed';
 
 interface Row {
   readonly file: File;
-  /** Kept across retries: the server recognises the same file. */
-  readonly key: string;
+  /** Kept across retries with the same options (the server recognises the same file); new when the options change, since another marking is another call. */
+  key: string;
+  /** The options the key was sent with. */
+  sentWith?: string;
   readonly li: HTMLLIElement;
   readonly progress: HTMLProgressElement;
   readonly state: HTMLElement;
@@ -145,6 +147,9 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
   const body = new FormData();
   for (const [name, value] of fields) if (name !== 'image') body.append(name, value);
   body.append('image', row.file, row.file.name);
+  const options = JSON.stringify([...fields].filter(([name, value]) => name !== 'image' && typeof value === 'string'));
+  if (row.sentWith !== undefined && row.sentWith !== options) row.key = crypto.randomUUID();
+  row.sentWith = options;
   setState(row, 'uploading', 'Uploading…');
   row.actions.replaceChildren();
   try {
