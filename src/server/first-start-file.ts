@@ -4,9 +4,11 @@
  * link; links for the first owners of accounts made before people existed),
  * in a file only its owner can read, created exclusively, instead of in the
  * server's output where service managers keep logs. It is removed when the
- * owner's set-up link is used.
+ * owner sets a password: with its set-up link, or with a reset link (which
+ * retires the set-up link), on whichever process or worker serves it, and
+ * after any number of restarts.
  */
-import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FirstStart } from '../app/first-start.js';
 import { LOCAL_OWNER } from '../app/first-start.js';
@@ -27,7 +29,7 @@ export function firstStartText(start: FirstStart, url: string, now: Date): strin
       `API key of ${LOCAL_OWNER} (not shown anywhere else; store it now):`,
       `    ${key.key}`,
       '',
-      `Set the owner's password, then sign in at ${url}/ (one-time link, until ${ownerLink.expiresAt.toISOString()}; this file is removed when it is used) [${ownerLink.id}]:`,
+      `Set the owner's password, then sign in at ${url}/ (one-time link, until ${ownerLink.expiresAt.toISOString()}; this file is removed when it is used) [${ownerLink.id} ${ownerMark(ownerLink.userId ?? '')}]:`,
       `    ${ownerLink.url}`,
       '',
       'Try the API:',
@@ -73,14 +75,35 @@ export function writeFirstStartFile(dataDir: string, text: string, now: Date): s
   throw new Error('unreachable');
 }
 
-/** Remove the file at `path` if it holds the owner's set-up link `linkId` (which was just used). */
-export function removeFirstStartFileFor(path: string, linkId: string): boolean {
-  if (!existsSync(path)) return false;
+/** How the file names the owner it was made for: once that person has a password, the file has done its work. */
+const ownerMark = (userId: string) => `for ${userId}`;
+
+/** A first-start file's name: `first-start.txt`, or, beside an earlier one never deleted, with the time in it. */
+const FIRST_START_NAME = /^first-start(-[0-9TZ-]+)?\.txt$/;
+
+/**
+ * A one-time link was used to set a password: remove every first-start file
+ * in `dataDir` that holds that link, or names its user as the owner it was
+ * made for. Returns the paths removed.
+ */
+export function removeFirstStartFilesFor(dataDir: string, link: { readonly id: string; readonly userId: string | null }): string[] {
+  const removed: string[] = [];
+  let names: string[];
   try {
-    if (!readFileSync(path, 'utf8').includes(`[${linkId}]`)) return false;
-    rmSync(path, { force: true });
-    return true;
+    names = readdirSync(dataDir).filter((name) => FIRST_START_NAME.test(name));
   } catch {
-    return false;
+    return removed;
   }
+  for (const name of names) {
+    const path = join(dataDir, name);
+    try {
+      const text = readFileSync(path, 'utf8');
+      if (!text.includes(`[${link.id} `) && !(link.userId !== null && text.includes(` ${ownerMark(link.userId)}]`))) continue;
+      rmSync(path, { force: true });
+      removed.push(path);
+    } catch {
+      // Gone already (another worker removed it), or unreadable: nothing to do here.
+    }
+  }
+  return removed;
 }

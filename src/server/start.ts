@@ -10,7 +10,7 @@ import type { Access } from '../app/access/access.js';
 import { accessService } from './access-service.js';
 import { createThumbnailQueue } from '../app/records/thumbnails.js';
 import { firstStart, type FirstStart } from '../app/first-start.js';
-import { firstStartText, removeFirstStartFileFor, writeFirstStartFile } from './first-start-file.js';
+import { firstStartText, removeFirstStartFilesFor, writeFirstStartFile } from './first-start-file.js';
 import { createPeople, type People } from '../app/people/users.js';
 import { SqlPeopleStore } from '../adapters/db/people-store.js';
 import { createPasswordHasher } from '../adapters/password-hasher.js';
@@ -161,7 +161,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     onKeysChanged: () => (store instanceof EmbeddedStore ? store.forgetKeys() : undefined),
     onMailError: (error, request) => app?.log.warn({ err: error, request }, 'could not mail the decision on an access request'),
   });
-  let firstStartFile: string | undefined;
   const people = createPeople({
     people: peopleStore,
     store,
@@ -169,7 +168,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clock,
     baseUrl: () => config.baseUrl ?? url,
     onLinkUsed: (link) => {
-      if (firstStartFile && link.purpose === 'setup' && removeFirstStartFileFor(firstStartFile, link.id)) app?.log.info('the owner set a password: removed the first-start file');
+      for (const path of removeFirstStartFilesFor(config.dataDir, link)) app?.log.info({ path }, 'the owner set a password: removed the first-start file');
     },
   });
   const fingerprintKeys = FingerprintKeys.open(config.fingerprintKeysPath, clock.now());
@@ -321,7 +320,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const start = options.firstStart === false ? { local: undefined, ownerLinks: [], handedOver: async () => {} } : await firstStart({ store, admin, people });
     let handedOver: RunningServer['firstStart'];
     if (start.local || start.ownerLinks.length > 0) {
-      firstStartFile = writeFirstStartFile(config.dataDir, firstStartText(start, config.baseUrl ?? url, clock.now()), clock.now());
+      const firstStartFile = writeFirstStartFile(config.dataDir, firstStartText(start, config.baseUrl ?? url, clock.now()), clock.now());
       await start.handedOver();
       handedOver = { path: firstStartFile, local: start.local, ownerLinks: start.ownerLinks.length };
     }

@@ -23,6 +23,8 @@ export interface IssuedLink {
   /** The link's id (not a secret: it names the link in the first-start file and the audit log). */
   readonly id: string;
   readonly purpose: LinkPurpose;
+  /** The person it is for (none for an account's first owner, who does not exist yet). */
+  readonly userId: string | null;
   /** The whole link to give the person: shown (or mailed) once, stored only as a digest. */
   readonly url: string;
   readonly expiresAt: Date;
@@ -95,8 +97,8 @@ export interface PeopleDeps {
   readonly clock: Clock;
   /** The deployment's public address, for links (OPTMARK_BASE_URL, or where the server listens). */
   readonly baseUrl: () => string;
-  /** Told after a link was used (the server removes the first-start file that held it). */
-  readonly onLinkUsed?: (link: { id: string; purpose: LinkPurpose }) => void;
+  /** Told after a link was used (the server removes the first-start file that held it, or named its user). */
+  readonly onLinkUsed?: (link: { readonly id: string; readonly purpose: LinkPurpose; readonly userId: string | null }) => void;
 }
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$|^[^\s@<>()[\]\\,;:"]+@localhost$/;
@@ -150,7 +152,7 @@ export function createPeople(deps: PeopleDeps): People {
     const now = clock.now();
     const link: OneTimeLink = { id: `lnk_${randomUUID()}`, purpose, accountId, userId, createdAt: now, expiresAt: new Date(now.getTime() + LINK_HOURS * 3_600_000), usedAt: null };
     await people.insertLink({ ...link, digest: digestOf(token) });
-    return { id: link.id, purpose, url: `${deps.baseUrl()}${LINK_PATH}?token=${token}`, expiresAt: link.expiresAt };
+    return { id: link.id, purpose, userId, url: `${deps.baseUrl()}${LINK_PATH}?token=${token}`, expiresAt: link.expiresAt };
   }
 
   /** The link behind a token, if it can still be used. */
