@@ -48,6 +48,8 @@ export interface IssueKeyOptions {
   readonly user?: string;
   /** What the key may call; default both. */
   readonly scopes?: readonly string[];
+  /** Who issues it, for the audit log: `cli` (the default), or `system` (a first start). */
+  readonly actor?: string;
 }
 
 /** Changes to an account's own limits: a number, or null for the plan's. */
@@ -62,24 +64,29 @@ const LIMIT_BOUNDS: Record<keyof AccountLimits, number> = {
   reportRetentionDays: 36_500,
 };
 
+/**
+ * What operators do to accounts, plans and keys from the command line (and
+ * the server on a first start). Every change is a line of the audit log,
+ * its actor `cli` unless given (docs/api-access.md).
+ */
 export interface Admin {
-  createAccount(name: string, plan: string): Promise<Account>;
+  createAccount(name: string, plan: string, actor?: string): Promise<Account>;
   listAccounts(): Promise<AccountDetails[]>;
   /** One account with this month's usage. */
   showAccount(name: string): Promise<AccountDetails & { usage: UsageReport }>;
-  setPlan(name: string, plan: string): Promise<AccountDetails>;
-  setLimits(name: string, changes: LimitChanges): Promise<AccountDetails>;
-  renameAccount(name: string, newName: string): Promise<AccountDetails>;
+  setPlan(name: string, plan: string, actor?: string): Promise<AccountDetails>;
+  setLimits(name: string, changes: LimitChanges, actor?: string): Promise<AccountDetails>;
+  renameAccount(name: string, newName: string, actor?: string): Promise<AccountDetails>;
   /** Delete an account and all that is its; the audit log keeps a line saying what went. */
   deleteAccount(name: string, actor: string): Promise<DeletedAccount>;
   /** Every account's keys (operators). */
   listAllKeys(): Promise<Array<KeyView & { account: string }>>;
   /** The limits table: each plan's row. */
   planLimits(): Promise<Record<Plan, AccountLimits>>;
-  setPlanLimits(plan: string, changes: Partial<AccountLimits>): Promise<Record<Plan, AccountLimits>>;
+  setPlanLimits(plan: string, changes: Partial<AccountLimits>, actor?: string): Promise<Record<Plan, AccountLimits>>;
   issueKey(accountName: string, options?: IssueKeyOptions): Promise<IssuedKey>;
   listKeys(accountName: string): Promise<KeyView[]>;
-  revokeKey(id: string): Promise<void>;
+  revokeKey(id: string, actor?: string): Promise<void>;
   usage(accountName: string): Promise<UsageReport & { account: string; plan: Plan }>;
 }
 
@@ -122,12 +129,17 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
     return found;
   }
 
+  /** A line of the audit log for a change made here. */
+  const audit = (actor: string, accountId: string | null, action: string, detail: Record<string, unknown>, at = clock.now()) =>
+    deps.people.audit({ at, actor, accountId, action, detail: { by: actor, ...detail }, address: null });
+
   const isActive = (key: KeyRecord, now: Date) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
   const admin: Admin = {
-    async createAccount(name, plan) {
+    async createAccount(name, plan, actor = 'cli') {
       const created: Account = { id: randomUUID(), name: checkName(name), plan: checkPlan(plan), createdAt: clock.now() };
       if (!(await store.createAccount(created))) throw new AdminError('account_exists', `An account named ${JSON.stringify(name)} already exists`);
+      await audit(actor, created.id, 'account.created', { name: created.name, plan: created.plan }, created.createdAt);
       return created;
     },
 
@@ -139,13 +151,14 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
       return { ...found, usage: usageReport(await store.usage(found.id, periodOf(now).key), found.limits, now) };
     },
 
-    async setPlan(name, plan) {
+    async setPlan(name, plan, actor = 'cli') {
       const found = await account(name);
       await store.setAccountPlan(found.id, checkPlan(plan));
+      await audit(actor, found.id, 'account.plan-set', { from: found.plan, to: plan });
       return account(name);
     },
 
-    async setLimits(name, changes) {
+    async setLimits(name, changes, actor = 'cli') {
       const found = await account(name);
       const checked: Record<string, number | null> = {};
       for (const [limit, value] of Object.entries(changes)) {
@@ -153,24 +166,27 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
         if (value !== undefined) checked[limit] = checkLimit(limit as keyof AccountLimits, value, true);
       }
       await store.setAccountLimits(found.id, checked);
+      await audit(actor, found.id, 'account.limits-set', { changes: checked });
       return account(name);
     },
 
-    async renameAccount(name, newName) {
+    async renameAccount(name, newName, actor = 'cli') {
       const found = await account(name);
       if (!(await store.renameAccount(found.id, checkName(newName)))) throw new AdminError('account_exists', `An account named ${JSON.stringify(newName)} already exists`);
+      await audit(actor, found.id, 'account.renamed', { from: found.name, to: newName });
       return account(newName);
     },
 
     planLimits: () => store.planLimits(),
 
-    async setPlanLimits(plan, changes) {
+    async setPlanLimits(plan, changes, actor = 'cli') {
       const checked: Record<string, number> = {};
       for (const [limit, value] of Object.entries(changes)) {
         if (!(limit in LIMIT_BOUNDS)) throw new InvalidOptionError('limit', Object.keys(LIMIT_BOUNDS).join(', '), limit);
         if (value !== undefined) checked[limit] = checkLimit(limit as keyof AccountLimits, value, false)!;
       }
       await store.setPlanLimits(checkPlan(plan), checked);
+      await audit(actor, null, 'plan.limits-set', { plan, changes: checked });
       return store.planLimits();
     },
 
@@ -209,6 +225,7 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
         lastUsedAt: null,
       };
       await store.insertKey({ ...record, digest: apiKeyDigest(key) });
+      await audit(options.actor ?? 'cli', owner.id, 'key.issued', { key: record.id, prefix: record.prefix, user: user?.email ?? null, scopes }, now);
       return { id: record.id, key, prefix: record.prefix, account: owner.name, user: user?.email ?? null, scopes, expiresAt: record.expiresAt };
     },
 
@@ -248,8 +265,11 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
       }));
     },
 
-    async revokeKey(id) {
-      if (!(await store.revokeKey(id, clock.now()))) throw new AdminError('key_not_found', `There is no active key with id ${JSON.stringify(id)}`);
+    async revokeKey(id, actor = 'cli') {
+      const now = clock.now();
+      const key = await store.revokeKey(id, now);
+      if (!key) throw new AdminError('key_not_found', `There is no active key with id ${JSON.stringify(id)}`);
+      await audit(actor, key.accountId, 'key.revoked', { key: id, prefix: key.prefix }, now);
     },
 
     async usage(accountName) {

@@ -27,9 +27,9 @@ export async function firstStart(deps: { store: Pick<Store, 'countAccounts' | 'c
   let local: FirstStart['local'];
   if ((await deps.store.countAccounts()) === 0) {
     try {
-      await admin.createAccount(LOCAL_ACCOUNT, 'lifetime');
+      await admin.createAccount(LOCAL_ACCOUNT, 'lifetime', 'system');
       const { link } = await people.createUser({ account: LOCAL_ACCOUNT, email: LOCAL_OWNER, role: 'owner', displayName: 'Owner', actor: 'system' });
-      const key = await admin.issueKey(LOCAL_ACCOUNT, { user: LOCAL_OWNER });
+      const key = await admin.issueKey(LOCAL_ACCOUNT, { user: LOCAL_OWNER, actor: 'system' });
       local = { key, ownerLink: link! };
     } catch (error) {
       // Another server on the same database created it at the same moment: it hands it over.

@@ -136,6 +136,12 @@ export type AccountReserveOutcome =
   | { readonly kind: 'exhausted'; readonly limit: number }
   | { readonly kind: 'reserved'; readonly used: number; readonly limit: number };
 
+/** A key just revoked: its account and the prefix that names it. */
+export interface RevokedKey {
+  readonly accountId: string;
+  readonly prefix: string;
+}
+
 /** A key found by its digest: who it belongs to. */
 export interface KeyMatch {
   readonly principal: Principal;
@@ -193,7 +199,8 @@ export interface Store {
   /** The account's keys, each with its user's email (null for a key without a user). */
   listKeys(accountId: string): Promise<Array<KeyRecord & { readonly userEmail: string | null }>>;
   /** Revoke at `now`; returns false when there is no such key or it was already revoked. */
-  revokeKey(id: string, now: Date): Promise<boolean>;
+  /** Revoke an active key: what it was, or undefined when there is no such active key. */
+  revokeKey(id: string, now: Date): Promise<RevokedKey | undefined>;
 
   /** Throws ServiceUnavailableError when the database cannot answer. */
   ping(): Promise<void>;

@@ -370,6 +370,21 @@ describe('marking and checking', () => {
     expect(await t.server.admin.usage('at-limit')).toMatchObject({ protect: { used: 1 }, verify: { used: 1 } });
   });
 
+  it("a member's overview shows the account's people and their own doings, not another member's API access or the owner's vault; the owner's shows it all, in words", async () => {
+    const owner = await user('activity', 'oona@example.com');
+    const reader = await user('activity', 'mia@example.com', 'member');
+    await user('activity', 'noor@example.com', 'member');
+    const noor = (await t.server.people.listUsers('activity')).find((u) => u.email === 'noor@example.com')!;
+    await t.server.apiKeys.request({ kind: 'person', user: noor, plan: 'pro', address: null }, { name: 'Noor shop', purpose: 'Marks uploads', monthlyVolume: 100, scopes: ['protect'], contact: 'noor@example.com' });
+    const ownersPage = (await owner.page('/overview')).html;
+    expect(ownersPage).toContain('noor@example.com requested access (“Noor shop”)');
+    expect(ownersPage).toContain('mia@example.com was added as member');
+    const membersPage = (await reader.page('/overview')).html;
+    expect(membersPage).toContain('mia@example.com was added as member');
+    expect(membersPage).not.toContain('Noor shop');
+    expect(membersPage).not.toContain('access.requested');
+  });
+
   it("the page scripts' calls need the session's form token and a request of this site", async () => {
     const browser = await user('guarded', 'ola@example.com');
     expect((await browser.app('/app/mark', { csrf: 'wrong', body: imageForm(JPEG) })).status).toBe(403);

@@ -19,7 +19,7 @@
  */
 import type { Kysely } from 'kysely';
 import { ServiceUnavailableError, type Operation } from '../../errors.js';
-import { monthlyLimit, type Account, type AccountDetails, type AccountLimits, type AccountReserveOutcome, type AccountReserveRequest, type KeyMatch, type KeyRecord, type LimitOverrides, type Plan, type ReserveOutcome, type ReserveRequest, type ServiceSettings, type Store } from '../../app/ports.js';
+import { monthlyLimit, type Account, type AccountDetails, type AccountLimits, type AccountReserveOutcome, type AccountReserveRequest, type KeyMatch, type KeyRecord, type LimitOverrides, type Plan, type ReserveOutcome, type ReserveRequest, type RevokedKey, type ServiceSettings, type Store } from '../../app/ports.js';
 import type { Database } from './schema.js';
 import type { ActiveKey, SqlStore } from './sql-store.js';
 import { guarded } from './unavailable.js';
@@ -226,7 +226,7 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.listKeys(accountId);
   }
 
-  async revokeKey(id: string, now: Date): Promise<boolean> {
+  async revokeKey(id: string, now: Date): Promise<RevokedKey | undefined> {
     const revoked = await this.sqlStore.revokeKey(id, now);
     for (const [digest, key] of this.keys) if (key.principal.keyId === id) this.keys.delete(digest);
     return revoked;

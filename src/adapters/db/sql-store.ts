@@ -17,6 +17,7 @@ import type {
   Plan,
   ReserveOutcome,
   ReserveRequest,
+  RevokedKey,
   Scope,
   ServiceSettings,
   Store,
@@ -540,10 +541,16 @@ export class SqlStore implements Store {
     });
   }
 
-  revokeKey(id: string, now: Date): Promise<boolean> {
+  revokeKey(id: string, now: Date): Promise<RevokedKey | undefined> {
     return guarded(async () => {
-      const result = await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const row = await this.db
+        .updateTable('api_keys')
+        .set({ revoked_at: now })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning(['account_id', 'prefix'])
+        .executeTakeFirst();
+      return row && { accountId: row.account_id, prefix: row.prefix };
     });
   }
 

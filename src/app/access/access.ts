@@ -89,7 +89,7 @@ export interface Notifier {
 export interface AccessDeps {
   readonly accessStore: AccessStore;
   readonly people: Pick<PeopleStore, 'audit' | 'auditLog' | 'serviceAuditLog' | 'findUserById'>;
-  readonly revokeKey: (id: string, now: Date) => Promise<boolean>;
+  readonly revokeKey: (id: string, now: Date) => Promise<unknown>;
   readonly notifier: Notifier;
   readonly clock: Clock;
 }

@@ -30,14 +30,28 @@ export function attachment(filename: string): string {
 const FORM_ERRORS = new Set(['invalid_option', 'password_not_accepted', 'user_exists', 'invalid_credentials']);
 const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
 
+/** The overview's recent activity: the last few lines a person may see, out of the account's latest. */
+const ACTIVITY_SHOWN = 10;
+const ACTIVITY_READ = 100;
+
+/**
+ * Who sees which line of the account's activity (docs/permissions.md): an
+ * owner, every line; a member, what happens to the account's people and
+ * what they did themselves, not the others' keys, requests or vault.
+ */
+function seesActivity(viewer: { readonly id: string; readonly role: string }, entry: { readonly actor: string; readonly action: string }): boolean {
+  return viewer.role === 'owner' || entry.actor === viewer.id || entry.action.startsWith('user.') || entry.action.startsWith('member.');
+}
+
 export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   const { access, people, sessions } = deps;
   const context = (request: FastifyRequest) => pageContext(deps, request);
   const usageOf = (request: FastifyRequest) => access.accountUsage(request.signedIn!.account.id);
 
   app.get('/overview', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
-    const { account } = request.signedIn!;
-    const [usage, activity, members] = await Promise.all([usageOf(request), deps.peopleStore.auditLog(account.id, 10), deps.peopleStore.listUsers(account.id)]);
+    const { account, user } = request.signedIn!;
+    const [usage, log, members] = await Promise.all([usageOf(request), deps.peopleStore.auditLog(account.id, ACTIVITY_READ), deps.peopleStore.listUsers(account.id)]);
+    const activity = log.filter((entry) => seesActivity(user, entry)).slice(0, ACTIVITY_SHOWN);
     const welcome = (request.query as { welcome?: string }).welcome === '1' ? 'Your password is set: you are signed in.' : undefined;
     return sendPage(reply, overviewPage(context(request), { usage, activity, members, format: formatOf(request), message: welcome }));
   });

@@ -149,6 +149,9 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   'scans.ceiling-set': "changed today's scan ceiling",
 };
 
+/** Whether the entry is one of API access, keys or scans, which activityLine says in words. */
+export const isAccessActivity = (entry: AuditEntry): boolean => Object.hasOwn(ACTION_WORDS, entry.action);
+
 export function activityLine(entry: AuditEntry, f: Format): Html {
   const d = entry.detail as Record<string, unknown>;
   const what = [
@@ -160,7 +163,11 @@ export function activityLine(entry: AuditEntry, f: Format): Html {
   ]
     .filter(Boolean)
     .join(', ');
-  return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${String(d.by ?? entry.actor)} ${ACTION_WORDS[entry.action] ?? entry.action}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;
+  const by = String(d.by ?? entry.actor);
+  const who = by === 'cli' ? 'An operator (command line)' : by === 'system' ? 'The server' : by;
+  // A key issued from the command line was never requested nor revealed on a page.
+  const words = entry.action === 'key.issued' && d.request === undefined ? 'issued a key' : (ACTION_WORDS[entry.action] ?? entry.action);
+  return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${who} ${words}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;
 }
 
 export function keysPage(context: PageContext, view: KeysView): string {

@@ -8,6 +8,7 @@ import type { UsageReport } from '../../app/usage.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, planName, type PageContext } from '../layout.js';
+import { activityLine as accessActivityLine, isAccessActivity } from './keys.js';
 
 export interface OverviewView {
   readonly usage: UsageReport;
@@ -26,6 +27,8 @@ export function meter(id: string, label: string, a: UsageReport['protect'], f: F
 
 /** What an audit entry says, in words (the actor named by email where known). */
 function activityLine(entry: AuditEntry, members: readonly User[], f: Format): Html {
+  // API access and keys are said as the API keys page says them.
+  if (isAccessActivity(entry)) return accessActivityLine(entry, f);
   const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? (id === 'cli' ? 'an operator (command line)' : id === 'system' ? 'the server' : 'someone');
   const d = entry.detail as Record<string, string | undefined>;
   const texts: Record<string, string> = {
@@ -38,6 +41,13 @@ function activityLine(entry: AuditEntry, members: readonly User[], f: Format): H
     'member.invited': `${d.email ?? 'someone'} was invited as ${d.role ?? 'member'}`,
     'member.role-changed': `${d.email ?? 'a user'} is now ${d.role ?? 'a member'}`,
     'member.removed': `${d.email ?? 'a user'} was removed from the account`,
+    'account.created': `the account was created on the ${planName(String(d.plan))} plan`,
+    'account.plan-set': `the account moved from the ${planName(String(d.from))} plan to ${planName(String(d.to))}`,
+    'account.limits-set': "the account's own limits were changed",
+    'account.renamed': `the account was renamed from ${d.from ?? '?'} to ${d.to ?? '?'}`,
+    'vault.settings': String(d.enabled) === 'true' ? 'the Private Vault was turned on' : 'the Private Vault was turned off',
+    'vault.removed': `files were removed from the Private Vault`,
+    'records.public-lookup': String(d.enabled) === 'true' ? 'public lookup of service records was turned on' : 'public lookup of service records was turned off',
   };
   const text = texts[entry.action] ?? entry.action;
   const by = entry.actor === d.user ? '' : ` (by ${who(entry.actor)})`;
