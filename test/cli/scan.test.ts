@@ -106,6 +106,35 @@ describe('optmark scan', () => {
     expect(missing.stderr).toContain('the repository could not be scanned');
   });
 
+  it('an image deeper than 64 folders is reported skipped (too_deep), named as an image or told by its bytes, in a folder and in a repository alike', async () => {
+    const deep = Array.from({ length: 66 }, (_, i) => `d${i}`).join('/');
+    const tree = mkdtempSync(join(dir, 'deep-'));
+    mkdirSync(join(tree, deep), { recursive: true });
+    writeFileSync(join(tree, deep, 'x.png'), unmarked);
+    writeFileSync(join(tree, deep, 'no-extension'), unmarked);
+    writeFileSync(join(tree, deep, 'notes.txt'), 'text');
+    writeFileSync(join(tree, 'top.png'), unmarked);
+    const folder = JSON.parse((await optmark('scan', tree, '--json')).stdout) as Record<string, any>;
+    const expected = [
+      [`${deep}/no-extension`, 'skipped', 'too_deep'],
+      [`${deep}/x.png`, 'skipped', 'too_deep'],
+      ['top.png', 'notOptedOut', null],
+    ];
+    expect(folder.items.map((i: any) => [i.path, i.status, i.code])).toEqual(expected);
+    expect(folder.summary).toEqual({ images: 3, optedOut: 0, notOptedOut: 1, failed: 0, skipped: 2 });
+    expect(folder.otherFiles).toBe(1);
+    makeRepository(join(dir, 'repos'), 'deep', [
+      { path: `${deep}/x.png`, bytes: unmarked },
+      { path: `${deep}/no-extension`, bytes: unmarked },
+      { path: `${deep}/notes.txt`, bytes: 'text' },
+      { path: 'top.png', bytes: unmarked },
+    ]);
+    const repository = JSON.parse((await optmark('scan', `${servers.daemonUrl}deep.git`, '--json')).stdout) as Record<string, any>;
+    expect(repository.items.map((i: any) => [i.path, i.status, i.code])).toEqual(expected);
+    expect(repository.summary).toEqual(folder.summary);
+    expect(repository.otherFiles).toBe(1);
+  });
+
   it('--fix --out DIR writes a marked copy of each image without the opt-out at its path, and never overwrites', async () => {
     const out = join(dir, 'fixed');
     const result = await optmark('scan', 'site', '--fix', '--out', out);

@@ -32,6 +32,8 @@ export const isLfsPointer = (size: number, head: Uint8Array): boolean =>
   size <= MAX_LFS_POINTER_BYTES && head.length >= LFS_POINTER.length && Buffer.from(head.subarray(0, LFS_POINTER.length)).equals(LFS_POINTER);
 
 const depthOf = (path: string) => path.split('/').length - 1;
+const tooDeep = (entry: SourceEntry) => depthOf(entry.path) > MAX_FOLDER_DEPTH;
+const tooDeepItem = (entry: SourceEntry) => skipped(entry, 'too_deep', `deeper than ${MAX_FOLDER_DEPTH} folders`);
 
 /** A skipped candidate's report line. */
 export function skipped(entry: SourceEntry, code: string, reason: string): ScanItem {
@@ -46,9 +48,8 @@ export function classifyListed(entry: SourceEntry): { kind: 'other' } | { kind: 
   const named = hasImageName(entry.path);
   if (entry.kind === 'submodule') return { kind: 'other' };
   if (entry.kind === 'symlink') return named ? { kind: 'skip', item: skipped(entry, 'symlink', 'a symbolic link (links are not followed)') } : { kind: 'other' };
-  if (depthOf(entry.path) > MAX_FOLDER_DEPTH) {
-    return named ? { kind: 'skip', item: skipped(entry, 'too_deep', `deeper than ${MAX_FOLDER_DEPTH} folders`) } : { kind: 'other' };
-  }
+  // Deeper than the limit: not checked, but a candidate all the same (one without an image's name is told by its first bytes).
+  if (named && tooDeep(entry)) return { kind: 'skip', item: tooDeepItem(entry) };
   return { kind: 'read' };
 }
 
@@ -59,6 +60,7 @@ export function classifyHead(entry: SourceEntry, head: Uint8Array): { kind: 'oth
     return named ? { kind: 'skip', item: skipped(entry, 'lfs_pointer', 'a Git LFS pointer (the image itself is not fetched)') } : { kind: 'other' };
   }
   if (!named && sniff(head) === null) return { kind: 'other' };
+  if (tooDeep(entry)) return { kind: 'skip', item: tooDeepItem(entry) };
   if (entry.size > MAX_SCAN_FILE_BYTES) return { kind: 'skip', item: skipped(entry, 'too_large', `${entry.size} bytes, over the ${MAX_SCAN_FILE_BYTES}-byte limit of a check`) };
   return { kind: 'check' };
 }
