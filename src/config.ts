@@ -99,6 +99,12 @@ export interface Config {
   readonly fingerprintQueue: number;
   /** An SMTP server for invitations and password resets (OPTMARK_SMTP_URL, smtp:// or smtps://; default none: links are shown instead of mailed). */
   readonly smtpUrl: string | undefined;
+  /**
+   * Whether visitors may sign up for a Free account themselves
+   * (OPTMARK_SIGNUP=open; default off: operators open accounts). Each sign-up
+   * is confirmed by a link mailed to its address, so it needs OPTMARK_SMTP_URL.
+   */
+  readonly signup: boolean;
   /** The From of those mails (OPTMARK_MAIL_FROM, default "optmark <no-reply@HOST>"). */
   readonly mailFrom: string;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
@@ -236,6 +242,11 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(env.OPTMARK_DATA_DIR?.trim() || './data');
   const smtpUrl = env.OPTMARK_SMTP_URL?.trim() || undefined;
   if (smtpUrl !== undefined && !/^smtps?:\/\/\S+$/.test(smtpUrl)) throw new ConfigError('OPTMARK_SMTP_URL must be an smtp:// or smtps:// URL');
+  const signupSetting = env.OPTMARK_SIGNUP?.trim() || 'off';
+  if (signupSetting !== 'open' && signupSetting !== 'off') throw new ConfigError(`OPTMARK_SIGNUP must be open or off, got ${JSON.stringify(signupSetting)}`);
+  if (signupSetting === 'open' && smtpUrl === undefined) {
+    throw new ConfigError('OPTMARK_SIGNUP=open needs OPTMARK_SMTP_URL: a sign-up is confirmed by a link mailed to the address it gives');
+  }
   const vaultS3Url = env.OPTMARK_VAULT_S3_URL?.trim() || undefined;
   if (vaultS3Url !== undefined && !/^(s3:\/\/[^\s/]+|https?:\/\/[^\s/]+\/[^\s/?]+)(\/[^\s?]*)?(\?\S*)?$/.test(vaultS3Url)) {
     throw new ConfigError('OPTMARK_VAULT_S3_URL must be s3://BUCKET[/PREFIX] or http(s)://[KEY:SECRET@]HOST[:PORT]/BUCKET[/PREFIX]');
@@ -297,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     vaultDir: join(dataDir, 'vault'),
     vaultS3Url,
     smtpUrl,
+    signup: signupSetting === 'open',
     workers: workerCount(env, databaseUrl),
     scans: Object.freeze({
       sources: scanSources(env),

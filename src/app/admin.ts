@@ -49,7 +49,7 @@ export interface IssueKeyOptions {
   /** What the key may call; default both. */
   readonly scopes?: readonly string[];
   /** Who issues it, for the audit log: `cli` (the default), or `system` (a first start). */
-  readonly actor?: string;
+  readonly actor?: AdminActor;
 }
 
 /** Changes to an account's own limits: a number, or null for the plan's. */
@@ -64,29 +64,32 @@ const LIMIT_BOUNDS: Record<keyof AccountLimits, number> = {
   reportRetentionDays: 36_500,
 };
 
+/** Who made a change, for the audit log: `cli`, `system` (a first start), or an operator signed in to the console. */
+export type AdminActor = 'cli' | 'system' | { readonly id: string; readonly email: string };
+
 /**
  * What operators do to accounts, plans and keys from the command line (and
- * the server on a first start). Every change is a line of the audit log,
- * its actor `cli` unless given (docs/api-access.md).
+ * the server on a first start, an operator on the console). Every change is
+ * a line of the audit log, its actor `cli` unless given (docs/api-access.md).
  */
 export interface Admin {
-  createAccount(name: string, plan: string, actor?: string): Promise<Account>;
+  createAccount(name: string, plan: string, actor?: AdminActor): Promise<Account>;
   listAccounts(): Promise<AccountDetails[]>;
   /** One account with this month's usage. */
   showAccount(name: string): Promise<AccountDetails & { usage: UsageReport }>;
-  setPlan(name: string, plan: string, actor?: string): Promise<AccountDetails>;
-  setLimits(name: string, changes: LimitChanges, actor?: string): Promise<AccountDetails>;
-  renameAccount(name: string, newName: string, actor?: string): Promise<AccountDetails>;
+  setPlan(name: string, plan: string, actor?: AdminActor): Promise<AccountDetails>;
+  setLimits(name: string, changes: LimitChanges, actor?: AdminActor): Promise<AccountDetails>;
+  renameAccount(name: string, newName: string, actor?: AdminActor): Promise<AccountDetails>;
   /** Delete an account and all that is its; the audit log keeps a line saying what went. */
-  deleteAccount(name: string, actor: string): Promise<DeletedAccount>;
+  deleteAccount(name: string, actor: AdminActor): Promise<DeletedAccount>;
   /** Every account's keys (operators). */
   listAllKeys(): Promise<Array<KeyView & { account: string }>>;
   /** The limits table: each plan's row. */
   planLimits(): Promise<Record<Plan, AccountLimits>>;
-  setPlanLimits(plan: string, changes: Partial<AccountLimits>, actor?: string): Promise<Record<Plan, AccountLimits>>;
+  setPlanLimits(plan: string, changes: Partial<AccountLimits>, actor?: AdminActor): Promise<Record<Plan, AccountLimits>>;
   issueKey(accountName: string, options?: IssueKeyOptions): Promise<IssuedKey>;
   listKeys(accountName: string): Promise<KeyView[]>;
-  revokeKey(id: string, actor?: string): Promise<void>;
+  revokeKey(id: string, actor?: AdminActor): Promise<void>;
   usage(accountName: string): Promise<UsageReport & { account: string; plan: Plan }>;
 }
 
@@ -130,8 +133,15 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
   }
 
   /** A line of the audit log for a change made here. */
-  const audit = (actor: string, accountId: string | null, action: string, detail: Record<string, unknown>, at = clock.now()) =>
-    deps.people.audit({ at, actor, accountId, action, detail: { by: actor, ...detail }, address: null });
+  const audit = (actor: AdminActor, accountId: string | null, action: string, detail: Record<string, unknown>, at = clock.now()) =>
+    deps.people.audit({
+      at,
+      actor: typeof actor === 'string' ? actor : actor.id,
+      accountId,
+      action,
+      detail: { by: typeof actor === 'string' ? actor : actor.email, ...detail },
+      address: null,
+    });
 
   const isActive = (key: KeyRecord, now: Date) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
@@ -251,7 +261,7 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
         activeKeys: keys.filter((k) => isActive(k, now)).length,
       };
       if (!(await store.deleteAccount(found.id))) throw new AdminError('account_not_found', `There is no account named ${JSON.stringify(name)}`);
-      await deps.people.audit({ at: now, actor, accountId: found.id, action: 'account.deleted', detail: { ...gone } });
+      await audit(actor, found.id, 'account.deleted', { ...gone }, now);
       return gone;
     },
 

@@ -22,6 +22,8 @@ import { createSignInLimits } from '../app/people/sign-in-limits.js';
 import { createRepeats } from '../app/repeats.js';
 import { SqlRepeatStore } from '../adapters/db/repeat-store.js';
 import { createMailer } from '../adapters/mailer.js';
+import { SqlSignupStore } from '../adapters/db/signup-store.js';
+import { createSignUps } from '../app/people/signup.js';
 import { ignoredLimitSettings } from '../app/limit-settings.js';
 import { systemClock, type Clock } from '../app/ports.js';
 import type { Config } from '../config.js';
@@ -150,6 +152,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const admin = createAdmin({ store, people: peopleStore, clock });
   const sessions = createSessions({ people: peopleStore, store, clock });
   const repeatStore = new SqlRepeatStore(database.db);
+  const signupStore = new SqlSignupStore(database.db);
   const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
   const apiKeys = accessService({
     db: database.db,
@@ -284,6 +287,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       admin,
       apiKeys,
       mailer,
+      signUps: config.signup ? createSignUps({ store: signupStore, peopleStore, people, admin, clock, baseUrl: () => config.baseUrl ?? url }) : undefined,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
     app = await buildHttpApp({ config, access, web, records, scans, vault, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
@@ -297,7 +301,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     vaultChecks.unref();
     // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
     housekeeping = setInterval(() => {
-      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep()]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
+      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep(), signupStore.sweep(new Date(clock.now().getTime() - 86_400_000))]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     housekeeping.unref();
     if (sweeps) {

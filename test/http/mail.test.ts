@@ -1,8 +1,9 @@
 /**
  * Mail for people, through a real SMTP server in the test (smtp-server on
  * loopback): an owner's invitation is mailed (and its link not shown on the
- * page), and "forgot your password" mails a reset link whether or not
- * anyone asked for a known email, answering the same.
+ * page), so is the set-up link of an account an operator opens, and "forgot
+ * your password" mails a reset link whether or not anyone asked for a known
+ * email, answering the same.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -66,4 +67,22 @@ it('"forgot your password" mails a link for a known email, nothing for an unknow
   expect((await reset.page(path)).html).toContain('Choose a new password');
   expect((await reset.form('/link', { pre: await reset.preToken(path), token: linkToken(link), password: 'a brand new password' })).status).toBe(303);
   expect((await new WebClient(t.url).signIn('owner@mail.example', 'a brand new password')).status).toBe(303);
+});
+
+it('an account an operator opens from the console mails its owner the set-up link, which the console does not show', async () => {
+  await t.server.people.createUser({ account: 'mailing', email: 'ops@mail.example', role: 'member', operator: true, password: PASSWORD, actor: 'cli' });
+  const operator = new WebClient(t.url);
+  await operator.signIn('ops@mail.example', PASSWORD);
+  const response = await operator.form('/operator/accounts', { csrf: await operator.csrf(), name: 'mailed-shop', plan: 'pro', email: 'boss@shop.example' });
+  expect(response.status).toBe(200);
+  const html = await response.text();
+  expect(html).toContain('The account mailed-shop (Pro) is open; its owner boss@shop.example was sent a set-up link by mail');
+  expect(html).not.toContain('id="setup-link"');
+  const mail = received.find((m) => m.to.includes('boss@shop.example'))!;
+  expect(mail.text).toContain('Your optmark account mailed-shop is ready');
+  const link = linkIn(mail.text);
+  const boss = new WebClient(t.url);
+  const path = new URL(link).pathname + new URL(link).search;
+  expect((await boss.form('/link', { pre: await boss.preToken(path), token: linkToken(link), password: PASSWORD })).status).toBe(303);
+  expect((await t.server.people.listUsers('mailed-shop')).map((u) => [u.email, u.role])).toEqual([['boss@shop.example', 'owner']]);
 });

@@ -154,7 +154,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   let response: Response;
   if (method === 'GET') {
     response = await browser.request(path === '/link' ? '/link?token=x' : path, { site: 'none', headers: { Accept: 'application/json' } });
-  } else if (path === '/sign-in' || path === '/link' || path === '/forgot-password') {
+  } else if (path === '/sign-in' || path === '/link' || path === '/forgot-password' || path === '/sign-up' || path === '/sign-up/confirm') {
     const pre = await browser.preTokenAnyway();
     response = await browser.form(path, { pre, email: 'nobody@perm.example', password: 'not the password', token: 'x' });
   } else if (path.startsWith('/app/') || path === '/mark' || path === '/check') {
@@ -169,7 +169,8 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
     if (path === '/vault/delete') fields.id = await memberVaultFile();
     if (path === '/keys/requests') Object.assign(fields, { name: `Integration ${++target}`, purpose: 'Marks uploads', monthlyVolume: '100', scopes: 'protect', contact: 'ops@perm.example' });
     if (path.startsWith('/keys/') && path !== '/keys/requests') Object.assign(fields, await accessTarget(path));
-    if (path.startsWith('/operator/')) Object.assign(fields, await accessTarget(path));
+    if (path === '/operator/accounts') Object.assign(fields, { name: `opened-${++target}`, plan: 'pro' });
+    else if (path.startsWith('/operator/')) Object.assign(fields, await accessTarget(path));
     response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams(fields).toString() });
   }
   const text = await response.text();
@@ -213,6 +214,7 @@ describe('docs/permissions.md', () => {
       const what = `${role}: ${status}${code ? ` ${code}` : ''}${location ? ` -> ${location}` : ''}`;
       if (cell === 'yes') {
         expect(toSignIn || (code !== undefined && REFUSALS.has(code)), what).toBe(false);
+        expect(status, what).toBeLessThan(500);
       } else {
         const expected = Number(/^no \((\d{3})\)$/.exec(cell)?.[1]);
         expect(Number.isInteger(expected), `${role}: cell "${cell}"`).toBe(true);

@@ -49,7 +49,7 @@ describe.each(['postgres', 'pglite'] as const)('on %s', (backend) => {
         await client.connect();
         const { rows } = await client.query("select actor, action, detail from audit_log where action = 'account.deleted'");
         await client.end();
-        expect(rows).toEqual([{ actor: 'cli', action: 'account.deleted', detail: JSON.stringify({ name: 'doomed', plan: 'pro', users: 0, keys: 1, activeKeys: 1 }) }]);
+        expect(rows).toEqual([{ actor: 'cli', action: 'account.deleted', detail: JSON.stringify({ by: 'cli', name: 'doomed', plan: 'pro', users: 0, keys: 1, activeKeys: 1 }) }]);
       }
     } finally {
       await t.close();

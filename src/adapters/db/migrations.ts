@@ -397,6 +397,19 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
     `create index vault_files_marked on vault_files (account_id, marked_sha256)`,
     `create index vault_files_writing on vault_files (created_at) where state = 'writing'`,
   ),
+  // Sign-ups of visitors (OPTMARK_SIGNUP=open), each confirmed by a link
+  // mailed to its address: stored as the link's SHA-256, for 24 hours.
+  '010-signups': statements(
+    `create table signups (
+       id text primary key,
+       digest bytea not null unique,
+       email text not null check (length(email) <= 254),
+       created_at timestamptz not null,
+       expires_at timestamptz not null,
+       used_at timestamptz
+     )`,
+    `create index signups_email on signups (email) where used_at is null`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

@@ -182,6 +182,15 @@ export interface OneTimeLinksTable {
   used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+export interface SignupsTable {
+  id: string;
+  digest: Uint8Array;
+  email: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 export interface AuditLogTable {
   id: ColumnType<number, never, never>;
   at: Timestamp;
@@ -292,6 +301,7 @@ export interface Database {
   sessions: SessionsTable;
   users: UsersTable;
   one_time_links: OneTimeLinksTable;
+  signups: SignupsTable;
   audit_log: AuditLogTable;
   accounts: AccountsTable;
   plan_limits: PlanLimitsTable;

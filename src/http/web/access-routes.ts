@@ -8,14 +8,16 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../app/access/access.js';
+import { openAccount } from '../../app/people/new-account.js';
 import { createScanOperations } from '../../app/scans/operations.js';
 import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../errors.js';
 import { keysPage, type KeysView, type RequestForm } from '../../web/pages/keys.js';
+import { planName } from '../../web/layout.js';
 import { operatorPage, type OperatorView } from '../../web/pages/operator.js';
 import { STATUS } from '../error-handler.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
-const FORM_ERRORS = new Set(['invalid_option', 'access_request_exists', 'access_request_not_pending', 'grant_not_available', 'too_many_keys']);
+const FORM_ERRORS = new Set(['invalid_option', 'access_request_exists', 'access_request_not_pending', 'grant_not_available', 'too_many_keys', 'account_exists', 'user_exists']);
 const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
 
 const all = (request: FastifyRequest, name: string): string[] => (request.body instanceof URLSearchParams ? request.body.getAll(name) : []);
@@ -91,7 +93,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     const [requests, keys, audit, scanStatus] = await Promise.all([
       apiKeys.listAll(),
       apiKeys.allKeys(),
-      deps.peopleStore.serviceAuditLog(['access.', 'key.', 'scans.'], 200),
+      deps.peopleStore.serviceAuditLog(['access.', 'key.', 'scans.', 'account.'], 200),
       deps.scans ? deps.scans.status() : Promise.resolve(undefined),
     ]);
     const pending = requests.filter((r) => r.state === 'pending');
@@ -147,6 +149,29 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
       return `Revoked ${revoked.prefix}… of ${revoked.accountName}: calls with it get 401 from now on.`;
     }),
   );
+
+  // ---- the operator console: accounts ------------------------------------------------------------
+
+  app.post('/operator/accounts', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
+    const typed = { name: field(request, 'name').trim(), plan: field(request, 'plan'), email: field(request, 'email').trim() };
+    const operator = request.signedIn!.user;
+    try {
+      const opened = await openAccount(deps, { name: typed.name, plan: typed.plan, ownerEmail: typed.email, actor: { id: operator.id, email: operator.email } });
+      const { account, owner, link } = opened;
+      if (deps.mailer.enabled) {
+        await deps.mailer.send({
+          to: owner.email,
+          subject: `Your optmark account ${account.name} is ready`,
+          text: `The optmark team opened the account ${account.name} (${planName(account.plan)} plan) with you as its owner.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
+        });
+        return showConsole(request, reply, { message: `The account ${account.name} (${planName(account.plan)}) is open; its owner ${owner.email} was sent a set-up link by mail (it works once, for 24 hours).` });
+      }
+      return showConsole(request, reply, { opened: { account: account.name, plan: account.plan, email: owner.email, url: link.url } });
+    } catch (error) {
+      if (formError(error)) return showConsole(request, reply, { error: error.message, failed: { request: 'new-account', account: typed } }, STATUS[error.code]);
+      throw error;
+    }
+  });
 
   // ---- the operator console: repository scans, service-wide -------------------------------------
 

@@ -19,14 +19,14 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard): v
   app.get('/sign-in', { config: { access: 'public', page: true } }, async (request, reply) => {
     if (request.signedIn) return reply.redirect('/overview', 303);
     const { next } = request.query as { next?: string };
-    return sendPage(reply, signInPage(context(request), { pre: guard.preSession(request, reply), next: next ? safeNext(next) : undefined, canMailResets: deps.mailer.enabled }));
+    return sendPage(reply, signInPage(context(request), { pre: guard.preSession(request, reply), next: next ? safeNext(next) : undefined, canMailResets: deps.mailer.enabled, canSignUp: deps.signUps !== undefined }));
   });
 
   app.post('/sign-in', { config: { access: 'public', page: true, csrf: 'pre-session' } }, async (request, reply) => {
     const email = field(request, 'email').trim();
     const next = safeNext(field(request, 'next'));
     const again = (error: string, status: number) =>
-      sendPage(reply, signInPage(context(request), { pre: guard.preSession(request, reply), email, next, error, canMailResets: deps.mailer.enabled }), status);
+      sendPage(reply, signInPage(context(request), { pre: guard.preSession(request, reply), email, next, error, canMailResets: deps.mailer.enabled, canSignUp: deps.signUps !== undefined }), status);
     try {
       signInLimits.admit(request.ip, email);
       const user = await people.signIn(email, field(request, 'password')).catch((error: unknown) => {

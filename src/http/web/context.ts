@@ -17,6 +17,7 @@ import type { Scans } from '../../app/scans/scans.js';
 import type { Records } from '../../app/records/records.js';
 import type { Vault } from '../../app/vault/vault.js';
 import type { Mailer } from '../../adapters/mailer.js';
+import type { SignUps } from '../../app/people/signup.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
 import { PAGE_HEADERS } from '../page-headers.js';
@@ -45,6 +46,8 @@ export interface WebDeps {
   /** How long a call's work may take after its body was read (http/call-work.ts). */
   readonly callSeconds: number;
   readonly mailer: Mailer;
+  /** Visitors' own sign-ups (OPTMARK_SIGNUP=open); none when operators open every account. */
+  readonly signUps?: SignUps | undefined;
   readonly upload: UploadLimits;
   readonly maxImagePixels: number;
   readonly clock: () => Date;

@@ -12,6 +12,7 @@ import { accessRoutes } from './access-routes.js';
 import { appRoutes } from './app-routes.js';
 import { assetRoutes, loadAssets } from './assets.js';
 import { authRoutes } from './auth-routes.js';
+import { signupRoutes } from './signup-routes.js';
 import type { WebDeps } from './context.js';
 import { createGuard } from './guard.js';
 import { pageRoutes } from './page-routes.js';
@@ -40,6 +41,7 @@ export async function webPlugin(app: FastifyInstance, options: WebPluginOptions)
   const deps: WebDeps = { ...options, asset: (name) => assets.url(name) };
   publicRoutes(app, deps);
   authRoutes(app, deps, guard);
+  signupRoutes(app, deps, guard);
   pageRoutes(app, deps);
   accessRoutes(app, deps);
   recordRoutes(app, deps);

@@ -1,7 +1,8 @@
 /**
  * Pages of people who are not signed in yet: sign-in, a one-time link
  * (set a first password, accept an invitation, choose a new password, set up
- * an account's first owner), and asking for a reset link by mail. Every form
+ * an account's first owner), asking for a reset link by mail, and a
+ * visitor's own sign-up where the deployment allows it. Every form
  * carries its pre-session token; a refused form comes back with what was
  * typed (never the password) and the reason in words.
  */
@@ -18,6 +19,8 @@ export interface SignInView {
   readonly message?: string;
   /** Mail is configured: offer "forgot your password". */
   readonly canMailResets: boolean;
+  /** Visitors may create a Free account themselves (OPTMARK_SIGNUP=open). */
+  readonly canSignUp?: boolean;
 }
 
 export function signInPage(context: PageContext, view: SignInView): string {
@@ -40,6 +43,7 @@ ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
         ? html`Forgot your password? <a href="/forgot-password">Get a link to choose a new one.</a>`
         : html`Forgot your password? Ask an owner of your account, or the service's team, for a reset link.`
     }</p>
+${view.canSignUp ? html`<p class="note">No account yet? <a href="/sign-up">Create a Free account</a>.</p>` : ''}
 <p class="note">Integrations call the API with an API key, not with a password: see <a href="/api/v1/openapi.json">the API's description</a>.</p>`,
   );
 }
@@ -139,5 +143,70 @@ ${
 </form>`
 }
 <p><a href="/sign-in">Back to sign-in</a></p>`,
+  );
+}
+
+export interface SignUpView {
+  readonly pre: string;
+  readonly email?: string;
+  readonly sent?: boolean;
+  readonly error?: string;
+}
+
+/** A visitor asks for a Free account (OPTMARK_SIGNUP=open): their email first, which a mailed link confirms. */
+export function signUpPage(context: PageContext, view: SignUpView): string {
+  return layout(
+    context,
+    { title: 'Create an account' },
+    html`<h1>Create an account</h1>
+${notice('error', view.error)}
+${
+  view.sent
+    ? html`${notice('success', html`A link is on its way to <strong>${view.email ?? ''}</strong>. Open it within 24 hours to choose your account's name and your password.`)}
+<p>Nothing there? Look in the spam folder, or <a href="/sign-up">ask again</a>: a new link replaces the old one.</p>`
+    : html`<p>A Free account lets you sign in, see what the plans include and invite others. Marking and checking images are part of the Pro and Lifetime plans, which the service's team sets up.</p>
+<p>Give your email: we mail you a link to confirm it and go on.</p>
+<form class="stack narrow" method="post" action="/sign-up">
+<input type="hidden" name="pre" value="${view.pre}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${view.email ?? ''}" autofocus>
+<button type="submit">Mail me the link</button>
+</form>`
+}
+<p class="note">Have an account? <a href="/sign-in">Sign in</a>.</p>`,
+  );
+}
+
+export interface SignUpConfirmView {
+  readonly pre: string;
+  readonly token: string;
+  readonly email: string;
+  readonly expiresAt: Date;
+  readonly accountName?: string;
+  readonly displayName?: string;
+  readonly error?: string;
+}
+
+/** The mailed link: the account's name and the owner's password; the account is made on the Free plan. */
+export function signUpConfirmPage(context: PageContext, view: SignUpConfirmView): string {
+  return layout(
+    context,
+    { title: 'Set up your account' },
+    html`<h1>Set up your account</h1>
+${notice('error', view.error)}
+<p>Your email <strong>${view.email}</strong> is confirmed. Name the account (your team or business: others you invite join it) and choose your password.</p>
+<form class="stack narrow" method="post" action="/sign-up/confirm">
+<input type="hidden" name="pre" value="${view.pre}">
+<input type="hidden" name="token" value="${view.token}">
+<input type="hidden" name="username" value="${view.email}" autocomplete="username">
+<label for="account-name">Account name</label>
+<input id="account-name" name="accountName" type="text" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" autocomplete="organization" value="${view.accountName ?? ''}" aria-describedby="account-name-rule" autofocus>
+<p id="account-name-rule" class="note">Letters, digits, ".", "_" or "-", starting with a letter or digit; for example acme or studio-ria.</p>
+<label for="display-name">Your name <span class="optional">(optional)</span></label>
+<input id="display-name" name="displayName" type="text" autocomplete="name" maxlength="100" value="${view.displayName ?? ''}">
+${passwordFields(false)}
+<button type="submit">Create the account and sign in</button>
+</form>
+<p class="note">This link works once, until ${view.expiresAt.toISOString().replace('T', ' ').slice(0, 16)} UTC.</p>`,
   );
 }

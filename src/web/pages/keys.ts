@@ -147,6 +147,11 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   'scans.paused': 'paused repository scans for everyone',
   'scans.resumed': 'resumed repository scans',
   'scans.ceiling-set': "changed today's scan ceiling",
+  'account.created': 'opened an account',
+  'account.plan-set': "changed an account's plan",
+  'account.limits-set': "changed an account's limits",
+  'account.renamed': 'renamed an account',
+  'account.deleted': 'deleted an account',
 };
 
 /** Whether the entry is one of API access, keys or scans, which activityLine says in words. */
@@ -156,6 +161,7 @@ export function activityLine(entry: AuditEntry, f: Format): Html {
   const d = entry.detail as Record<string, unknown>;
   const what = [
     d.name ? `“${String(d.name)}”` : '',
+    entry.action === 'account.plan-set' || entry.action === 'account.renamed' ? `from ${String(d.from)} to ${String(d.to)}` : '',
     d.prefix ? `${String(d.prefix)}…` : '',
     d.reason ? `reason: ${String(d.reason)}` : '',
     entry.action === 'scans.ceiling-set' ? `from ${String(d.from)} to ${String(d.to)}` : '',

@@ -4,11 +4,13 @@
  * requests, to approve (scopes granted, an optional expiry) or deny with a
  * reason the requester reads; then decided requests, every key of the
  * service (revoke; never the key itself, which nobody but its requester
- * ever sees), and the access lines of the audit log.
+ * ever sees), a form that opens an account with its owner, and the access,
+ * account and scan lines of the audit log.
  */
 import { grantState, keyActive } from '../../app/access/access.js';
 import type { AccessRequest, KeyInfo } from '../../app/access/ports.js';
 import type { AuditEntry } from '../../app/people/ports.js';
+import { PLANS } from '../../app/ports.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, planName, type PageContext } from '../layout.js';
@@ -26,7 +28,16 @@ export interface OperatorView {
   readonly error?: string;
   readonly message?: string;
   /** The request a refused decision was about, and what was typed. */
-  readonly failed?: { readonly request: string; readonly reason?: string; readonly days?: string; readonly scopes?: readonly string[]; readonly ceiling?: string };
+  readonly failed?: {
+    readonly request: string;
+    readonly reason?: string;
+    readonly days?: string;
+    readonly scopes?: readonly string[];
+    readonly ceiling?: string;
+    readonly account?: { readonly name: string; readonly plan: string; readonly email: string };
+  };
+  /** An account just opened, whose owner's set-up link is to be handed over (no mail configured). */
+  readonly opened?: { readonly account: string; readonly plan: string; readonly email: string; readonly url: string };
   /** Repository scans, service-wide: today's count against the ceiling, and whether new ones are paused. */
   readonly scans?: { readonly today: number; readonly ceiling: number; readonly paused: boolean };
 }
@@ -78,6 +89,35 @@ ${failed ? notice('error', view.error) : ''}
 </article>`;
 }
 
+/** Open an account for someone: its name, its plan, its owner, who gets a one-time set-up link (mailed, or shown here to hand over). */
+function accountsSection(view: OperatorView, csrf: string): Html {
+  const failed = view.failed?.request === 'new-account' ? view.failed : undefined;
+  const typed = failed?.account;
+  const plans = PLANS.map((plan) => html`<option value="${plan}"${(typed?.plan ?? 'pro') === plan ? html` selected` : ''}>${planName(plan)}</option>`);
+  return html`<section aria-labelledby="accounts-heading">
+<h2 id="accounts-heading">Open an account</h2>
+<p>For a customer: the account, its plan, and its owner, who chooses a password with a one-time link and can then invite the others. Plans and limits of existing accounts are changed from the command line (<code>optmark accounts</code>).</p>
+${
+  view.opened
+    ? html`<div class="notice success" role="status"><p>The account <strong>${view.opened.account}</strong> (${planName(view.opened.plan)}) is open. Send this link to its owner <strong>${view.opened.email}</strong> (it works once, for 24 hours):</p>
+<p class="copy-row"><input id="setup-link" type="text" readonly value="${view.opened.url}" aria-label="Set-up link of ${view.opened.email}"> <button type="button" class="secondary" data-copy="setup-link">Copy</button></p></div>`
+    : ''
+}
+${failed ? notice('error', view.error) : ''}
+<form method="post" action="/operator/accounts" class="stack">
+<input type="hidden" name="csrf" value="${csrf}">
+<label for="account-name">Account name</label>
+<input id="account-name" name="name" type="text" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" autocomplete="off" value="${typed?.name ?? ''}" aria-describedby="account-name-note">
+<p class="note" id="account-name-note">Letters, digits, ".", "_" or "-", starting with a letter or digit.</p>
+<label for="account-plan">Plan</label>
+<select id="account-plan" name="plan">${plans}</select>
+<label for="account-owner">Owner's email</label>
+<input id="account-owner" name="email" type="email" required maxlength="254" autocomplete="off" value="${typed?.email ?? ''}">
+<button type="submit">Open the account</button>
+</form>
+</section>`;
+}
+
 /** Scans for the whole service: today's count, the ceiling, paused or not; pause or resume, and change today's ceiling. No account's scans or reports. */
 function scansSection(view: OperatorView, csrf: string): Html {
   const scans = view.scans;
@@ -115,13 +155,15 @@ export function operatorPage(context: PageContext, view: OperatorView): string {
   const f = view.format;
   return layout(
     context,
-    { title: 'Operator console', current: 'operator' },
+    { title: 'Operator console', current: 'operator', scripts: ['copy.js'] },
     html`<h1>Operator console</h1>
 ${view.failed ? '' : notice('error', view.error)}${notice('success', view.message)}
 <section aria-labelledby="pending-heading">
 <h2 id="pending-heading">Requests waiting for a decision (${f.number(view.pending.length)})</h2>
 ${view.pending.length ? view.pending.map((r) => pendingCard(r, view, csrf)) : html`<p>None: every request is decided.</p>`}
 </section>
+
+${accountsSection(view, csrf)}
 
 ${scansSection(view, csrf)}
 
@@ -159,7 +201,7 @@ ${
 </section>
 
 <section aria-labelledby="audit-heading">
-<h2 id="audit-heading">Audit log: access, keys and scans</h2>
+<h2 id="audit-heading">Audit log: access, keys, accounts and scans</h2>
 ${view.audit.length ? html`<ul class="activity">${view.audit.map((e) => activityLine(e, f))}</ul>` : html`<p>Nothing yet.</p>`}
 </section>`,
   );

@@ -27,8 +27,6 @@ export function meter(id: string, label: string, a: UsageReport['protect'], f: F
 
 /** What an audit entry says, in words (the actor named by email where known). */
 function activityLine(entry: AuditEntry, members: readonly User[], f: Format): Html {
-  // API access and keys are said as the API keys page says them.
-  if (isAccessActivity(entry)) return accessActivityLine(entry, f);
   const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? (id === 'cli' ? 'an operator (command line)' : id === 'system' ? 'the server' : 'someone');
   const d = entry.detail as Record<string, string | undefined>;
   const texts: Record<string, string> = {
@@ -49,6 +47,8 @@ function activityLine(entry: AuditEntry, members: readonly User[], f: Format): H
     'vault.removed': `files were removed from the Private Vault`,
     'records.public-lookup': String(d.enabled) === 'true' ? 'public lookup of service records was turned on' : 'public lookup of service records was turned off',
   };
+  // API access and keys are said as the API keys page says them.
+  if (texts[entry.action] === undefined && isAccessActivity(entry)) return accessActivityLine(entry, f);
   const text = texts[entry.action] ?? entry.action;
   const by = entry.actor === d.user ? '' : ` (by ${who(entry.actor)})`;
   return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${text}${by}</li>`;
