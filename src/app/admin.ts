@@ -203,11 +203,6 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
     async issueKey(accountName, options = {}) {
       const owner = await account(accountName);
       const now = clock.now();
-      // A key being rolled out (replaced, working until its end) does not count.
-      const active = (await store.listKeys(owner.id)).filter((k) => isActive(k, now) && !k.replacedBy);
-      if (active.length >= MAX_ACTIVE_KEYS) {
-        throw new AdminError('too_many_keys', `The account already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
-      }
       const days = options.expiresInDays;
       if (days !== undefined && !(Number.isInteger(days) && days > 0 && days <= 3650)) {
         throw new InvalidOptionError('expiresInDays', 'a whole number of days from 1 to 3650', days);
@@ -234,7 +229,10 @@ export function createAdmin(deps: { store: Store; people: Pick<PeopleStore, 'fin
         revokedAt: null,
         lastUsedAt: null,
       };
-      await store.insertKey({ ...record, digest: apiKeyDigest(key) });
+      // A key being rolled out (replaced, working until its end) does not count.
+      if (!(await store.insertKey({ ...record, digest: apiKeyDigest(key) }, MAX_ACTIVE_KEYS))) {
+        throw new AdminError('too_many_keys', `The account already has ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
+      }
       await audit(options.actor ?? 'cli', owner.id, 'key.issued', { key: record.id, prefix: record.prefix, user: user?.email ?? null, scopes }, now);
       return { id: record.id, key, prefix: record.prefix, account: owner.name, user: user?.email ?? null, scopes, expiresAt: record.expiresAt };
     },

@@ -195,7 +195,8 @@ export interface Store {
   setPlanLimits(plan: Plan, limits: Partial<AccountLimits>): Promise<void>;
   /** The service-wide settings row (the repository-scan ceiling). */
   serviceSettings(): Promise<ServiceSettings>;
-  insertKey(key: KeyRecord & { readonly digest: Uint8Array }): Promise<void>;
+  /** Add a key unless the account has `maxActive` active keys already (checked with the account locked): false then. */
+  insertKey(key: KeyRecord & { readonly digest: Uint8Array }, maxActive: number): Promise<boolean>;
   /** The account's keys, each with its user's email (null for a key without a user). */
   listKeys(accountId: string): Promise<Array<KeyRecord & { readonly userEmail: string | null }>>;
   /** Revoke at `now`; returns false when there is no such key or it was already revoked. */

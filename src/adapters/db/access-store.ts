@@ -9,6 +9,7 @@ import type { AccessRequest, AccessStore, Decision, KeyInfo, NewAccessRequest, N
 import type { Plan } from '../../app/ports.js';
 import type { AccessRequestsTable, Database } from './schema.js';
 import { keyRow, parseScopes, toKeyRecord } from './sql-store.js';
+import { lockedActiveKeys } from './active-keys.js';
 import { guarded } from './unavailable.js';
 
 type RequestRow = Selectable<AccessRequestsTable> & { account_name: string; plan: string; email: string };
@@ -122,20 +123,6 @@ export class SqlAccessStore implements AccessStore {
     });
   }
 
-  /** Lock the account's row, then count its active keys (a key being rolled out does not count). */
-  private async activeKeys(tx: Transaction<Database>, accountId: string, now: Date): Promise<number> {
-    await tx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst();
-    const row = await tx
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .where('replaced_by', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   private insertKey(tx: Transaction<Database>, key: NewKey) {
     return tx.insertInto('api_keys').values(keyRow(key)).execute();
   }
@@ -143,7 +130,7 @@ export class SqlAccessStore implements AccessStore {
   reveal(requestId: string, key: NewKey, now: Date, maxActive: number): Promise<RevealOutcome> {
     return guarded(() =>
       this.db.transaction().execute(async (tx) => {
-        if ((await this.activeKeys(tx, key.accountId, now)) >= maxActive) return 'too-many-keys' as const;
+        if ((await lockedActiveKeys(tx, key.accountId, now)) >= maxActive) return 'too-many-keys' as const;
         const claimed = await tx
           .updateTable('access_requests')
           .set({ revealed_at: now, key_id: key.id })
@@ -163,7 +150,7 @@ export class SqlAccessStore implements AccessStore {
   roll(oldId: string, next: NewKey, oldEndsAt: Date, now: Date): Promise<boolean> {
     return guarded(async () => {
       const rolled = await this.db.transaction().execute(async (tx) => {
-        await this.activeKeys(tx, next.accountId, now);
+        await lockedActiveKeys(tx, next.accountId, now);
         const ended = await tx
           .updateTable('api_keys')
           .set({ replaced_by: next.id, expires_at: sql<Date>`case when expires_at is not null and expires_at < ${oldEndsAt} then expires_at else ${oldEndsAt} end` })

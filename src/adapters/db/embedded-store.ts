@@ -218,8 +218,8 @@ export class EmbeddedStore implements Store {
     return this.sqlStore.countAccounts();
   }
 
-  insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
-    return this.sqlStore.insertKey(key);
+  insertKey(key: KeyRecord & { digest: Uint8Array }, maxActive: number): Promise<boolean> {
+    return this.sqlStore.insertKey(key, maxActive);
   }
 
   listKeys(accountId: string): Promise<Array<KeyRecord & { userEmail: string | null }>> {

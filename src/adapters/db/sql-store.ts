@@ -24,6 +24,7 @@ import type {
 } from '../../app/ports.js';
 import { SCOPES } from '../../app/ports.js';
 import type { ApiKeysTable, Database } from './schema.js';
+import { lockedActiveKeys } from './active-keys.js';
 import { guarded } from './unavailable.js';
 
 interface PrincipalRow {
@@ -521,10 +522,14 @@ export class SqlStore implements Store {
     });
   }
 
-  insertKey(key: KeyRecord & { digest: Uint8Array }): Promise<void> {
-    return guarded(async () => {
-      await this.db.insertInto('api_keys').values(keyRow(key)).execute();
-    });
+  insertKey(key: KeyRecord & { digest: Uint8Array }, maxActive: number): Promise<boolean> {
+    return guarded(() =>
+      this.db.transaction().execute(async (tx) => {
+        if ((await lockedActiveKeys(tx, key.accountId, key.createdAt)) >= maxActive) return false;
+        await tx.insertInto('api_keys').values(keyRow(key)).execute();
+        return true;
+      }),
+    );
   }
 
   listKeys(accountId: string): Promise<Array<KeyRecord & { userEmail: string | null }>> {
