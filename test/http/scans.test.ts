@@ -363,20 +363,33 @@ describe('interruptions', () => {
     const key = await person(server, 'restart', 'restart@example.com');
     const { id } = (await (await submit(server, key, { repository: `${servers.daemonUrl}gallery.git` })).json()) as { id: string };
     const withToken = (await (await submit(server, key, { repository: `${servers.daemonUrl}gallery.git`, token: 'abc' })).json()) as { id: string };
+    let began: string | undefined;
     for (;;) {
       const scan = (await (await api(server, key, `/api/v1/scans/${id}`)).json()) as Record<string, any>;
       if (scan.progress.imagesChecked > 0) {
         expect(scan.progress.imagesChecked).toBeLessThan(120);
+        began = scan.commit;
         break;
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await server.close();
+    expect(began).toMatch(/^[0-9a-f]{40}$/);
+    // While the server is down the branch moves on: the scan resumes at the commit it began with.
+    const work = mkdtempSync(join(tmpdir(), 'optmark-moved-'));
+    git(work, 'clone', '-q', join(root, 'gallery.git'), '.');
+    writeFileSync(join(work, 'gallery', 'later.png'), await png(500, 160));
+    git(work, 'add', '-A');
+    git(work, 'commit', '-q', '-m', 'later');
+    git(work, 'push', '-q', 'origin', 'HEAD:main');
+    rmSync(work, { recursive: true, force: true });
     server = await startTestServer({ dataDir, env });
     try {
       const scan = await finished(server, key, id, 60_000);
       expect(scan.status).toBe('done');
       expect(scan.summary).toEqual({ images: 120, optedOut: 0, notOptedOut: 120, failed: 0, skipped: 0 });
+      expect(scan.commit).toBe(began);
+      expect(scan.commit).not.toBe(git(join(root, 'gallery.git'), 'rev-parse', 'main'));
       const report = (await (await api(server, key, `/api/v1/scans/${id}/report`)).json()) as { items: Array<{ path: string }> };
       expect(new Set(report.items.map((i) => i.path)).size).toBe(120);
       const tokenScan = await finished(server, key, withToken.id);
@@ -390,6 +403,28 @@ describe('interruptions', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('an image over the pixel limit is a skipped candidate (too_many_pixels) and counts nothing', async () => {
+    makeRepository(root, 'large', [
+      { path: 'big.png', bytes: await png(7, 200) },
+      { path: 'small.png', bytes: await png(8, 24) },
+    ]);
+    const server = await startTestServer({ env: { OPTMARK_SCAN_SOURCES: servers.daemonUrl, OPTMARK_MAX_IMAGE_PIXELS: '10000' } });
+    try {
+      const key = await person(server, 'pixels', 'pixels@example.com');
+      const { id } = (await (await submit(server, key, { repository: `${servers.daemonUrl}large.git` })).json()) as { id: string };
+      const scan = await finished(server, key, id);
+      expect(scan.summary).toEqual({ images: 2, optedOut: 0, notOptedOut: 1, failed: 0, skipped: 1 });
+      const report = (await (await api(server, key, `/api/v1/scans/${id}/report`)).json()) as { items: Array<{ path: string; status: string; code: string | null }> };
+      expect(report.items.map((i) => [i.path, i.status, i.code])).toEqual([
+        ['big.png', 'skipped', 'too_many_pixels'],
+        ['small.png', 'notOptedOut', null],
+      ]);
+      expect((await server.server.admin.usage('pixels')).verify.used).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
 
   it('the month\'s image checks running out mid-scan end it failed with the reason; what was checked stays in the report', async () => {
     const server = await startTestServer({ env: { OPTMARK_SCAN_SOURCES: servers.daemonUrl }, paidPlanLimits: { verifyPerMonth: 2 } });
