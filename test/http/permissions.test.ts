@@ -32,6 +32,19 @@ const peopleRows = tableAfter("## The people's side").map(([route, ...cells]) =>
   return { method, url, cells: Object.fromEntries(ROLES.map((role, i) => [role, cells[i]!])) as Record<Role, string> };
 });
 const apiRows = tableAfter('## The API and the service').map(([route]) => route!.replace(/`/g, '').split(' ') as [string, string]);
+/** What each API row's "Who" says, read from its words: the scope it needs, whether the plan must be paid, whether the key must belong to a user, or anyone. */
+const apiWho = tableAfter('## The API and the service').map(([route, who]) => {
+  const [method, url] = route!.replace(/`/g, '').split(' ') as [string, string];
+  const text = who!;
+  return {
+    method,
+    url,
+    anyone: text === 'anyone',
+    scope: /with the `(protect|verify)` scope/.exec(text)?.[1] as 'protect' | 'verify' | undefined,
+    paid: text.includes('of a Pro or Lifetime account'),
+    user: text.includes('that belongs to a user'),
+  };
+});
 
 let t: TestServer;
 const dataDir = freshDataDir();
@@ -221,6 +234,66 @@ describe('docs/permissions.md', () => {
         expect(status === expected || (expected === 401 && toSignIn), what).toBe(true);
         if (status !== 303) expect(REFUSALS.has(code ?? ''), what).toBe(true);
       }
+    }
+  });
+
+  it("every API route gives what its row's words say: the scope, the plan, the key's user, or anyone", async () => {
+    const { admin, people } = t.server;
+    await admin.createAccount('api-pro', 'pro');
+    await people.createUser({ account: 'api-pro', email: 'dev@api-pro.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+    await admin.createAccount('api-free', 'free');
+    await people.createUser({ account: 'api-free', email: 'dev@api-free.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+    await admin.createAccount('api-nouser', 'pro');
+    const keyOf = async (account: string, user: string | undefined, scopes: string[]) => (await admin.issueKey(account, { ...(user ? { user } : {}), scopes })).key;
+    const keys = {
+      protect: await keyOf('api-pro', 'dev@api-pro.example', ['protect']),
+      verify: await keyOf('api-pro', 'dev@api-pro.example', ['verify']),
+      both: await keyOf('api-pro', 'dev@api-pro.example', ['protect', 'verify']),
+      free: await keyOf('api-free', 'dev@api-free.example', ['protect', 'verify']),
+      noUser: await keyOf('api-nouser', undefined, ['protect', 'verify']),
+    };
+    const call = async (method: string, url: string, key: string | undefined) => {
+      const path = url.replace(':id', 'scn_00000000000000000000000000000000').replace(':sha256', '0'.repeat(64));
+      const json = method === 'POST' && (url === '/api/v1/scans' || url.endsWith('/fix'));
+      const response = await fetch(`${t.url}${path}`, {
+        method,
+        headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(json ? { 'Content-Type': 'application/json' } : {}) },
+        ...(method === 'POST' ? { body: json ? JSON.stringify({ repository: `${git.daemonUrl}site.git` }) : url.endsWith('/fix') ? JSON.stringify({ confirm: 1 }) : image() } : {}),
+      });
+      const text = await response.text();
+      let code: string | undefined;
+      try {
+        code = (JSON.parse(text) as { code?: string }).code;
+      } catch {
+        code = undefined;
+      }
+      return { status: response.status, code, what: `${method} ${url}: ${response.status} ${code ?? ''}` };
+    };
+    const permission = new Set(['missing_api_key', 'invalid_api_key', 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed']);
+    for (const row of apiWho) {
+      if (row.anyone) {
+        const open = await call(row.method, row.url, undefined);
+        expect(permission.has(open.code ?? ''), open.what).toBe(false);
+        expect(open.status, open.what).toBeLessThan(500);
+        continue;
+      }
+      expect((await call(row.method, row.url, undefined)).code, row.url).toBe('missing_api_key');
+      const allowed = await call(row.method, row.url, row.scope ? keys[row.scope] : keys.both);
+      expect(permission.has(allowed.code ?? ''), allowed.what).toBe(false);
+      expect(allowed.status, allowed.what).toBeLessThan(500);
+      if (row.scope) {
+        const wrong = await call(row.method, row.url, keys[row.scope === 'protect' ? 'verify' : 'protect']);
+        expect(wrong.code, wrong.what).toBe('scope_not_allowed');
+      } else {
+        for (const scope of ['protect', 'verify'] as const) {
+          const either = await call(row.method, row.url, keys[scope]);
+          expect(permission.has(either.code ?? ''), either.what).toBe(false);
+        }
+      }
+      if (row.paid) expect((await call(row.method, row.url, keys.free)).code, row.url).toBe('plan_not_allowed');
+      const noUser = await call(row.method, row.url, keys.noUser);
+      if (row.user) expect(noUser.code, noUser.what).toBe('role_not_allowed');
+      else expect(permission.has(noUser.code ?? ''), noUser.what).toBe(false);
     }
   });
 
