@@ -48,7 +48,10 @@ export function settleTicketsOnSend(app: FastifyInstance, clock: () => Date): vo
     const ticket = request.ticket;
     if (ticket) {
       await ticket.settle(reply.statusCode === 200);
-      setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - ticket.used }], clock());
+      // A repeat answered again counts nothing and says nothing of the limit (docs/api.md).
+      if (reply.getHeader('idempotent-replayed') === undefined) {
+        setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - ticket.used }], clock());
+      }
     }
     return payload;
   });

@@ -53,6 +53,9 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
     expect(again.status).toBe(200);
     expect(again.replayed).toBe('true');
     expect(again.json).toEqual(first.json);
+    // The first answer says what is left of the month; a replayed one says nothing of it.
+    expect(first.remaining).not.toBeNull();
+    expect(again.remaining).toBeNull();
     expect((await t.server.admin.usage(`repeat-${backend}`)).protect.used).toBe(1);
     // The allowance used up by another call: the repeat is still answered, and counts nothing.
     expect((await call(t, key, OTHER, '/api/v1/protect', 'order-2')).status).toBe(200);
