@@ -10,8 +10,8 @@ import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { ScanItem, ScanSource } from '../app/scans/ports.js';
-import { EMPTY_SUMMARY, addToSummary } from '../app/scans/ports.js';
-import { parse, reportFailure } from './files.js';
+import { EMPTY_SUMMARY, ScanSourceError, addToSummary } from '../app/scans/ports.js';
+import { CliError, parse, reportFailure } from './files.js';
 import { UsageError } from './usage-error.js';
 
 export async function scanCommand(args: readonly string[]): Promise<number> {
@@ -50,7 +50,12 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
     if (isUrl) {
       const { fetchRepository } = await import('../adapters/git/repository.js');
       work = await mkdtemp(join(tmpdir(), 'optmark-scan-'));
-      const url = new URL(target);
+      let url: URL;
+      try {
+        url = new URL(target);
+      } catch {
+        throw new UsageError(`${target} is not a repository URL (https://host/owner/name, git://…, file:///…)`);
+      }
       if (!['https:', 'http:', 'git:', 'file:'].includes(url.protocol)) throw new UsageError(`${url.protocol}// repositories are not scanned (https://, http://, git:// and file:// are)`);
       if (url.username || url.password) throw new UsageError('put the read token in OPTMARK_SCAN_TOKEN, not in the URL');
       const controller = AbortSignal.timeout(config.scans.maxSeconds * 1000);
@@ -112,8 +117,9 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
     return values['fail-on-unmarked'] && summary.notOptedOut > 0 ? 3 : 0;
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    if (error instanceof Error && error.constructor.name === 'RepositoryFetchError') {
-      reportFailure(Object.assign(new Error(`the repository could not be scanned: ${error.message}`), { code: 'source_failed' }), values.json);
+    // A fetch that failed, a tree over the limits: one line (or the JSON error), exit 1.
+    if (error instanceof ScanSourceError) {
+      reportFailure(new CliError(`the ${isUrl ? 'repository' : 'folder'} could not be scanned: ${error.message}`, 'source_failed'), values.json);
       return 1;
     }
     throw error;

@@ -101,9 +101,16 @@ describe('optmark scan', () => {
     const csv = readFileSync(join(dir, 'report.csv'), 'utf8').trim().split('\r\n');
     expect(csv).toHaveLength(3);
     expect(csv[2]).toMatch(/^"img\/nested\/plain.png","notOptedOut"/);
+    // A source that fails: one line (no stack), or with --json the error object; exit 1.
     const missing = await optmark('scan', `${servers.daemonUrl}nothing.git`);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('the repository could not be scanned');
+    expect(missing.stderr).toMatch(/^optmark: the repository could not be scanned: [^\n]+\n$/);
+    const missingJson = await optmark('scan', `${servers.daemonUrl}nothing.git`, '--json');
+    expect(missingJson.code).toBe(1);
+    expect(JSON.parse(missingJson.stdout)).toMatchObject({ code: 'source_failed', error: expect.stringContaining('the repository could not be scanned') });
+    const notUrl = await optmark('scan', 'https://');
+    expect(notUrl.code).toBe(2);
+    expect(notUrl.stderr).toContain('is not a repository URL');
   });
 
   it('an image deeper than 64 folders is reported skipped (too_deep), named as an image or told by its bytes, in a folder and in a repository alike', async () => {
