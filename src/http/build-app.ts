@@ -15,13 +15,14 @@ import type { Provenance } from '../app/provenance.js';
 import type { Records } from '../app/records/records.js';
 import type { Vault } from '../app/vault/vault.js';
 import type { Config } from '../config.js';
-import { ImageTooLargeError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
+import { ImageTooLargeError, RequestError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
 import { trackRunningHandlers } from './running-handlers.js';
 import { webPlugin, type WebPluginOptions } from './web/plugin.js';
 import type { Access } from './web/guard.js';
 import { healthRoutes } from './routes/health.js';
+import { answerOtherMethods } from './routes/other-methods.js';
 import { imageRoutes } from './routes/images.js';
 import { recordApiRoutes } from './routes/records.js';
 import { scanApiRoutes } from './routes/scans.js';
@@ -118,6 +119,9 @@ function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
   );
 }
 
+/** The longest path parameter routed (an id, a SHA-256): longer is 404, answered before the route. */
+const MAX_PATH_PARAMETER = 1024;
+
 export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const { config, clock } = deps;
   const app = Fastify({
@@ -150,6 +154,18 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // Our own 503 while stopping (below), in the error shape of every other answer.
     return503OnClosing: false,
     clientErrorHandler: clientError,
+    // A path whose escapes do not decode, or a path parameter past its length: Fastify answers these
+    // before any hook runs, in a shape of its own; here, in ours, with the request's id.
+    maxParamLength: MAX_PATH_PARAMETER,
+    frameworkErrors: (error, request, reply) => {
+      reply.header('Request-Id', request.id);
+      reply.header('X-Content-Type-Options', 'nosniff');
+      const refusal =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new RequestError('not_found', `There is nothing at this path (a part of it is over ${MAX_PATH_PARAMETER} characters)`)
+          : new RequestError('malformed_request', 'The path is not a valid URL: a "%" must begin an escape such as %20');
+      sendError(request, reply, refusal, clock);
+    },
     // Node checks the headers and request timeouts only every
     // connectionsCheckingInterval (30 s by default): check every second.
     // The header block's limit (431 header_too_large past it) is Node's
@@ -228,6 +244,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     reply.header('Cache-Control', 'public, max-age=300');
     return deps.jwks();
   });
+  answerOtherMethods(app, [
+    ['/api/v1/openapi.json', 'GET'],
+    ['/.well-known/jwks.json', 'GET'],
+    ['/healthz', 'GET'],
+    ['/readyz', 'GET'],
+  ]);
   const upload = { maxUploadBytes: config.maxUploadBytes, stallSeconds: config.uploadStallSeconds, minBytesPerSecond: config.minUploadRate };
   const { access, provenance, fingerprint, workers } = deps;
   const authFailures = deps.authFailures ?? createAuthFailures({ limit: config.authFailuresPerMinute, clock: { now: clock } });

@@ -233,6 +233,13 @@ describe.each(BACKENDS)('API on %s', (backend) => {
     const usageWrong = await fetch(`${t.url}/api/v1/usage`, { method: 'DELETE' });
     expect(usageWrong.status).toBe(405);
     expect(usageWrong.headers.get('allow')).toBe('GET');
+    // The open paths too: the document, the key set, the health checks.
+    for (const path of ['/api/v1/openapi.json', '/.well-known/jwks.json', '/healthz', '/readyz']) {
+      const posted = await fetch(`${t.url}${path}`, { method: 'POST' });
+      expect(posted.status, path).toBe(405);
+      expect(posted.headers.get('allow'), path).toBe('GET');
+      expect(await posted.json()).toMatchObject({ code: 'method_not_allowed' });
+    }
   });
 
   it('says when protect breaks a C2PA manifest (Optmark-C2PA-Manifest: invalidated), and verify reports its CAWG signal', async () => {

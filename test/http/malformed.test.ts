@@ -583,6 +583,25 @@ describe('the account and the server (rows 30-33)', () => {
   // Row 33 (over capacity: 503 server_busy): test/http/admission.test.ts.
 });
 
+describe('paths the router refuses before any route', () => {
+  it('a path whose "%" escapes do not decode, or with a part of over 1,024 characters: our JSON with the request id, never the framework\'s own body', async () => {
+    const answer = async (path: string, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${t.url}${path}`, { headers: { Authorization: `Bearer ${key}`, ...headers } });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown>, id: response.headers.get('request-id'), nosniff: response.headers.get('x-content-type-options') };
+    };
+    const bad = await answer('/api/v1/records/%zz', { 'Request-Id': 'trace-bad-url-1' });
+    expect(bad).toMatchObject({ status: 400, id: 'trace-bad-url-1', nosniff: 'nosniff' });
+    expect(bad.body).toEqual({ error: expect.stringContaining('not a valid URL'), code: 'malformed_request', requestId: 'trace-bad-url-1' });
+    // Long, but routed: the route's own answers.
+    expect((await answer(`/api/v1/records/${'a'.repeat(101)}`)).body.code).toBe('invalid_sha256');
+    expect((await answer(`/api/v1/scans/${'x'.repeat(150)}`)).body.code).toBe('scan_not_found');
+    const long = await answer(`/api/v1/scans/${'x'.repeat(1100)}`);
+    expect(long.status).toBe(404);
+    expect(long.body).toMatchObject({ code: 'not_found', requestId: expect.any(String) });
+    expect(long.id).toBe(long.body.requestId);
+  });
+});
+
 function form(bytes: Uint8Array): FormData {
   const f = new FormData();
   f.append('image', new Blob([bytes]), 'a.bin');
