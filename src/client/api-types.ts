@@ -1474,7 +1474,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key may not call this operation: `plan_not_allowed`, `scope_not_allowed` */
+            /** @description The key may not call this operation: `plan_not_allowed`, `scope_not_allowed`, `role_not_allowed` */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1484,7 +1484,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "plan_not_allowed" | "scope_not_allowed";
+                        code?: "plan_not_allowed" | "scope_not_allowed" | "role_not_allowed";
                     };
                 };
             };
