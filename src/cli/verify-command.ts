@@ -76,6 +76,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     columns: () => process.stderr.columns ?? 80,
   });
   const stop: Stop = { reason: undefined, abort: new AbortController() };
+  let quotaMessage: string | undefined;
 
   await withInterrupt(stop, (line) => progress.note(line), () =>
     runPool(inputs.files, concurrency, stop, async ({ path: file }, index) => {
@@ -88,8 +89,15 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
         else progress.done(index, describe(file, result, details));
       } catch (error) {
         if (stop.abort.signal.aborted) return progress.skip(index);
-        counts.failed++;
         const failure = failureOf(error);
+        if (failure.code === 'quota_exceeded') {
+          // Every further call would get the same answer: stop starting them (as protect does).
+          quotaMessage ??= failure.error;
+          stop.reason ??= 'quota';
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index);
+        }
+        counts.failed++;
         rows[index] = { file, outcome: 'failed', ...failure };
         if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
         else {
@@ -108,8 +116,12 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
   }
+  if (stop.reason === 'quota' && quotaMessage !== undefined) {
+    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
+    process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
+  }
   if (stop.reason === 'interrupted') return 130;
-  if (counts.failed > 0) return 1;
+  if (counts.failed > 0 || stop.reason === 'quota') return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

@@ -176,6 +176,24 @@ describe('protect a folder through a server', () => {
     } finally {
       await counting.close();
     }
+
+    // verify --server at the month's limit stops the same way: one call, the rest not done.
+    await t.server.admin.setLimits('batch-broke', { verifyPerMonth: 0 });
+    let verifies = 0;
+    const countingVerifies = await frontServer(t.url, (request) => {
+      if (request.url?.startsWith('/api/v1/verify')) verifies++;
+      return undefined;
+    });
+    try {
+      const report = join(dir, 'broke-verify.csv');
+      const run = await optmark(['verify', few, '--recursive', '--concurrency', '1', '--server', countingVerifies.url, '--report', report], { OPTMARK_API_KEY: brokeKey }, 60_000);
+      expect(run.code).toBe(1);
+      expect(verifies).toBe(1);
+      expect(run.stderr).toMatch(/optmark: The monthly verify limit of 0 calls is reached; it resets at \d{4}-\d\d-01T00:00:00\.000Z\. 3 file\(s\) not checked/);
+      expect(readFileSync(report, 'utf8')).not.toContain('failed');
+    } finally {
+      await countingVerifies.close();
+    }
   });
 
   it('takes the key from a file; --key works but warns that it shows', async () => {
