@@ -247,7 +247,7 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       const plans = (await run({ op: 'setPlanLimits', plan: plan(rest[0], 'the plan'), changes: limitChanges(values, false) as Record<string, number> })) as Record<string, Row>;
       const limits = plans[rest[0]!]!;
       say(`${rest[0]!}: ${limitsLine(limits)}, reports kept ${String(limits.reportRetentionDays)} days`, plans);
-    } else if (command === 'keys' && sub === 'issue') {
+    } else if (command === 'keys' && sub === 'issue' && rest.length === 0) {
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number of days');
       const scopes = values.scopes?.split(',').map((s) => s.trim());
@@ -291,7 +291,7 @@ export async function adminCommand(command: 'accounts' | 'keys' | 'usage' | 'pla
       }
     } else if (command === 'keys' && sub === 'revoke') {
       const id = rest[0] ?? '';
-      if (!id) throw new UsageError('keys revoke needs the key id (see "optmark keys list")');
+      if (!id || rest.length > 1) throw new UsageError('keys revoke takes one key id (see "optmark keys list")');
       await run({ op: 'revokeKey', id });
       say(`Revoked ${id}. Calls with it now get 401.`, { revoked: id });
     } else if (command === 'access' && sub === 'list' && rest.length === 0) {

@@ -253,7 +253,7 @@ describe('optmark', () => {
   });
 
   it('answers --help for each command group with its own usage', async () => {
-    for (const group of ['protect', 'verify', 'serve', 'accounts', 'users', 'plans', 'keys', 'usage', 'signing-keys', 'fingerprint-keys']) {
+    for (const group of ['protect', 'verify', 'serve', 'accounts', 'users', 'plans', 'keys', 'usage', 'signing-keys', 'fingerprint-keys', 'access', 'scan', 'scans', 'vault-key']) {
       const run = await optmark(group, '--help');
       expect(run.code, group).toBe(0);
       expect(run.stdout, group).toMatch(new RegExp(`^Usage:\n  optmark ${group}\\b`));
@@ -274,6 +274,8 @@ describe('optmark', () => {
       ['accounts', 'create', '--name', 'acme', '--plan', 'gold'],
       ['accounts', 'frobnicate'],
       ['keys', 'issue', '--account', 'acme', '--expires-in-days', 'soon'],
+      ['keys', 'issue', 'acme', '--account', 'acme'],
+      ['keys', 'revoke', 'key_a', 'key_b'],
       ['plans', 'set', 'pro', '--verify', '-1'],
       ['users', 'create', '--account', 'acme'],
       ['signing-keys', 'spin'],
