@@ -111,8 +111,8 @@ function fromFramework(error: FastifyError): OptmarkError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      // Only the dashboard's sign-in form is parsed whole (uploads stream).
-      return new RequestError('body_too_large', 'The form is larger than this page takes');
+      // Only forms and the scans' JSON are parsed whole (uploads stream).
+      return new RequestError('body_too_large', 'The body is larger than this request takes (16 KiB)');
     default:
       return new RequestError('malformed_request', `Malformed request: ${error.message}`);
   }
