@@ -156,7 +156,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientError,
     // A path whose escapes do not decode, or a path parameter past its length: Fastify answers these
     // before any hook runs, in a shape of its own; here, in ours, with the request's id.
-    maxParamLength: MAX_PATH_PARAMETER,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
       reply.header('X-Content-Type-Options', 'nosniff');
