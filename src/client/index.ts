@@ -211,21 +211,26 @@ export function createClient(options: ClientOptions): OptmarkClient {
   const random = options.random ?? Math.random;
   const auth = { Authorization: `Bearer ${options.apiKey}` };
 
-  /** One try: the answer, or an OptmarkError. */
+  /**
+   * One try: the whole answer (its body read within the try, so that a
+   * cancellation or the timeout while it arrives is that, not a body that
+   * "is not JSON"), or an OptmarkError.
+   */
   async function once(path: string, init: RequestInit, call: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<Response> {
     call.signal?.throwIfAborted();
-    const timeout = AbortSignal.timeout(call.timeoutMs ?? options.timeoutMs ?? 120_000);
+    const timeoutMs = call.timeoutMs ?? options.timeoutMs ?? 120_000;
+    const timeout = AbortSignal.timeout(timeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
-    let response: Response;
     try {
-      response = await doFetch(`${base}${path}`, { ...init, signal });
+      const response = await doFetch(`${base}${path}`, { ...init, signal });
+      if (!response.ok) throw await errorOf(response);
+      return whole(response, await response.arrayBuffer());
     } catch (error) {
       if (call.signal?.aborted) throw call.signal.reason;
-      if (timeout.aborted) throw new OptmarkError(`No answer from ${base} within ${call.timeoutMs ?? options.timeoutMs ?? 120_000} ms`, 0, 'timeout', undefined, undefined, { cause: error });
+      if (timeout.aborted) throw new OptmarkError(`No whole answer from ${base} within ${timeoutMs} ms`, 0, 'timeout', undefined, undefined, { cause: error });
+      if (error instanceof OptmarkError) throw error;
       throw new OptmarkError(`Cannot reach ${base}: ${(error as Error).message}`, 0, 'network_error', undefined, undefined, { cause: error });
     }
-    if (response.ok) return response;
-    throw await errorOf(response);
   }
 
   /** Tries until an answer, a final error, or the tries run out. `unsafe`: a call the server may have acted on without answering is not tried again after a network error or a timeout. */
@@ -339,6 +344,13 @@ async function bytesOf(image: ImageInput): Promise<Uint8Array> {
   if (image instanceof Blob) return new Uint8Array(await image.arrayBuffer());
   if (image instanceof ArrayBuffer) return new Uint8Array(image);
   return new Uint8Array(image.buffer as ArrayBuffer, image.byteOffset, image.byteLength);
+}
+
+/** An answer whose body has arrived: a Response over those bytes, with the original's status, headers and URL. */
+function whole(response: Response, body: ArrayBuffer): Response {
+  const copy = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(copy, 'url', { value: response.url });
+  return copy;
 }
 
 async function json(response: Response): Promise<unknown> {

@@ -194,6 +194,26 @@ describe('optmark/client', () => {
       await slow.close();
     }
 
+    // A server that sends the head of its answer and then stalls its body: cancelled, or timed out, it is
+    // that (not an answer that "is not JSON", nor a network error to try again).
+    const stalling = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      response.write('{"protect"');
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      await expect(createClient({ baseUrl: url, apiKey: key }).usage({ signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+      const tries: number[] = [];
+      await expect(createClient({ baseUrl: url, apiKey: key, timeoutMs: 300, onRetry: ({ attempt }) => tries.push(attempt) }).usage()).rejects.toMatchObject({ status: 0, code: 'timeout' });
+      expect(tries).toEqual([]);
+    } finally {
+      stalling.closeAllConnections();
+      stalling.close();
+    }
+
     // A server that takes the request and never answers.
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
