@@ -39,11 +39,11 @@ const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'to
 const RECORD_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'invalid_sha256', 'record_not_found', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const OPEN_CODES: readonly ErrorCode[] = ['header_too_large'];
 /** The JSON body of a scan call: what a malformed one answers. */
-const JSON_BODY_CODES = ['malformed_request', 'invalid_option', 'unsupported_content_type', 'body_too_large'] as const;
+const JSON_BODY_CODES = ['malformed_request', 'invalid_option', 'unsupported_content_type', 'body_too_large', 'image_too_large'] as const;
 const SCAN_READ_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
 const SCAN_CREATE_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed', 'source_not_allowed', 'scan_limit_reached', 'too_many_requests', 'header_too_large', 'service_unavailable', 'scans_paused'];
 const SCAN_ONE_CODES: readonly ErrorCode[] = [...SCAN_READ_CODES, 'scan_not_found'];
-const SCAN_CANCEL_CODES: readonly ErrorCode[] = [...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_cancellable'];
+const SCAN_CANCEL_CODES: readonly ErrorCode[] = [...SCAN_ONE_CODES, 'unsupported_content_type', 'scope_not_allowed', 'scan_not_cancellable'];
 const SCAN_FIX_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_finished', 'quota_exceeded', 'repository_unavailable'];
 
 /** Readable words for each status, and what more its codes say (docs/errors.md has every code). */

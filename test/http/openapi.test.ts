@@ -291,6 +291,8 @@ describe('the OpenAPI document', () => {
     expect(await checker.fetched('delete', one, await json(undefined, 'DELETE', `${scans}/${id}`))).toBe(401);
     expect(await checker.fetched('delete', one, await json(protectOnly, 'DELETE', `${scans}/${id}`))).toBe(403);
     expect(await checker.fetched('delete', one, await json(pro, 'DELETE', `${scans}/${id}`))).toBe(404);
+    const plainDelete = await fetch(`${t.url}${scans}/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${scanner}`, 'Content-Type': 'text/plain' }, body: 'cancel it' });
+    expect(await checker.fetched('delete', one, plainDelete)).toBe(415);
     const queued = (await (await json(scanner, 'POST', scans, { repository })).json()) as { id: string };
     expect(await checker.fetched('delete', one, await json(scanner, 'DELETE', `${scans}/${queued.id}`))).toBe(200);
     const fix = '/api/v1/scans/{id}/fix';
