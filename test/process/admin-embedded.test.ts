@@ -7,12 +7,13 @@
  *
  * The tests of this file run in order on one data directory.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDataDir } from '../support/server.js';
 import { linkToken, WebClient } from '../support/web-client.js';
-import { filesUnder, KEY_PATTERN, keysIn, killAll, optmark, optmarkJson, postImage, SAMPLE_JPEG, startServe, UNKNOWN_KEY, type Server } from './support.js';
+import { BIN, childEnv, filesUnder, KEY_PATTERN, keysIn, killAll, optmark, optmarkJson, postImage, SAMPLE_JPEG, startServe, UNKNOWN_KEY, type Server } from './support.js';
 
 interface Issued {
   id: string;
@@ -233,5 +234,27 @@ describe('after the server stopped', () => {
     expect(keys.map((k) => k.active)).toEqual([false, false, true]);
     expect(keys[2]!.lastUsedAt).toEqual(expect.any(String));
     expect(existsSync(join(dataDir, 'optmark.lock'))).toBe(false);
+  });
+
+  it('users create --password-stdin --operator, users disable and reset, scans pause and resume: each as documented', async () => {
+    const made = spawnSync(process.execPath, [BIN, 'users', 'create', '--account', 'acme', '--email', 'ops@acme.example', '--role', 'member', '--operator', '--password-stdin', '--json'], {
+      input: 'correct horse battery staple\n',
+      env: childEnv(env),
+      encoding: 'utf8',
+    });
+    expect(made.status, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ email: 'ops@acme.example', role: 'member', setupUrl: null });
+    const users = await optmarkJson<Array<{ email: string; operator: boolean; hasPassword: boolean; disabledAt: string | null }>>(['users', 'list', '--account', 'acme'], env);
+    expect(users.find((u) => u.email === 'ops@acme.example')).toMatchObject({ operator: true, hasPassword: true, disabledAt: null });
+    const issued = await optmarkJson<{ id: string }>(['keys', 'issue', '--account', 'acme', '--user', 'ops@acme.example'], env);
+    const disabled = await optmark(['users', 'disable', 'ops@acme.example'], env);
+    expect(disabled.code).toBe(0);
+    expect(disabled.stdout).toContain('their API keys are revoked');
+    expect((await optmarkJson<KeyRow[]>(['keys', 'list', '--account', 'acme'], env)).find((k) => k.id === issued.id)).toMatchObject({ active: false, revokedAt: expect.any(String) });
+    const reset = await optmarkJson<{ email: string; resetUrl: string }>(['users', 'reset', 'ada@example.com'], env);
+    expect(reset).toMatchObject({ email: 'ada@example.com', resetUrl: expect.stringMatching(/\/link\?token=[A-Za-z0-9_-]{43}$/) });
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'pause'], env)).paused).toBe(true);
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'status'], env)).paused).toBe(true);
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'resume'], env)).paused).toBe(false);
   });
 });
