@@ -1488,7 +1488,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large` */
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large`, `image_too_large` */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1499,7 +1499,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "body_too_large";
+                        code?: "body_too_large" | "image_too_large";
                     };
                 };
             };
@@ -1776,6 +1776,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code?: "scan_not_cancellable";
+                    };
+                };
+            };
+            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_content_type";
                     };
                 };
             };
@@ -2074,7 +2088,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large` */
+            /** @description The image, or a JSON body, is over its limit; the connection is closed: `body_too_large`, `image_too_large` */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2087,7 +2101,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "body_too_large";
+                        code?: "body_too_large" | "image_too_large";
                     };
                 };
             };
