@@ -158,6 +158,15 @@ async function memberVaultFile(): Promise<string> {
   return (marked.json.vault as { fileId: string }).fileId;
 }
 
+/** The `code` of a JSON answer; none for a page or a redirect. */
+async function codeOf(response: Response): Promise<string | undefined> {
+  try {
+    return (JSON.parse(await response.text()) as { code?: string }).code;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One request of `role` to the route, with a body it would plausibly send. */
 async function attempt(method: string, url: string, role: Role): Promise<{ status: number; location: string | null; code: string | undefined }> {
   // Signing out ends the session: it gets a session of its own.
@@ -186,14 +195,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
     else if (path.startsWith('/operator/')) Object.assign(fields, await accessTarget(path));
     response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams(fields).toString() });
   }
-  const text = await response.text();
-  let code: string | undefined;
-  try {
-    code = (JSON.parse(text) as { code?: string }).code;
-  } catch {
-    code = undefined;
-  }
-  return { status: response.status, location: response.headers.get('location'), code };
+  return { status: response.status, location: response.headers.get('location'), code: await codeOf(response) };
 }
 
 const REFUSALS = new Set(['not_signed_in', 'plan_not_allowed', 'role_not_allowed', 'cross_site_request', 'user_not_found', 'access_request_not_found', 'key_not_found', 'record_not_found', 'scan_not_found', 'vault_file_not_found']);
@@ -258,15 +260,9 @@ describe('docs/permissions.md', () => {
       const response = await fetch(`${t.url}${path}`, {
         method,
         headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(json ? { 'Content-Type': 'application/json' } : {}) },
-        ...(method === 'POST' ? { body: json ? JSON.stringify({ repository: `${git.daemonUrl}site.git` }) : url.endsWith('/fix') ? JSON.stringify({ confirm: 1 }) : image() } : {}),
+        ...(method === 'POST' ? { body: !json ? image() : JSON.stringify(url.endsWith('/fix') ? { confirm: 1 } : { repository: `${git.daemonUrl}site.git` }) } : {}),
       });
-      const text = await response.text();
-      let code: string | undefined;
-      try {
-        code = (JSON.parse(text) as { code?: string }).code;
-      } catch {
-        code = undefined;
-      }
+      const code = await codeOf(response);
       return { status: response.status, code, what: `${method} ${url}: ${response.status} ${code ?? ''}` };
     };
     const permission = new Set(['missing_api_key', 'invalid_api_key', 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed']);

@@ -180,7 +180,9 @@ describe('scans in a browser', () => {
     await sees(page.locator('#scan-counts'), 'Fetching the repository…');
     await sees(page.locator('.scan-state'), 'Running');
     await auditPage(page, 'scan-running');
-    await Promise.all([page.waitForURL(/\?cancelled=1$/), page.getByRole('button', { name: 'Cancel the scan' }).click()]);
+    await Promise.all([page.waitForURL(/(\/cancel|\?cancelled=1)$/), page.getByRole('button', { name: 'Cancel the scan' }).click()]);
+    // Should the scan have ended on its own first, the page's words say how (its state and reason).
+    expect(page.url(), (await page.textContent('main')) ?? '').toMatch(/\?cancelled=1$/);
     await sees(page.locator('.scan-state'), 'Cancelled');
     await sees(page.getByRole('status').first(), 'The scan is cancelled');
   });
