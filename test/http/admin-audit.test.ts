@@ -48,8 +48,8 @@ it('each change is audited with its actor, and the owner reads it in words', asy
   expect((await owner.signIn('owner@audited.example', 'correct horse battery staple')).status).toBe(303);
   const page = (await owner.page('/overview')).html;
   expect(page).toContain('the account was created on the Pro plan');
-  expect(page).toContain(`An operator (command line) issued a key (${key.prefix}…)`);
+  expect(page).toContain(`an operator (command line) issued a key (${key.prefix}…)`);
   expect(page).toContain('the account moved from the Pro plan to Lifetime');
   expect(page).toContain('the account was renamed from audited to audited-2');
-  expect(page).toContain(`An operator (command line) revoked a key (${key.prefix}…)`);
+  expect(page).toContain(`an operator (command line) revoked a key (${key.prefix}…)`);
 });

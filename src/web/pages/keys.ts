@@ -170,7 +170,7 @@ export function activityLine(entry: AuditEntry, f: Format): Html {
     .filter(Boolean)
     .join(', ');
   const by = String(d.by ?? entry.actor);
-  const who = by === 'cli' ? 'An operator (command line)' : by === 'system' ? 'The server' : by;
+  const who = by === 'cli' ? 'an operator (command line)' : by === 'system' ? 'the server' : by;
   // A key issued from the command line was never requested nor revealed on a page.
   const words = entry.action === 'key.issued' && d.request === undefined ? 'issued a key' : (ACTION_WORDS[entry.action] ?? entry.action);
   return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${who} ${words}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;
