@@ -76,3 +76,20 @@ it('only operators open accounts', async () => {
   expect(refused.status).toBe(403);
   await expect(t.server.admin.showAccount('sneaky')).rejects.toMatchObject({ code: 'account_not_found' });
 });
+
+it('when the mail cannot be sent the account is open all the same, and the console shows the link to hand over', async () => {
+  // A mail server that refuses every connection (a closed port on loopback).
+  const unmailed = await startTestServer({ env: { OPTMARK_SMTP_URL: 'smtp://127.0.0.1:1' } });
+  try {
+    await unmailed.server.admin.createAccount('team', 'pro');
+    await unmailed.server.people.createUser({ account: 'team', email: 'ops@team.example', role: 'owner', operator: true, password: PASSWORD, actor: 'cli' });
+    const ops = new WebClient(unmailed.url);
+    await ops.signIn('ops@team.example', PASSWORD);
+    const response = await ops.form('/operator/accounts', { csrf: await ops.csrf(), name: 'unmailed', plan: 'pro', email: 'boss@unmailed.example' });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/id="setup-link" type="text" readonly value="[^"]+\/link\?token=/);
+    expect((await unmailed.server.people.listUsers('unmailed')).map((u) => u.email)).toEqual(['boss@unmailed.example']);
+  } finally {
+    await unmailed.close();
+  }
+});

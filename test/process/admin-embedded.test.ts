@@ -149,6 +149,30 @@ describe('while optmark serve holds the data directory', () => {
     await optmark(['keys', 'revoke', issued.id], env);
   });
 
+  it('users create --password-stdin --operator, users disable and reset, scans pause and resume: each as documented, through the admin socket', async () => {
+    // An account of its own, so that the other tests' counts of acme's users and keys stay as they are.
+    expect((await optmark(['accounts', 'create', '--name', 'opsco', '--plan', 'pro'], env)).code).toBe(0);
+    const made = spawnSync(process.execPath, [BIN, 'users', 'create', '--account', 'opsco', '--email', 'ops@acme.example', '--role', 'member', '--operator', '--password-stdin', '--json'], {
+      input: 'correct horse battery staple\n',
+      env: childEnv(env),
+      encoding: 'utf8',
+    });
+    expect(made.status, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ email: 'ops@acme.example', role: 'member', setupUrl: null });
+    const users = await optmarkJson<Array<{ email: string; operator: boolean; hasPassword: boolean; disabledAt: string | null }>>(['users', 'list', '--account', 'opsco'], env);
+    expect(users.find((u) => u.email === 'ops@acme.example')).toMatchObject({ operator: true, hasPassword: true, disabledAt: null });
+    const issued = await optmarkJson<{ id: string }>(['keys', 'issue', '--account', 'opsco', '--user', 'ops@acme.example'], env);
+    const reset = await optmarkJson<{ email: string; resetUrl: string }>(['users', 'reset', 'ops@acme.example'], env);
+    expect(reset).toMatchObject({ email: 'ops@acme.example', resetUrl: expect.stringMatching(/\/link\?token=[A-Za-z0-9_-]{43}$/) });
+    const disabled = await optmark(['users', 'disable', 'ops@acme.example'], env);
+    expect(disabled.code).toBe(0);
+    expect(disabled.stdout).toContain('their API keys are revoked');
+    expect((await optmarkJson<KeyRow[]>(['keys', 'list', '--account', 'opsco'], env)).find((k) => k.id === issued.id)).toMatchObject({ active: false, revokedAt: expect.any(String) });
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'pause'], env)).paused).toBe(true);
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'status'], env)).paused).toBe(true);
+    expect((await optmarkJson<{ paused: boolean }>(['scans', 'resume'], env)).paused).toBe(false);
+  });
+
   it('a second optmark serve on the same data directory fails fast, saying the directory is in use', async () => {
     const started = Date.now();
     const second = await optmark(['serve'], { ...env, PORT: '0' }, 20_000);
@@ -234,27 +258,5 @@ describe('after the server stopped', () => {
     expect(keys.map((k) => k.active)).toEqual([false, false, true]);
     expect(keys[2]!.lastUsedAt).toEqual(expect.any(String));
     expect(existsSync(join(dataDir, 'optmark.lock'))).toBe(false);
-  });
-
-  it('users create --password-stdin --operator, users disable and reset, scans pause and resume: each as documented', async () => {
-    const made = spawnSync(process.execPath, [BIN, 'users', 'create', '--account', 'acme', '--email', 'ops@acme.example', '--role', 'member', '--operator', '--password-stdin', '--json'], {
-      input: 'correct horse battery staple\n',
-      env: childEnv(env),
-      encoding: 'utf8',
-    });
-    expect(made.status, made.stderr).toBe(0);
-    expect(JSON.parse(made.stdout)).toMatchObject({ email: 'ops@acme.example', role: 'member', setupUrl: null });
-    const users = await optmarkJson<Array<{ email: string; operator: boolean; hasPassword: boolean; disabledAt: string | null }>>(['users', 'list', '--account', 'acme'], env);
-    expect(users.find((u) => u.email === 'ops@acme.example')).toMatchObject({ operator: true, hasPassword: true, disabledAt: null });
-    const issued = await optmarkJson<{ id: string }>(['keys', 'issue', '--account', 'acme', '--user', 'ops@acme.example'], env);
-    const disabled = await optmark(['users', 'disable', 'ops@acme.example'], env);
-    expect(disabled.code).toBe(0);
-    expect(disabled.stdout).toContain('their API keys are revoked');
-    expect((await optmarkJson<KeyRow[]>(['keys', 'list', '--account', 'acme'], env)).find((k) => k.id === issued.id)).toMatchObject({ active: false, revokedAt: expect.any(String) });
-    const reset = await optmarkJson<{ email: string; resetUrl: string }>(['users', 'reset', 'ada@example.com'], env);
-    expect(reset).toMatchObject({ email: 'ada@example.com', resetUrl: expect.stringMatching(/\/link\?token=[A-Za-z0-9_-]{43}$/) });
-    expect((await optmarkJson<{ paused: boolean }>(['scans', 'pause'], env)).paused).toBe(true);
-    expect((await optmarkJson<{ paused: boolean }>(['scans', 'status'], env)).paused).toBe(true);
-    expect((await optmarkJson<{ paused: boolean }>(['scans', 'resume'], env)).paused).toBe(false);
   });
 });

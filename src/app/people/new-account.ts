@@ -1,7 +1,8 @@
 /**
  * A new account with its first owner, as one action (DESIGN §6 "Getting an
- * account"): an operator opens one from the console or the command line,
- * and its owner gets a one-time set-up link. The owner's address is checked
+ * account"): an operator opens one from the console, and its owner gets a
+ * one-time set-up link (the command line does the same in two commands:
+ * `accounts create`, then `users create --role owner`). The owner's address is checked
  * before the account is made, and the account goes again should the owner
  * still not be made (another made that address at the same moment), so
  * neither is left without the other. Both are lines of the audit log.

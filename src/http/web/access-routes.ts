@@ -158,12 +158,23 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       const opened = await openAccount(deps, { name: typed.name, plan: typed.plan, ownerEmail: typed.email, actor: { id: operator.id, email: operator.email } });
       const { account, owner, link } = opened;
-      if (deps.mailer.enabled) {
-        await deps.mailer.send({
-          to: owner.email,
-          subject: `Your optmark account ${account.name} is ready`,
-          text: `The optmark team opened the account ${account.name} (${planName(account.plan)} plan) with you as its owner.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
-        });
+      const mailed =
+        deps.mailer.enabled &&
+        (await deps.mailer
+          .send({
+            to: owner.email,
+            subject: `Your optmark account ${account.name} is ready`,
+            text: `The optmark team opened the account ${account.name} (${planName(account.plan)} plan) with you as its owner.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
+          })
+          .then(
+            () => true,
+            (error: unknown) => {
+              // The account is open all the same: the console shows the link to hand over instead.
+              request.log.warn({ err: error }, 'could not mail the set-up link of a new account');
+              return false;
+            },
+          ));
+      if (mailed) {
         return showConsole(request, reply, { message: `The account ${account.name} (${planName(account.plan)}) is open; its owner ${owner.email} was sent a set-up link by mail (it works once, for 24 hours).` });
       }
       return showConsole(request, reply, { opened: { account: account.name, plan: account.plan, email: owner.email, url: link.url } });
