@@ -11,6 +11,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AccountDetails, Clock, Store } from '../ports.js';
 import type { PeopleStore, SessionRecord, User } from './ports.js';
+import { isTokenShaped, newToken, tokenDigest } from './secret-token.js';
 
 export const SESSION_IDLE_HOURS = 8;
 export const SESSION_DAYS = 7;
@@ -46,18 +47,16 @@ export interface Sessions {
   sweep(): Promise<number>;
 }
 
-const digestOf = (token: string) => createHash('sha256').update(token).digest();
 /** The form token of a session: a one-way function of its token, unlike the digest stored (so neither reveals the other). */
 const formTokenOf = (token: string) => createHash('sha256').update('optmark form token\n').update(token).digest('base64url');
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 export function createSessions(deps: { people: PeopleStore; store: Pick<Store, 'findAccountById'>; clock: Clock }): Sessions {
   const { people, store, clock } = deps;
   const idleMs = SESSION_IDLE_HOURS * 3_600_000;
 
   async function live(token: string | undefined): Promise<SessionRecord | undefined> {
-    if (token === undefined || !TOKEN.test(token)) return undefined;
-    return people.findSession(digestOf(token));
+    if (token === undefined || !isTokenShaped(token)) return undefined;
+    return people.findSession(tokenDigest(token));
   }
 
   return {
@@ -65,7 +64,7 @@ export function createSessions(deps: { people: PeopleStore; store: Pick<Store, '
       const previous = await live(previousToken);
       if (previous) await people.deleteSession(previous.id);
       const now = clock.now();
-      const token = randomBytes(32).toString('base64url');
+      const token = newToken();
       const session: SessionRecord = {
         id: `ses_${randomBytes(12).toString('base64url')}`,
         userId: user.id,
@@ -74,7 +73,7 @@ export function createSessions(deps: { people: PeopleStore; store: Pick<Store, '
         lastSeenAt: now,
         expiresAt: new Date(now.getTime() + SESSION_DAYS * 86_400_000),
       };
-      await people.insertSession({ ...session, tokenDigest: digestOf(token) });
+      await people.insertSession({ ...session, tokenDigest: tokenDigest(token) });
       await people.trimSessions(user.id, user.accountId, MAX_SESSIONS_PER_USER, MAX_SESSIONS_PER_ACCOUNT);
       return { token, session: { ...session, formToken: formTokenOf(token) } };
     },

@@ -8,11 +8,12 @@
  * nobody who has an account. Links are stored as their SHA-256 only; a newer
  * link for an email retires the older ones.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { LinkNotValidError } from '../../errors.js';
 import type { Admin } from '../admin.js';
 import type { Clock } from '../ports.js';
 import type { PeopleStore, User } from './ports.js';
+import { isTokenShaped, newToken, tokenDigest } from './secret-token.js';
 import { checkPassword, LINK_HOURS, normaliseEmail, type People } from './users.js';
 
 export const SIGNUP_PATH = '/sign-up/confirm';
@@ -55,8 +56,6 @@ export interface SignUps {
   complete(token: string, input: SignupInput): Promise<User>;
 }
 
-const digestOf = (token: string) => createHash('sha256').update(token).digest();
-
 export function createSignUps(deps: {
   readonly store: SignupStore;
   readonly peopleStore: Pick<PeopleStore, 'findUserByEmail'>;
@@ -68,8 +67,8 @@ export function createSignUps(deps: {
   const { store, clock } = deps;
 
   async function usable(token: string): Promise<Signup> {
-    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw new LinkNotValidError();
-    const signup = await store.find(digestOf(token));
+    if (!isTokenShaped(token)) throw new LinkNotValidError();
+    const signup = await store.find(tokenDigest(token));
     if (!signup || signup.usedAt !== null || signup.expiresAt <= clock.now()) throw new LinkNotValidError();
     return signup;
   }
@@ -78,10 +77,10 @@ export function createSignUps(deps: {
     async request(typed) {
       const email = normaliseEmail(typed);
       if (await deps.peopleStore.findUserByEmail(email)) return { kind: 'known', email, signInUrl: `${deps.baseUrl()}/sign-in` };
-      const token = randomBytes(32).toString('base64url');
+      const token = newToken();
       const now = clock.now();
       const signup: Signup = { id: `sgn_${randomUUID()}`, email, createdAt: now, expiresAt: new Date(now.getTime() + LINK_HOURS * 3_600_000), usedAt: null };
-      await store.insert({ ...signup, digest: digestOf(token) });
+      await store.insert({ ...signup, digest: tokenDigest(token) });
       return { kind: 'link', email, url: `${deps.baseUrl()}${SIGNUP_PATH}?token=${token}`, expiresAt: signup.expiresAt };
     },
 

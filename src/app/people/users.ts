@@ -7,9 +7,10 @@
  * Links are random 256-bit tokens, valid 24 hours and once; only their
  * SHA-256 is stored. A new reset link retires the user's older ones.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { AdminError, InvalidCredentialsError, InvalidOptionError, LinkNotValidError, PasswordNotAcceptedError } from '../../errors.js';
 import type { Clock, Store } from '../ports.js';
+import { isTokenShaped, newToken, tokenDigest } from './secret-token.js';
 import { ROLES, type LinkPurpose, type OneTimeLink, type PasswordHasher, type PeopleStore, type Role, type User } from './ports.js';
 
 export const LINK_HOURS = 24;
@@ -130,8 +131,6 @@ function checkRole(role: string | undefined): Role {
   return value as Role;
 }
 
-const digestOf = (token: string) => createHash('sha256').update(token).digest();
-
 export function createPeople(deps: PeopleDeps): People {
   const { people, store, hasher, clock } = deps;
 
@@ -148,17 +147,17 @@ export function createPeople(deps: PeopleDeps): People {
   }
 
   async function issueLink(purpose: LinkPurpose, accountId: string, userId: string | null): Promise<IssuedLink & { id: string }> {
-    const token = randomBytes(32).toString('base64url');
+    const token = newToken();
     const now = clock.now();
     const link: OneTimeLink = { id: `lnk_${randomUUID()}`, purpose, accountId, userId, createdAt: now, expiresAt: new Date(now.getTime() + LINK_HOURS * 3_600_000), usedAt: null };
-    await people.insertLink({ ...link, digest: digestOf(token) });
+    await people.insertLink({ ...link, digest: tokenDigest(token) });
     return { id: link.id, purpose, userId, url: `${deps.baseUrl()}${LINK_PATH}?token=${token}`, expiresAt: link.expiresAt };
   }
 
   /** The link behind a token, if it can still be used. */
   async function usable(token: string): Promise<OneTimeLink> {
-    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw new LinkNotValidError();
-    const link = await people.findLink(digestOf(token));
+    if (!isTokenShaped(token)) throw new LinkNotValidError();
+    const link = await people.findLink(tokenDigest(token));
     if (!link || link.usedAt !== null || link.expiresAt <= clock.now()) throw new LinkNotValidError();
     return link;
   }
