@@ -93,7 +93,9 @@ export interface Admin {
   usage(accountName: string): Promise<UsageReport & { account: string; plan: Plan }>;
 }
 
-const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** An account's name, as a pattern the pages' fields check too (HTML's, which reads it with the v flag: the "-" escaped). */
+export const ACCOUNT_NAME_PATTERN = '[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}';
+const ACCOUNT_NAME = new RegExp(`^${ACCOUNT_NAME_PATTERN}$`);
 
 function checkPlan(plan: string): Plan {
   if (!(PLANS as readonly string[]).includes(plan)) throw new InvalidOptionError('plan', `one of: ${PLANS.join(', ')}`, plan);

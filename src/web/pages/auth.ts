@@ -7,6 +7,7 @@
  * typed (never the password) and the reason in words.
  */
 import type { LinkView } from '../../app/people/users.js';
+import { ACCOUNT_NAME_PATTERN } from '../../app/admin.js';
 import { PASSWORD_MIN } from '../../app/people/users.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, type PageContext } from '../layout.js';
@@ -200,7 +201,7 @@ ${notice('error', view.error)}
 <input type="hidden" name="token" value="${view.token}">
 <input type="hidden" name="username" value="${view.email}" autocomplete="username">
 <label for="account-name">Account name</label>
-<input id="account-name" name="accountName" type="text" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" autocomplete="organization" value="${view.accountName ?? ''}" aria-describedby="account-name-rule" autofocus>
+<input id="account-name" name="accountName" type="text" required maxlength="100" pattern="${ACCOUNT_NAME_PATTERN}" autocomplete="organization" value="${view.accountName ?? ''}" aria-describedby="account-name-rule" autofocus>
 <p id="account-name-rule" class="note">Letters, digits, ".", "_" or "-", starting with a letter or digit; for example acme or studio-ria.</p>
 <label for="display-name">Your name <span class="optional">(optional)</span></label>
 <input id="display-name" name="displayName" type="text" autocomplete="name" maxlength="100" value="${view.displayName ?? ''}">

@@ -154,6 +154,9 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   'account.deleted': 'deleted an account',
 };
 
+/** An audit line's actor that is not a person, in words: the command line, or the server itself. */
+export const actorWords = (actor: string): string | undefined => (actor === 'cli' ? 'an operator (command line)' : actor === 'system' ? 'the server' : undefined);
+
 /** Whether the entry is one of API access, keys or scans, which activityLine says in words. */
 export const isAccessActivity = (entry: AuditEntry): boolean => Object.hasOwn(ACTION_WORDS, entry.action);
 
@@ -170,7 +173,7 @@ export function activityLine(entry: AuditEntry, f: Format): Html {
     .filter(Boolean)
     .join(', ');
   const by = String(d.by ?? entry.actor);
-  const who = by === 'cli' ? 'an operator (command line)' : by === 'system' ? 'the server' : by;
+  const who = actorWords(by) ?? by;
   // A key issued from the command line was never requested nor revealed on a page.
   const words = entry.action === 'key.issued' && d.request === undefined ? 'issued a key' : (ACTION_WORDS[entry.action] ?? entry.action);
   return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${who} ${words}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;

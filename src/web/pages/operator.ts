@@ -10,6 +10,7 @@
 import { grantState, keyActive } from '../../app/access/access.js';
 import type { AccessRequest, KeyInfo } from '../../app/access/ports.js';
 import type { AuditEntry } from '../../app/people/ports.js';
+import { ACCOUNT_NAME_PATTERN } from '../../app/admin.js';
 import { PLANS } from '../../app/ports.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
@@ -107,7 +108,7 @@ ${failed ? notice('error', view.error) : ''}
 <form method="post" action="/operator/accounts" class="stack">
 <input type="hidden" name="csrf" value="${csrf}">
 <label for="account-name">Account name</label>
-<input id="account-name" name="name" type="text" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" autocomplete="off" value="${typed?.name ?? ''}" aria-describedby="account-name-note">
+<input id="account-name" name="name" type="text" required maxlength="100" pattern="${ACCOUNT_NAME_PATTERN}" autocomplete="off" value="${typed?.name ?? ''}" aria-describedby="account-name-note">
 <p class="note" id="account-name-note">Letters, digits, ".", "_" or "-", starting with a letter or digit.</p>
 <label for="account-plan">Plan</label>
 <select id="account-plan" name="plan">${plans}</select>

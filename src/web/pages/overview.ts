@@ -8,7 +8,7 @@ import type { UsageReport } from '../../app/usage.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, planName, type PageContext } from '../layout.js';
-import { activityLine as accessActivityLine, isAccessActivity } from './keys.js';
+import { activityLine as accessActivityLine, actorWords, isAccessActivity } from './keys.js';
 
 export interface OverviewView {
   readonly usage: UsageReport;
@@ -27,7 +27,7 @@ export function meter(id: string, label: string, a: UsageReport['protect'], f: F
 
 /** What an audit entry says, in words (the actor named by email where known). */
 function activityLine(entry: AuditEntry, members: readonly User[], f: Format): Html {
-  const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? (id === 'cli' ? 'an operator (command line)' : id === 'system' ? 'the server' : 'someone');
+  const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? actorWords(String(id)) ?? 'someone';
   const d = entry.detail as Record<string, string | undefined>;
   const texts: Record<string, string> = {
     'user.created': `${d.email ?? 'a user'} was added as ${d.role ?? 'member'}`,
