@@ -31,6 +31,8 @@ export interface Ticket {
   readonly principal: Principal;
   /** Usage of this operation this month: this call included while it holds its unit, and once it has counted. */
   readonly used: number;
+  /** The call counts nothing (a repeat answered again: it had no unit, or gave it back); its answer says nothing of the limit. */
+  readonly repeat: boolean;
   readonly limit: number;
   /** The call's place in flight (app/admission.ts): mark it working once the body is read; `preempted` says when it was taken away. */
   readonly slot: Pick<Slot, 'working' | 'preempted'>;
@@ -134,6 +136,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
   /** A call's ticket: `usedBefore` its account's usage without it, `reservationId` its unit (none for a call that counts nothing). */
   function ticket(operation: Operation, principal: Principal, usedBefore: number, limit: number, reservationId: string | undefined, slot: Slot): Ticket {
     let unit = reservationId;
+    let repeat = reservationId === undefined;
     let counted = false;
     let settled = false;
     const giveBack = async (id: string) => {
@@ -150,10 +153,14 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
       get used() {
         return usedBefore + (unit !== undefined || counted ? 1 : 0);
       },
+      get repeat() {
+        return repeat;
+      },
       limit,
       slot,
       chargeFailedWork: (seconds) => deps.failedWork?.charge(principal.accountId, seconds),
       async giveBackUnit() {
+        repeat = true;
         const id = unit;
         unit = undefined;
         if (id !== undefined) await giveBack(id);

@@ -49,7 +49,7 @@ export function settleTicketsOnSend(app: FastifyInstance, clock: () => Date): vo
     if (ticket) {
       await ticket.settle(reply.statusCode === 200);
       // A repeat answered again counts nothing and says nothing of the limit (docs/api.md).
-      if (reply.getHeader('idempotent-replayed') === undefined) {
+      if (!ticket.repeat) {
         setRateLimitHeaders(reply, [{ operation: ticket.operation, limit: ticket.limit, remaining: ticket.limit - ticket.used }], clock());
       }
     }
