@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { auditPage, launchBrowser, watchConsole } from '../support/browser.js';
-import { startSmtp, type TestSmtp } from '../support/smtp.js';
+import { linkIn as linkInMail, startSmtp, type TestSmtp } from '../support/smtp.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -44,7 +44,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const linkIn = (text: string) => /https?:\/\/\S+\/sign-up\/confirm\?token=[A-Za-z0-9_-]{43}/.exec(text.replace(/=\r?\n/g, '').replace(/=3D/g, '='))![0];
+const linkIn = (text: string) => linkInMail(text, '/sign-up/confirm')!;
 
 it('a visitor signs up by keyboard, from the sign-in page to their Free account', { timeout: 90_000 }, async () => {
   await page.goto(`${t.url}/sign-in`);

@@ -38,3 +38,13 @@ export async function startSmtp(): Promise<TestSmtp> {
   const port = (smtp.server.address() as AddressInfo).port;
   return { received, url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => smtp.close(() => resolve())) };
 }
+
+/**
+ * The first one-time link to `path` in a mail's text (a set-up or reset
+ * link at /link, a sign-up link at /sign-up/confirm), its quoted-printable
+ * soft breaks undone; undefined when the mail holds none.
+ */
+export function linkIn(text: string, path = '/link'): string | undefined {
+  const plain = text.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+  return new RegExp(`https?://\\S+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]{43}`).exec(plain)?.[0];
+}
