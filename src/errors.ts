@@ -394,8 +394,19 @@ export class ScanNotFinishedError extends OptmarkError {
 /** The repository could not be fetched (again) from its server: gone, the token refused, a limit passed. */
 export class RepositoryUnavailableError extends OptmarkError {
   readonly code = 'repository_unavailable';
-  constructor(reason: string) {
-    super(`The repository could not be fetched: ${reason}`);
+  constructor(reason: string, message = `The repository could not be fetched: ${reason}`) {
+    super(message);
+  }
+}
+
+/** A fix stopped at the scans' time limit (OPTMARK_SCAN_MAX_SECONDS): no files come back and its units are given back. */
+export class FixTimeLimitError extends RepositoryUnavailableError {
+  constructor(maxSeconds: number, pushing: boolean) {
+    super(
+      'time limit',
+      `The fix took longer than its limit of ${maxSeconds} s and was stopped: no call of the month was counted` +
+        (pushing ? '; a branch being pushed at that moment may still have reached the repository' : ''),
+    );
   }
 }
 

@@ -311,6 +311,30 @@ describe('limits', () => {
     expect((await submit(t, colleague, { repository: `${servers.daemonUrl}tiny.git` })).status).toBe(202);
     for (const id of ids) expect((await finished(t, key, id, 60_000)).status).toBe('done');
   }, 90_000);
+
+  it('a scan the job queue cannot take is 503 service_unavailable, ends failed and uncounted, and a try later runs', async () => {
+    const key = await person(t, 'scan-unqueued', 'unqueued@example.com');
+    // The queue's table refuses every new job, as a database that cannot write would.
+    const db = t.server.database.db;
+    await sql`create function test_refuse_jobs() returns trigger language plpgsql as $$ begin raise exception 'no jobs today'; end $$`.execute(db);
+    await sql`create trigger test_refuse_jobs before insert on jobs.job for each row execute function test_refuse_jobs()`.execute(db);
+    let refused: Response;
+    try {
+      refused = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
+    } finally {
+      await sql`drop trigger test_refuse_jobs on jobs.job`.execute(db);
+      await sql`drop function test_refuse_jobs()`.execute(db);
+    }
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ code: 'service_unavailable', error: expect.stringContaining('could not be queued') });
+    const listed = ((await (await api(t, key, '/api/v1/scans')).json()) as { scans: Array<Record<string, any>> }).scans;
+    expect(listed).toEqual([expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') })]);
+    expect((await sql<{ counted: boolean }>`select counted from scans where id = ${listed[0]!.id}`.execute(db)).rows).toEqual([{ counted: false }]);
+    const again = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
+    expect(again.status).toBe(202);
+    expect((await finished(t, key, ((await again.json()) as { id: string }).id)).status).toBe('done');
+  });
 });
 
 describe('the service-wide ceiling', () => {

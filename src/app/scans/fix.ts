@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { API_PLANS, type Store } from '../ports.js';
-import { InvalidOptionError, OptmarkError, RepositoryUnavailableError, SourceNotAllowedError, QuotaExceededError, ScanNotFinishedError, ScanNotFoundError } from '../../errors.js';
+import { FixTimeLimitError, InvalidOptionError, OptmarkError, RepositoryUnavailableError, SourceNotAllowedError, QuotaExceededError, ScanNotFinishedError, ScanNotFoundError } from '../../errors.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { MAX_SCAN_FILE_BYTES } from './classify.js';
 import { ScanSourceError, type ScanSource, type ScanStore } from './ports.js';
@@ -98,6 +98,7 @@ export async function fixScan(deps: FixDeps, who: Submitter, request: FixRequest
   let source: ScanSource | undefined;
   const files: Array<FixOutcome['files'][number]> = [];
   const failed: Array<FixOutcome['failed'][number]> = [];
+  let pushing = false;
   try {
     const checked = await checkSource(scan.repository, deps.allowedSources, deps.sources);
     source = await deps.fetch(
@@ -130,6 +131,7 @@ export async function fixScan(deps: FixDeps, who: Submitter, request: FixRequest
       if (!source.publish) throw new InvalidOptionError('push', 'a scan of a git repository', 'a folder');
       const stamp = clock.now().toISOString().slice(0, 10).replace(/-/g, '');
       branch = `optmark/opt-out-${stamp}-${scan.id.slice(4, 12)}`;
+      pushing = true;
       commit = (await source.publish(files.map((f) => ({ path: f.path, bytes: f.marked.bytes })), { branch, message: MESSAGE(files.length) })).commit;
     }
     // The units of files marked stay counted; the others go back.
@@ -138,6 +140,8 @@ export async function fixScan(deps: FixDeps, who: Submitter, request: FixRequest
     return { files, failed, branch, commit };
   } catch (error) {
     await giveBack(units).catch(() => {});
+    // Past the time limit, whatever step was running ends with the signal's reason or its own words for it.
+    if (controller.signal.aborted) throw new FixTimeLimitError(deps.maxSeconds, pushing);
     if (error instanceof ScanSourceError || error instanceof SourceNotAllowedError) throw new RepositoryUnavailableError(error.message);
     throw error;
   } finally {

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { API_PLANS, type Plan, type Store } from '../ports.js';
-import { InvalidOptionError, PlanNotAllowedError, QuotaExceededError, ScanLimitReachedError, ScanNotCancellableError, ScanNotFoundError, ScansPausedError, SourceNotAllowedError } from '../../errors.js';
+import { InvalidOptionError, PlanNotAllowedError, QuotaExceededError, ScanLimitReachedError, ScanNotCancellableError, ScanNotFoundError, ScansPausedError, ServiceUnavailableError, SourceNotAllowedError } from '../../errors.js';
 import type { VerifyDetails, VerifyResult } from '../verify-image.js';
 import { FINISHED_STATES, ScanSourceError, type Scan, type ScanItem, type ScanSource, type ScanStore } from './ports.js';
 import { runScan, type Unit } from './run.js';
@@ -80,6 +80,7 @@ const LEASE_MS = 60_000;
 /** How often servers look for scans to resume and tokens stranded. */
 const RECOVER_MS = 30_000;
 const INTERRUPTED = 'interrupted; submit it again with the token';
+const NOT_QUEUED = 'the service could not queue it; it was not counted: submit it again';
 
 /** The start of the UTC day of `now`, and the seconds until the next one. */
 export function utcDay(now: Date): { start: Date; secondsLeft: number } {
@@ -285,7 +286,14 @@ export function createScans(deps: ScanDeps): Scans {
         tokens.set(scan.id, token);
         inSlot(scan.id).catch((error: unknown) => deps.onError(error, 'a repository scan failed'));
       } else {
-        await deps.jobs.send(SCAN_QUEUE, { scanId: scan.id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 });
+        try {
+          await deps.jobs.send(SCAN_QUEUE, { scanId: scan.id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 });
+        } catch (error) {
+          // Not queued, so nothing would run it before the next start: it ends now, uncounted, and the caller may try again.
+          deps.onError(error, 'could not queue a repository scan');
+          await store.finish(scan.id, 'failed', NOT_QUEUED, clock.now(), { uncount: true }).catch(() => {});
+          throw new ServiceUnavailableError('The scan could not be queued; it was not counted: try again shortly', 30, { cause: error });
+        }
       }
       return scan;
     },
