@@ -25,6 +25,7 @@ import { protect } from '../../src/app/protect-image.js';
 import { ExifTool } from '../support/exiftool.js';
 import { git } from '../support/git-server.js';
 import { makeRepository, serveRepositories, type GitServers, type RepoFile } from '../support/git-server.js';
+import { signInToDashboard } from '../support/dashboard.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'optmark-scan-repos-'));
@@ -318,9 +319,12 @@ describe('limits', () => {
     const db = t.server.database.db;
     await sql`create function test_refuse_jobs() returns trigger language plpgsql as $$ begin raise exception 'no jobs today'; end $$`.execute(db);
     await sql`create trigger test_refuse_jobs before insert on jobs.job for each row execute function test_refuse_jobs()`.execute(db);
+    const dashboard = await signInToDashboard(t, 'scan-unqueued');
     let refused: Response;
+    let refusedPage: Response;
     try {
       refused = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
+      refusedPage = await dashboard.browser.form('/scans', { csrf: dashboard.formToken, repository: `${servers.daemonUrl}tiny.git`, ref: 'main' });
     } finally {
       await sql`drop trigger test_refuse_jobs on jobs.job`.execute(db);
       await sql`drop function test_refuse_jobs()`.execute(db);
@@ -328,9 +332,16 @@ describe('limits', () => {
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await refused.json()).toMatchObject({ code: 'service_unavailable', error: expect.stringContaining('could not be queued') });
+    // The Scans page says so and keeps what was typed.
+    expect(refusedPage.status).toBe(503);
+    expect(Number(refusedPage.headers.get('retry-after'))).toBeGreaterThan(0);
+    const html = await refusedPage.text();
+    expect(html).toContain('The scan could not be queued');
+    expect(html).toContain(`value="${servers.daemonUrl}tiny.git"`);
+    expect(html).toContain('value="main"');
     const listed = ((await (await api(t, key, '/api/v1/scans')).json()) as { scans: Array<Record<string, any>> }).scans;
-    expect(listed).toEqual([expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') })]);
-    expect((await sql<{ counted: boolean }>`select counted from scans where id = ${listed[0]!.id}`.execute(db)).rows).toEqual([{ counted: false }]);
+    expect(listed).toEqual([expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') }), expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') })]);
+    for (const scan of listed) expect((await sql<{ counted: boolean }>`select counted from scans where id = ${scan.id}`.execute(db)).rows).toEqual([{ counted: false }]);
     const again = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
     expect(again.status).toBe(202);
     expect((await finished(t, key, ((await again.json()) as { id: string }).id)).status).toBe('done');

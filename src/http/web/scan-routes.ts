@@ -25,7 +25,8 @@ import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.
 import { attachment } from './page-routes.js';
 
 /** Refusals of the scan form a person can act on: shown on the form, with what they typed (but the token). */
-const SCAN_FORM_ERRORS = new Set(['invalid_option', 'source_not_allowed', 'scan_limit_reached', 'scans_paused']);
+// service_unavailable: the scan could not be queued (and was not counted): the person may submit it again as typed.
+const SCAN_FORM_ERRORS = new Set(['invalid_option', 'source_not_allowed', 'scan_limit_reached', 'scans_paused', 'service_unavailable']);
 /** Refusals of a fix shown on its confirmation page. */
 // repository_unavailable: the repository could not be fetched again or pushed to (a token refused, a branch that exists), said in words.
 const FIX_ERRORS = new Set(['invalid_option', 'quota_exceeded', 'scan_not_finished', 'repository_unavailable', 'plan_not_allowed']);
