@@ -233,12 +233,20 @@ interface ImagePart {
   bytes?: Buffer;
 }
 
+/**
+ * A part is a file when it has a file name or declares a type other than
+ * text (the parser's default counts only application/octet-stream): an
+ * image part sent as `Content-Type: image/jpeg` without `filename=`, as
+ * RFC 7578 allows, is the image; a part without a type is a text field.
+ */
+const isPartAFile = (_name: string | undefined, type: string | undefined, filename: string | undefined): boolean => filename !== undefined || !(type ?? 'text/plain').startsWith('text/');
+
 function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[], stop: AbortSignal | undefined): Promise<Upload> {
   const { maxUploadBytes, stallSeconds, minBytesPerSecond } = limits;
   bodiesTaken.add(raw);
   let busboy: BusboyInstance;
   try {
-    busboy = Busboy({ headers: raw.headers as BusboyHeaders, limits: multipartLimits(maxUploadBytes), fileHwm: PART_HIGH_WATER_MARK });
+    busboy = Busboy({ headers: raw.headers as BusboyHeaders, limits: multipartLimits(maxUploadBytes), fileHwm: PART_HIGH_WATER_MARK, isPartAFile });
   } catch (error) {
     // A multipart type without a boundary: nothing was read, and Node discards the body after the answer.
     return Promise.reject(malformed(error));

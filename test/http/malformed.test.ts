@@ -208,6 +208,16 @@ describe('the request (rows 3-15)', () => {
   it('7: no image part (only a part named "file"): 400 missing_image_part', () =>
     row(() => multipartPost(multipartBody([{ name: 'file', filename: 'a.jpg', data: JPEG }])), 400, 'missing_image_part'));
 
+  it('7: the image part typed image/jpeg without a file name (RFC 7578 allows it): 200', () =>
+    row(() => multipartPost(multipartBody([{ name: 'image', type: 'image/jpeg', data: JPEG }])), 200, undefined, { protect: 1 }));
+
+  it('7: a part named "image" without a type or a file name is a text field: 400 missing_image_part, saying so', async () => {
+    for (const type of [undefined, 'text/plain; charset=utf-8']) {
+      const answer = await row(() => multipartPost(multipartBody([{ name: 'image', ...(type ? { type } : {}), data: JPEG }])), 400, 'missing_image_part');
+      expect(answer.json.error).toMatch(/the body has field "image"/);
+    }
+  });
+
   it('7: no image part, only text fields: 400 missing_image_part', async () => {
     const answer = await row(() => multipartPost(multipartBody([{ name: 'note', data: 'hello' }, { name: 'title', data: 'a photo' }])), 400, 'missing_image_part');
     expect(answer.json.error).toMatch(/no file part named "image"/);
