@@ -222,6 +222,31 @@ describe('the fix', () => {
     await finished(t, key, running.id, 60_000);
   }, 90_000);
 
+  it('names no zip entry that an unzip could write outside its folder: backslashes, drive letters and names that differ only by case are renamed, and the report says so', async () => {
+    const images = await Promise.all([png(21), png(22), png(23), png(24), png(25)]);
+    makeRepository(root, 'windows', [
+      { path: '..\\..\\evil.png', bytes: images[0] },
+      { path: 'C:\\Users\\Public\\evil2.png', bytes: images[1] },
+      { path: 'photos/ok.png', bytes: images[2] },
+      { path: 'photos/OK.png', bytes: images[3] },
+      { path: 'FIX-REPORT.txt', bytes: images[4] },
+    ]);
+    const key = await person(t, 'scan-fix-names', 'names@example.com');
+    const { id } = (await (await submit(t, key, { repository: `${servers.daemonUrl}windows.git` })).json()) as { id: string };
+    expect((await finished(t, key, id)).summary).toMatchObject({ notOptedOut: 5 });
+    const response = await api(t, key, `/api/v1/scans/${id}/fix`, { method: 'POST', body: JSON.stringify({ confirm: 5 }) });
+    expect(response.status).toBe(200);
+    const files = unzipSync(new Uint8Array(await response.arrayBuffer()));
+    const names = Object.keys(files).sort();
+    // Of two names that differ only by case (one file on macOS and Windows), the second in the report's order is renamed.
+    expect(names).toEqual(['.._.._evil.png', 'C__Users_Public_evil2.png', 'FIX-REPORT (2).txt', 'FIX-REPORT.txt', 'photos/OK.png', 'photos/ok (2).png'].sort());
+    for (const name of names) expect(name).not.toMatch(/\\|:|(^|\/)\.\.?(\/|$)/);
+    const report = new TextDecoder().decode(files['FIX-REPORT (2).txt']);
+    expect(report).toContain('"..\\\\..\\\\evil.png" is .._.._evil.png');
+    expect(report).toContain('"photos/ok.png" is photos/ok (2).png');
+    expect(report).not.toContain('Not marked');
+  });
+
   it('given a token that may write, pushes one commit on a new branch holding the marked files', async () => {
     const key = await person(t, 'scan-push', 'push@example.com');
     const { id } = (await (await submit(t, key, { repository: `${servers.httpUrl}private.git`, token: TOKEN })).json()) as { id: string };

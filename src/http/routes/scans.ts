@@ -196,15 +196,46 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
 }
 
 /**
- * The zip of a fix: each marked file at its repository path, and, when some
- * could not be marked, a FIX-REPORT.txt saying which and why.
+ * A repository path as a zip entry no unzip can write outside its folder
+ * (APPNOTE 4.4.17: `/` separates folders; no drive letter): a backslash or
+ * a colon (a drive letter, an NTFS stream) becomes `_`, control characters
+ * go, and a part `.` or `..` (git refuses them; a folder source cannot have
+ * them) becomes `_`.
+ */
+export function zipEntryPath(path: string): string {
+  return path
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => part.replace(/[\\:]/g, '_').replace(/[\u0000-\u001f\u007f]/g, ''))
+    .map((part) => (part === '' || part === '.' || part === '..' ? '_' : part))
+    .join('/');
+}
+
+/**
+ * The zip of a fix: each marked file at its repository path (made safe, and
+ * unique), and, when some could not be marked or were renamed, a
+ * FIX-REPORT.txt saying which and why.
  */
 export function zipEntries(outcome: FixOutcome) {
   const now = new Date();
-  const entries: Array<{ name: string; input: Uint8Array | string; lastModified: Date }> = outcome.files.map((f) => ({ name: f.path, input: f.marked.bytes, lastModified: now }));
-  if (outcome.failed.length > 0) {
-    entries.push({ name: 'FIX-REPORT.txt', input: `Not marked:\n${outcome.failed.map((f) => `${f.path}: ${f.reason}`).join('\n')}\n`, lastModified: now });
-  }
+  const used = new Set<string>();
+  const unique = (name: string) => {
+    let candidate = name;
+    for (let n = 2; used.has(candidate.toLowerCase()); n++) candidate = name.replace(/(\.[^./]*)?$/, (ext) => ` (${n})${ext}`);
+    used.add(candidate.toLowerCase());
+    return candidate;
+  };
+  const renamed: string[] = [];
+  const entries: Array<{ name: string; input: Uint8Array | string; lastModified: Date }> = outcome.files.map((f) => {
+    const name = unique(zipEntryPath(f.path));
+    if (name !== f.path) renamed.push(`${JSON.stringify(f.path)} is ${name}`);
+    return { name, input: f.marked.bytes, lastModified: now };
+  });
+  const lines = [
+    ...(outcome.failed.length > 0 ? ['Not marked:', ...outcome.failed.map((f) => `${f.path}: ${f.reason}`)] : []),
+    ...(renamed.length > 0 ? ['Renamed in this zip (a name a zip cannot carry safely, or another file\'s but for case):', ...renamed] : []),
+  ];
+  if (lines.length > 0) entries.push({ name: unique('FIX-REPORT.txt'), input: `${lines.join('\n')}\n`, lastModified: now });
   return entries;
 }
 
