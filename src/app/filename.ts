@@ -18,3 +18,19 @@ export function outputFilename(uploaded: string | undefined, extension: string):
   const clean = (Array.from(stem).slice(0, MAX_STEM).join('') || 'image').replace(/-optout$/, '');
   return `${clean || 'image'}${SUFFIX}.${extension}`;
 }
+
+/** The longest name kept for a file (records, the vault: their columns hold 1,024 characters). */
+export const MAX_KEPT_NAME = 1024;
+
+/**
+ * A file's name as given (an upload's, a repository path), as records and
+ * the vault keep it: without control characters (a NUL cannot be stored;
+ * the others only hide what the name says), well formed, and at most
+ * MAX_KEPT_NAME characters, its end (the extension) kept when it is cut.
+ */
+export function keptName(name: string): string {
+  const chars = Array.from(name.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f]/g, ''));
+  if (chars.length <= MAX_KEPT_NAME) return chars.join('');
+  const tail = chars.slice(-16);
+  return [...chars.slice(0, MAX_KEPT_NAME - tail.length - 1), '…', ...tail].join('');
+}

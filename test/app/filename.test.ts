@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outputFilename } from '../../src/app/filename.js';
+import { keptName, outputFilename } from '../../src/app/filename.js';
 
 describe('outputFilename', () => {
   it.each([
@@ -23,5 +23,27 @@ describe('outputFilename', () => {
 
   it('caps the stem at 100 characters', () => {
     expect(outputFilename(`${'x'.repeat(10_000)}.png`, 'png')).toBe(`${'x'.repeat(100)}-optout.png`);
+  });
+});
+
+describe('keptName: a name as records and the vault keep it', () => {
+  it('drops control characters, keeps every other character as given', () => {
+    expect(keptName('Harbour\u0000\u0007\u001b\u007f\u0085 at dawn — été.jpg')).toBe('Harbour at dawn — été.jpg');
+    expect(keptName('photos/2024/a\\b.png')).toBe('photos/2024/a\\b.png');
+  });
+
+  it('cuts a name over 1,024 characters (counted as PostgreSQL counts them) in its middle, keeping its end', () => {
+    const path = `${'deep/'.repeat(300)}${'😀'.repeat(50)}photo.png`;
+    const kept = keptName(path);
+    expect(Array.from(kept)).toHaveLength(1024);
+    expect(kept.startsWith('deep/deep/')).toBe(true);
+    expect(kept.endsWith('😀😀😀😀😀😀photo.png')).toBe(true);
+    expect(kept).toContain('…');
+    expect(kept.isWellFormed()).toBe(true);
+    expect(keptName('a'.repeat(1024))).toBe('a'.repeat(1024));
+  });
+
+  it('makes a lone surrogate a replacement character', () => {
+    expect(keptName('a\ud800b.jpg')).toBe('a\ufffdb.jpg');
   });
 });

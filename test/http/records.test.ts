@@ -31,6 +31,7 @@ import { SHOTS } from '../support/browser.js';
 import { signInToDashboard, type DashboardSession } from '../support/dashboard.js';
 import { generatedImages } from '../support/generated.js';
 import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
+import { turnVault } from '../support/vault.js';
 import { WebClient } from '../support/web-client.js';
 
 const images = await generatedImages();
@@ -403,6 +404,62 @@ describe('dated service records', () => {
     const html = await response.text();
     expect(html).toContain('This is the file your account marked');
     expect(html).toContain(String(first.json.certificate));
+  });
+});
+
+describe('names and failures of a marking’s record', () => {
+  /** The page script's marking with the file name in the part's header as given (RFC 5987 `filename*`, percent-encoded UTF-8). */
+  async function markNamed(session: DashboardSession, encodedName: string): Promise<Marked> {
+    const batch = await newBatch(session.browser);
+    const boundary = 'optmark-names';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename*=utf-8''${encodedName}\r\nContent-Type: image/jpeg\r\n\r\n`),
+      JPEG,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    return session.browser.app('/app/mark', { body: body as unknown as FormData, headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'X-Batch-Id': batch, 'Idempotency-Key': `named-${Math.random()}` } });
+  }
+
+  it('a name with control characters or over 1,024 characters is kept without them and cut, its extension kept, in the record and the vault', async () => {
+    const session = await signInToDashboard(t, 'names-studio');
+    expect((await turnVault(session.browser, true)).status).toBe(200);
+    const withNul = await markNamed(session, 'Harbour%00%07%1B%7F%20at%20dawn.jpg');
+    expect(withNul.status, JSON.stringify(withNul.json)).toBe(200);
+    const long = await markNamed(session, `${'x'.repeat(2000)}.jpg`);
+    expect(long.status, JSON.stringify(long.json)).toBe(200);
+    for (const marked of [withNul, long]) expect(marked.json.vault).toMatchObject({ state: 'stored' });
+    const names = (await recordsOf('names-studio')).map((r) => r.file_name);
+    expect(names[0]).toBe('Harbour at dawn.jpg');
+    expect(Array.from(names[1]!)).toHaveLength(1024);
+    expect(names[1]).toMatch(/^x+…x+\.jpg$/);
+    const kept = (await sql<{ original_name: string }>`select original_name from vault_files f join accounts a on a.id = f.account_id where a.name = 'names-studio' order by f.created_at`.execute(t.server.database.db)).rows;
+    expect(kept.map((r) => r.original_name)).toEqual(names);
+  });
+
+  it('a record that cannot be written fails the marking (500, nothing counted) and the server goes on; no rejection is left unhandled', async () => {
+    const session = await signInToDashboard(t, 'unrecorded-studio');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const db = t.server.database.db;
+    await sql`create function test_refuse_records() returns trigger language plpgsql as $$ begin raise exception 'records refused'; end $$`.execute(db);
+    await sql`create trigger test_refuse_records before insert on records for each row execute function test_refuse_records()`.execute(db);
+    const before = (await t.server.admin.usage('unrecorded-studio')).protect.used;
+    let refused: Marked;
+    try {
+      refused = await markOnPage(session.browser, JPEG, 'unrecorded.jpg');
+      // A turn of the event loop for a rejection nobody handled to be reported.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await sql`drop trigger test_refuse_records on records`.execute(db);
+      await sql`drop function test_refuse_records()`.execute(db);
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(refused.status).toBe(500);
+    expect(refused.json).toMatchObject({ code: 'internal_error' });
+    expect(unhandled).toEqual([]);
+    expect((await t.server.admin.usage('unrecorded-studio')).protect.used).toBe(before);
+    expect((await markOnPage(session.browser, JPEG, 'recorded.jpg')).status).toBe(200);
   });
 });
 

@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { randomBase62 } from '../../core/keys/api-key.js';
+import { keptName } from '../filename.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
 import { InvalidOptionError, InvalidSha256Error, RecordNotFoundError, RoleNotAllowedError } from '../../errors.js';
 import type { AuditEntry, User } from '../people/ports.js';
@@ -125,6 +126,7 @@ export function createRecords(deps: RecordsDeps) {
     /** The record of a marking just done through the dashboard: signed twice, stored, returned. */
     async create(marking: Marking): Promise<ServiceRecord> {
       const { marked } = marking;
+      const fileName = keptName(marking.fileName);
       const id = `rec_${randomBase62(20, randomBytes)}`;
       // Kept to the millisecond (records of one batch list in the order they were made); the JWS's iat is its second.
       const createdAt = clock.now();
@@ -140,7 +142,7 @@ export function createRecords(deps: RecordsDeps) {
         iat,
         account: { id: marking.account.id, name: marking.account.name },
         user: { id: marking.user.id, email: marking.user.email },
-        fileName: marking.fileName,
+        fileName,
         sha256Original: marking.sha256Original,
         batchId: marking.batchId,
         publicJwsSha256: sha256Hex(publicJws),
@@ -153,7 +155,7 @@ export function createRecords(deps: RecordsDeps) {
         userEmail: marking.user.email,
         batchId: marking.batchId,
         createdAt,
-        fileName: marking.fileName,
+        fileName,
         sha256Original: marking.sha256Original,
         sha256Marked: marked.sha256,
         value: marked.value,

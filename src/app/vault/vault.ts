@@ -211,6 +211,9 @@ export function createVault(deps: VaultDeps) {
     /** Keep a marking's two files, when the account's vault is on and they fit. Never fails the marking: a storage failure is `not_stored`. */
     async keep(input: KeepInput): Promise<KeepOutcome> {
       const accountId = input.account.id;
+      // The record is made meanwhile, and looked at only once the file is kept (settle): should it fail on a path
+      // that returns before that, its failure is the marking's (the caller awaits it), never an unhandled rejection.
+      input.recordId.catch(() => {});
       // Most accounts keep nothing: a read, no transaction, nothing sealed.
       if (!(await store.switchedOn(accountId))) return { state: 'off' };
       const key = keys.active;
