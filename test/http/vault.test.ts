@@ -23,7 +23,7 @@ import { signInToDashboard, type DashboardSession } from '../support/dashboard.j
 import { generatedImages } from '../support/generated.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 import { WebClient } from '../support/web-client.js';
-import { contains, markOnPage, postVaultForm, storedFiles, turnVault, vaultRows } from '../support/vault.js';
+import { contains, imageForm, markOnPage, postVaultForm, storedFiles, turnVault, vaultRows } from '../support/vault.js';
 
 const images = await generatedImages();
 const JPEG = images.find((g) => g.name === 'baseline.jpg')!.bytes;
@@ -207,6 +207,13 @@ describe('the Private Vault', () => {
     // Full to the byte: any other file is not kept, and nothing of it is stored.
     const next = await markOnPage(session.browser, PNG, 'another.png');
     expect(next.vault).toMatchObject({ state: 'full', used: pair, limit: pair, needed: PNG.byteLength + next.bytes.byteLength });
+    // The same original marked with another value: only the new marked file is needed (the original is kept already).
+    const otherValue = imageForm(JPEG, 'exactly.jpg');
+    otherValue.append('value', 'DMI-PROHIBITED-GENAIMLTRAINING');
+    const batch = await session.browser.app('/app/batches');
+    const again = await session.browser.app('/app/mark', { body: otherValue, headers: { 'X-Batch-Id': String(batch.json.id), 'Idempotency-Key': 'vault-other-value' } });
+    expect(again.status).toBe(200);
+    expect(again.json.vault).toMatchObject({ state: 'full', used: pair, limit: pair, needed: again.bytes!.byteLength, message: expect.stringContaining('this marking needs') });
     expect((await vaultRows(t.server, 'vault-limit')).files).toHaveLength(1);
     expect((await vaultRows(t.server, 'vault-limit')).objects).toHaveLength(2);
     // The no-JavaScript form says it in a header.

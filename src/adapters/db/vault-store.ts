@@ -127,7 +127,7 @@ export class SqlVaultStore implements VaultStore {
         const fresh = [...wanted.values()].filter((blob) => !existing.some((o) => o.sha256 === blob.sha256));
         const used = Number(account.used);
         const needed = fresh.reduce((sum, blob) => sum + blob.size, 0);
-        if (used + needed > limit) return { outcome: 'full' as const, used, limit };
+        if (used + needed > limit) return { outcome: 'full' as const, used, limit, needed };
         const made: VaultObject[] = fresh.map((blob) => ({
           accountId: request.accountId,
           sha256: blob.sha256,

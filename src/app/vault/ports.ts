@@ -129,7 +129,7 @@ export interface VaultStore {
    * the file's row too, and the objects whose bytes must be written are
    * returned (new ones, and ones another marking is still writing).
    */
-  begin(request: KeepRequest): Promise<{ outcome: 'off' } | { outcome: 'busy' } | { outcome: 'full'; used: number; limit: number } | { outcome: 'write'; objects: VaultObject[] }>;
+  begin(request: KeepRequest): Promise<{ outcome: 'off' } | { outcome: 'busy' } | { outcome: 'full'; used: number; limit: number; needed: number } | { outcome: 'write'; objects: VaultObject[] }>;
   /** Files still `writing` that were written down before `before` (the check finishes them when their bytes are whole). */
   unfinished(before: Date): Promise<VaultFile[]>;
   /** Last step, once the bytes are durable: the objects and the file are `stored`; the file names its record (when there is one). */

@@ -254,7 +254,7 @@ export function createVault(deps: VaultDeps) {
         await discardAll();
         if (outcome.outcome === 'off') return { state: 'off' };
         if (outcome.outcome === 'busy') return { state: 'not_stored' };
-        return { state: 'full', used: outcome.used, limit: outcome.limit, needed: [...files.values()].reduce((sum, bytes) => sum + bytes.byteLength, 0) };
+        return { state: 'full', used: outcome.used, limit: outcome.limit, needed: outcome.needed };
       }
       try {
         const staged = await Promise.all(staging);

@@ -38,7 +38,7 @@ export function vaultFacts(outcome: KeepOutcome | null, f: Format = formatFor('e
       used: outcome.used,
       limit: outcome.limit,
       needed: outcome.needed,
-      message: `Not kept in your Private Vault: it is full (${f.bytes(outcome.used)} of ${f.bytes(outcome.limit)} used; these two files need ${f.bytes(outcome.needed)}). The file is marked all the same.`,
+      message: `Not kept in your Private Vault: it is full (${f.bytes(outcome.used)} of ${f.bytes(outcome.limit)} used; this marking needs ${f.bytes(outcome.needed)} more). The file is marked all the same.`,
     };
   }
   return { state: 'not_stored', message: "Not kept in your Private Vault: its storage could not be written just now. The file is marked all the same." };
