@@ -208,7 +208,7 @@ async function drawRecord(writer: Writer, entry: CertificateRecord, context: Cer
   }
   writer.fact('File', record.fileName === '' ? '(sent without a name)' : record.fileName, { width: factsWidth });
   writer.fact('Marked on', utcText(record.createdAt), { width: factsWidth });
-  writer.fact('Account', context.accountName, { width: factsWidth });
+  writer.fact('Account', entry.accountName, { width: factsWidth });
   writer.fact('Marked by', record.userEmail, { width: factsWidth });
   writer.fact('Opt-out written', `${entry.valueLabel} (plus:DataMining = ${record.value})`, { width: factsWidth });
   writer.fact('Layers', layerWords(record.layers), { width: factsWidth });
@@ -257,7 +257,7 @@ export function createCertificateMaker(): CertificateMaker {
       );
       writer.rule();
       writer.fact('Batch', batchId);
-      writer.fact('Account', context.accountName);
+      writer.fact('Account', entries[0]!.accountName);
       writer.fact('Files', String(entries.length));
       writer.fact('Marked', first.getTime() === last.getTime() ? utcText(first) : `from ${utcText(first)} to ${utcText(last)}`);
       writer.heading('The files');

@@ -434,6 +434,15 @@ describe('names and failures of a marking’s record', () => {
     expect(names[1]).toMatch(/^x+…x+\.jpg$/);
     const kept = (await sql<{ original_name: string }>`select original_name from vault_files f join accounts a on a.id = f.account_id where a.name = 'names-studio' order by f.created_at`.execute(t.server.database.db)).rows;
     expect(kept.map((r) => r.original_name)).toEqual(names);
+
+    // The certificate shows the account as its record signed it, also once the account is renamed.
+    await t.server.admin.renameAccount('names-studio', 'names-renamed');
+    const certificate = await session.browser.request(String(withNul.json.certificate), { site: 'same-origin' });
+    expect(certificate.status).toBe(200);
+    const text = pdfText(new Uint8Array(await certificate.arrayBuffer()), 'record-renamed');
+    expect(text).toContain('names-studio');
+    expect(text).not.toContain('names-renamed');
+    expect(text).toContain('Harbour at dawn.jpg');
   });
 
   it('a record that cannot be written fails the marking (500, nothing counted) and the server goes on; no rejection is left unhandled', async () => {

@@ -93,10 +93,11 @@ export interface CertificateRecord {
   readonly record: StoredRecord;
   /** The IPTC label of the record's value. */
   readonly valueLabel: string;
+  /** The account's name as the record signed it (an account renamed since keeps its old name here). */
+  readonly accountName: string;
 }
 
 export interface CertificateContext {
-  readonly accountName: string;
   /** This deployment's address, where the JWKS is. */
   readonly issuer: string;
   /** When the certificate is made. */

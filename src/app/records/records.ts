@@ -116,11 +116,17 @@ export function filterOf(input: SearchInput): { filter: RecordFilter; page: numb
 export function createRecords(deps: RecordsDeps) {
   const { store, clock } = deps;
 
-  function context(accountName: string) {
-    return { accountName, issuer: deps.issuer(), madeAt: clock.now() };
+  function context() {
+    return { issuer: deps.issuer(), madeAt: clock.now() };
   }
 
-  const forCertificate = (record: StoredRecord): CertificateRecord => ({ record, valueLabel: valueLabel(record.value) });
+  /** The account's name the record's private JWS signed when it was made (the JWS is ours: read, not verified again). */
+  const signedAccountName = (record: StoredRecord): string => {
+    const claims = JSON.parse(Buffer.from(record.privateJws.split('.')[1] ?? '', 'base64url').toString('utf8')) as { account?: { name?: unknown } };
+    if (typeof claims.account?.name !== 'string') throw new Error(`internal: record ${record.id} has no account name in its private JWS`);
+    return claims.account.name;
+  };
+  const forCertificate = (record: StoredRecord): CertificateRecord => ({ record, valueLabel: valueLabel(record.value), accountName: signedAccountName(record) });
 
   return {
     /** The record of a marking just done through the dashboard: signed twice, stored, returned. */
@@ -218,7 +224,7 @@ export function createRecords(deps: RecordsDeps) {
         await deps.thumbnails.complete([recordId]);
         record = (await store.find(account.id, recordId)) ?? record;
       }
-      return { record, pdf: await deps.certificates.record(forCertificate(record), context(account.name)) };
+      return { record, pdf: await deps.certificates.record(forCertificate(record), context()) };
     },
 
     /** The certificate of a batch (PDF): every record marked in it; a batch without records of the account is RecordNotFoundError. */
@@ -231,7 +237,7 @@ export function createRecords(deps: RecordsDeps) {
         await deps.thumbnails.complete(without);
         records = await store.inBatch(account.id, batchId, BATCH_CERTIFICATE_LIMIT);
       }
-      return deps.certificates.batch(batchId, records.map(forCertificate), context(account.name));
+      return deps.certificates.batch(batchId, records.map(forCertificate), context());
     },
 
     /** The public lookup: by the marked file's hash only, of accounts that turned it on. */
