@@ -95,6 +95,38 @@ describe('with OPTMARK_SIGNUP=open', () => {
     expect(linkIn((await mailTo('fresh@shop.example')).text)).toBeDefined();
   });
 
+  it('the answer does not wait for the lookup or the link (whose time would tell whether an email has a user): with every link write failing, each kind of address is answered alike', async () => {
+    // Links cannot be written: before the answer, this failed (500) for exactly the addresses that needed one.
+    const db = t.server.database.db;
+    await sql`create function test_refuse_links() returns trigger language plpgsql as $$ begin raise exception 'no links today'; end $$`.execute(db);
+    await sql`create trigger test_refuse_signups before insert on signups for each row execute function test_refuse_links()`.execute(db);
+    await sql`create trigger test_refuse_resets before insert on one_time_links for each row execute function test_refuse_links()`.execute(db);
+    try {
+      const strip = (html: string) => html.replace(/value="[^"]*"/g, '').replace(/<strong>[^<]*<\/strong>/g, '');
+      const signUps = await Promise.all(['taken@shop.example', 'unwritten@shop.example'].map((email) => askFor(new WebClient(t.url), email)));
+      expect(signUps.map((r) => r.status)).toEqual([200, 200]);
+      const [known, unknown] = await Promise.all(signUps.map((r) => r.text()));
+      expect(strip(known!)).toBe(strip(unknown!));
+      const resets = await Promise.all(
+        ['taken@shop.example', 'nobody@shop.example'].map(async (email) => {
+          const visitor = new WebClient(t.url);
+          return visitor.form('/forgot-password', { pre: await visitor.preToken('/forgot-password'), email });
+        }),
+      );
+      expect(resets.map((r) => r.status)).toEqual([200, 200]);
+      const [knownReset, unknownReset] = await Promise.all(resets.map((r) => r.text()));
+      expect(strip(knownReset!)).toBe(strip(unknownReset!));
+    } finally {
+      await sql`drop trigger test_refuse_signups on signups`.execute(db);
+      await sql`drop trigger test_refuse_resets on one_time_links`.execute(db);
+      await sql`drop function test_refuse_links()`.execute(db);
+    }
+    // Once links can be written again, the next ask gets its mail.
+    received.length = 0;
+    await askFor(new WebClient(t.url), 'unwritten@shop.example');
+    expect(linkIn((await mailTo('unwritten@shop.example')).text)).toBeDefined();
+  });
+
   it('a newer link for an email retires the older one; a malformed address comes back with the reason', async () => {
     await askFor(new WebClient(t.url), 'twice@shop.example');
     const first = linkIn((await mailTo('twice@shop.example')).text)!;

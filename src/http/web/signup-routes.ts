@@ -9,11 +9,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isOptmarkError, LinkNotValidError, RequestError } from '../../errors.js';
 import type { SignUps } from '../../app/people/signup.js';
+import { normaliseEmail } from '../../app/people/users.js';
 import { linkNotValidPage, signUpConfirmPage, signUpPage } from '../../web/pages/auth.js';
+import type { AfterAnswer } from './after-answer.js';
 import { field, pageContext, sendPage, type WebDeps } from './context.js';
 import { sessionToken, type Guard } from './guard.js';
 
-export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard): void {
+export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, later: AfterAnswer): void {
   const context = (request: FastifyRequest) => pageContext(deps, request);
   /** The sign-ups, or 404 where the deployment does not take them. */
   const open = (): SignUps => {
@@ -33,32 +35,36 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard):
     // The brake of sign-in and "forgot your password": per address, and per address and email.
     deps.signInLimits.admit(request.ip, email);
     deps.signInLimits.fail(request.ip, email);
-    let mail;
+    let address: string;
     try {
-      mail = await signUps.request(email);
+      address = normaliseEmail(email);
     } catch (error) {
       if (isOptmarkError(error) && error.code === 'invalid_option') {
         return sendPage(reply, signUpPage(context(request), { pre: guard.preSession(request, reply), email, error: 'Give an email address such as name@example.com.' }), 422);
       }
       throw error;
     }
-    // Not awaited: the answer must not take longer for one kind of address than the other.
-    deps.mailer
-      .send(
-        mail.kind === 'link'
-          ? {
-              to: mail.email,
-              subject: 'Confirm your email to create your optmark account',
-              text: `Someone (we hope you) asked to create an optmark account with ${mail.email}.\n\nOpen this link to choose the account's name and your password:\n${mail.url}\n\nIt works once, for 24 hours. If you did not ask, ignore this mail: nothing is made.\n`,
-            }
-          : {
-              to: mail.email,
-              subject: 'You have an optmark account already',
-              text: `Someone (we hope you) asked to create an optmark account with ${mail.email}, which has one already.\n\nSign in at ${mail.signInUrl}; if you forgot your password, ask there for a link to choose a new one.\n\nIf you did not ask, ignore this mail.\n`,
-            },
-      )
-      .catch((error: unknown) => request.log.warn({ err: error }, 'could not mail a sign-up link'));
-    return sendPage(reply, signUpPage(context(request), { pre: guard.preSession(request, reply), email: mail.email, sent: true }));
+    // After the answer: it must not take longer for one kind of address than the other (a lookup, or a lookup and a write).
+    later('could not make or mail a sign-up link', async () => {
+      const mail = await signUps.request(address);
+      // Not awaited: a slow mail server holds up no other link.
+      deps.mailer
+        .send(
+          mail.kind === 'link'
+            ? {
+                to: mail.email,
+                subject: 'Confirm your email to create your optmark account',
+                text: `Someone (we hope you) asked to create an optmark account with ${mail.email}.\n\nOpen this link to choose the account's name and your password:\n${mail.url}\n\nIt works once, for 24 hours. If you did not ask, ignore this mail: nothing is made.\n`,
+              }
+            : {
+                to: mail.email,
+                subject: 'You have an optmark account already',
+                text: `Someone (we hope you) asked to create an optmark account with ${mail.email}, which has one already.\n\nSign in at ${mail.signInUrl}; if you forgot your password, ask there for a link to choose a new one.\n\nIf you did not ask, ignore this mail.\n`,
+              },
+        )
+        .catch((error: unknown) => request.log.warn({ err: error }, 'could not mail a sign-up link'));
+    });
+    return sendPage(reply, signUpPage(context(request), { pre: guard.preSession(request, reply), email: address, sent: true }));
   });
 
   const confirmPage = async (request: FastifyRequest, reply: FastifyReply, token: string, typed: { accountName?: string; displayName?: string; error?: string } = {}, status = 200) => {
