@@ -559,6 +559,17 @@ export class TooManySignInsError extends OptmarkError {
   }
 }
 
+/** An account's invitations of the last hour are used up (app/people/invite-limits.ts). */
+export class TooManyInvitationsError extends OptmarkError {
+  readonly code = 'too_many_requests';
+  constructor(
+    perHour: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`This account has sent ${perHour} invitations in the last hour, the most an hour allows; try again in ${Math.ceil(retryAfterSeconds / 60)} minute${Math.ceil(retryAfterSeconds / 60) === 1 ? '' : 's'}`);
+  }
+}
+
 /**
  * The account's calls that failed after their upload was processed, or
  * whose client left before the answer, have used its budget of such work

@@ -184,6 +184,26 @@ describe('roles', () => {
     expect((await ivy.page('/overview')).status).toBe(303);
   });
 
+  it('an account sends at most 20 invitations an hour, refused ones included (an invitation says whether an email has a user elsewhere): the 21st is 429, the email kept', async () => {
+    await user('elsewhere', 'known@elsewhere.example', 'owner');
+    const owner = await user('prober', 'owner@prober.example', 'owner', 'free');
+    const csrf = await owner.csrf();
+    const taken = await owner.form('/account/members', { csrf, email: 'known@elsewhere.example', role: 'member' });
+    expect(taken.status).toBe(422);
+    expect(await taken.text()).toContain('already has a user');
+    for (let i = 1; i < 20; i++) expect((await owner.form('/account/members', { csrf, email: `guess${i}@prober.example`, role: 'member' })).status).toBe(200);
+    const braked = await owner.form('/account/members', { csrf, email: 'known@elsewhere.example', role: 'member' });
+    expect(braked.status).toBe(429);
+    expect(Number(braked.headers.get('retry-after'))).toBeGreaterThan(3500);
+    const html = await braked.text();
+    expect(html).toContain('sent 20 invitations in the last hour');
+    expect(html).not.toContain('already has a user');
+    expect(html).toContain('value="known@elsewhere.example"');
+    // Another account has its own hour.
+    const other = await user('other-team', 'owner@other-team.example', 'owner');
+    expect((await other.form('/account/members', { csrf: await other.csrf(), email: 'new@other-team.example', role: 'member' })).status).toBe(200);
+  });
+
   it('a Free account signs in and is told why it cannot mark or check; its calls are refused', async () => {
     const free = await user('gratis', 'kim@example.com', 'owner', 'free');
     expect((await free.page('/mark')).html).toContain('does not include marking or checking images');

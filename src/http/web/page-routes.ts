@@ -5,7 +5,8 @@
  * uses app-routes.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isOptmarkError, type OptmarkError } from '../../errors.js';
+import { isOptmarkError, TooManyInvitationsError, type OptmarkError } from '../../errors.js';
+import { createInviteLimits } from '../../app/people/invite-limits.js';
 import { protectOffLoop, protectWithFingerprint } from '../../app/protect-image.js';
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
@@ -47,6 +48,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   const { access, people, sessions } = deps;
   const context = (request: FastifyRequest) => pageContext(deps, request);
   const usageOf = (request: FastifyRequest) => access.accountUsage(request.signedIn!.account.id);
+  const inviteLimits = createInviteLimits(deps.clock);
 
   app.get('/overview', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
     const { account, user } = request.signedIn!;
@@ -151,8 +153,13 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     const role = field(request, 'role') || 'member';
     let invited;
     try {
+      inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.invite(request.signedIn!.user, email, role);
     } catch (error) {
+      if (error instanceof TooManyInvitationsError) {
+        reply.header('Retry-After', String(error.retryAfterSeconds));
+        return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 429);
+      }
       if (formError(error)) return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 422);
       throw error;
     }
