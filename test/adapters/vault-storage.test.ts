@@ -107,6 +107,8 @@ describe('sealing', () => {
     const objectA = objectName(keys.active, account, 'a'.repeat(64));
     expect(objectA).toMatch(/^[0-9a-f]{64}$/);
     expect(objectName(keys.active, '1b3c7a8e-5d2f-4c1a-9e6b-2f1d0c9a8b7e', 'a'.repeat(64))).not.toBe(objectA);
+    // A new object of the same file of the same account: a name of its own.
+    expect(objectName(keys.active, account, 'a'.repeat(64))).not.toBe(objectA);
     const sealed = seal(keys.active, objectA, plain);
     expect(sealed.byteLength).toBe(plain.byteLength + SEAL_OVERHEAD);
     expect(contains(sealed, plain)).toBe(false);

@@ -3,8 +3,11 @@
  * bucket reveals nothing (no file, no hash, no account):
  *
  * - an object's name is HMAC-SHA-256(vault key, account id ‖ SHA-256 of the
- *   file), in hexadecimal: the same file of one account is one object, and
- *   the same file of two accounts two unrelated ones;
+ *   file ‖ a random generation), in hexadecimal: the same file of one account
+ *   is one object (its row, unique by account and hash), the same file of two
+ *   accounts two unrelated ones, and a file removed and kept again gets a
+ *   name of its own, so that no removal still under way for the old one
+ *   (a check's sweep, a listing of orphans) can reach the new bytes;
  * - its bytes are AES-256-GCM under a key derived from the vault key (HKDF-
  *   SHA-256), with a random 96-bit nonce: `OMV1`, the key's version (4
  *   bytes, big-endian), the nonce, the ciphertext, the 16-byte tag. The
@@ -31,9 +34,9 @@ function contentKey(key: VaultKey): Buffer {
   return made;
 }
 
-/** The object's name: HMAC-SHA-256(vault key, account id ‖ sha256), hexadecimal. */
+/** A new object's name: HMAC-SHA-256(vault key, account id ‖ sha256 ‖ 16 random bytes), hexadecimal. */
 export function objectName(key: VaultKey, accountId: string, sha256: string): string {
-  return createHmac('sha256', key.key).update(accountId, 'utf8').update(sha256, 'utf8').digest('hex');
+  return createHmac('sha256', key.key).update(accountId, 'utf8').update(sha256, 'utf8').update(randomBytes(16)).digest('hex');
 }
 
 function header(version: number): Buffer {

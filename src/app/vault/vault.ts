@@ -217,7 +217,9 @@ export function createVault(deps: VaultDeps) {
       // Most accounts keep nothing: a read, no transaction, nothing sealed.
       if (!(await store.switchedOn(accountId))) return { state: 'off' };
       const key = keys.active;
-      const name = (sha256: string) => objectName(key, accountId, sha256);
+      // Each object's name once (a new name is random: the row and the staged bytes must agree on it).
+      const names = new Map([input.original.sha256, input.marked.sha256].map((sha256) => [sha256, objectName(key, accountId, sha256)]));
+      const name = (sha256: string) => names.get(sha256)!;
       const id = `vlt_${randomBase62(20, randomBytes)}`;
       const begun = store.begin({
         id,

@@ -1,0 +1,89 @@
+/**
+ * A vault object's name is new each time a file is kept (app/vault/sealing.ts),
+ * so that a removal still under way for a file removed (the periodic check's
+ * sweep, which took its list before) cannot reach the bytes of the same file
+ * kept again meanwhile. On the embedded database and the file storage, with
+ * the storage's deletes held at a gate to put the steps in that order.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SqlVaultStore } from '../../src/adapters/db/vault-store.js';
+import { systemClock } from '../../src/app/ports.js';
+import type { BlobStore } from '../../src/app/vault/ports.js';
+import { createVault, type KeepInput } from '../../src/app/vault/vault.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t?.close());
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+it('a check whose sweep overlaps a removal and the same file kept again leaves the new bytes alone', async () => {
+  const account = await t.server.admin.createAccount('vault-names', 'pro');
+  const { user } = await t.server.people.createUser({ account: 'vault-names', email: 'owner@vault-names.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
+  const real = t.server.vaultBlobs;
+  /** Deletes wait here, one gate each, while `holding` says so. */
+  const gates: Array<() => void> = [];
+  let holding = 0;
+  const blobs: BlobStore = {
+    kind: real.kind,
+    put: (name, bytes) => real.put(name, bytes),
+    stage: (name, bytes) => real.stage(name, bytes),
+    get: (name) => real.get(name),
+    list: () => real.list(),
+    close: async () => {},
+    async delete(name) {
+      if (holding > 0) {
+        holding -= 1;
+        await new Promise<void>((resolve) => gates.push(resolve));
+      }
+      return real.delete(name);
+    },
+  };
+  const store = new SqlVaultStore(t.server.database.db);
+  const vault = createVault({ store, blobs, keys: t.server.vaultKeys, clock: systemClock, audit: async () => {} });
+  await vault.setEnabled(user, 'pro', true, false, null);
+  const original = Buffer.from('the original file '.repeat(20));
+  const marked = Buffer.from('the marked file '.repeat(20));
+  const input = (): KeepInput => ({
+    account: { id: account.id },
+    user,
+    recordId: Promise.resolve(null),
+    batchId: null,
+    original: { bytes: original, sha256: sha256(original), mimeType: 'image/jpeg', name: 'a.jpg' },
+    marked: { bytes: marked, sha256: sha256(marked), mimeType: 'image/jpeg', name: 'a-optout.jpg' },
+  });
+  const viewer = { accountId: account.id, userId: user.id, owner: true };
+  const first = await vault.keep(input());
+  expect(first.state).toBe('stored');
+  await vault.idle();
+  const firstName = (await store.object(account.id, sha256(original)))!.objectName;
+
+  const until = async (n: number) => {
+    while (gates.length < n) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  // The removal's first delete of bytes waits; the check starts then, its sweep lists both objects, and its first delete waits too.
+  holding = 2;
+  const removing = vault.remove(viewer, [(first as { fileId: string }).fileId], user, null);
+  await until(1);
+  const checking = vault.check(0);
+  await until(2);
+  // The removal ends (bytes and rows gone), and the same file is kept again.
+  gates[0]!();
+  await removing;
+  const again = await vault.keep(input());
+  expect(again.state).toBe('stored');
+  await vault.idle();
+  // The check goes on with the list it took before.
+  gates[1]!();
+  const report = await checking;
+  expect(report.missing).toBe(0);
+  const listed = await vault.search(viewer, {});
+  expect(listed.files.map((f) => f.id)).toEqual([(again as { fileId: string }).fileId]);
+  expect((await vault.read(viewer, (again as { fileId: string }).fileId, 'original')).bytes.equals(original)).toBe(true);
+  // Because the file kept again has a name of its own.
+  expect((await store.object(account.id, sha256(original)))!.objectName).not.toBe(firstName);
+});
