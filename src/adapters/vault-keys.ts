@@ -88,6 +88,10 @@ export class VaultKeys implements VaultKeyRing {
     return this.keys.current.decoded.find((k) => k.version === version);
   }
 
+  versions(): number[] {
+    return this.keys.current.decoded.map((k) => k.version);
+  }
+
   list(): VaultKeyInfo[] {
     return this.keys.current.file.keys.map((k, i) => ({ version: k.version, createdAt: k.createdAt, active: i === 0 }));
   }

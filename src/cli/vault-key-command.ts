@@ -15,6 +15,7 @@ import { openDatabase } from '../adapters/db/open.js';
 import { PRIVATE_UMASK } from '../adapters/private-paths.js';
 import { openBlobStore } from '../adapters/storage/open.js';
 import { VaultKeys } from '../adapters/vault-keys.js';
+import { vaultIdentityProblem } from '../app/vault/identity.js';
 import { rotateVaultKey } from '../app/vault/rotation.js';
 import { createVault } from '../app/vault/vault.js';
 import { systemClock } from '../app/ports.js';
@@ -49,6 +50,10 @@ export async function vaultKeyCommand(args: readonly string[]): Promise<number> 
     const blobs = openBlobStore(config);
     try {
       const store = new SqlVaultStore(database.db);
+      // This key file and storage must be the vault's (then the new version is written down beside the others).
+      const identity = { store, blobs, keys, keysPath: config.vaultKeysPath };
+      const problem = await vaultIdentityProblem(identity);
+      if (problem !== undefined) throw new CliError(`${problem}: nothing rotated`, 'vault_not_shared');
       const report = await rotateVaultKey({
         store,
         blobs,
@@ -61,6 +66,7 @@ export async function vaultKeyCommand(args: readonly string[]): Promise<number> 
       });
       // What a stop in the middle left (a copy whose row was not moved) is removed at once.
       const graceMs = config.databaseUrl ? config.reservationTtlSeconds * 1000 : 0;
+      await vaultIdentityProblem(identity);
       await createVault({ store, blobs, keys, clock: systemClock, audit: async () => {} }).check(graceMs);
       if (values.json) printJson(report);
       else {

@@ -257,6 +257,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       if (found.finished + found.removed + found.orphans + found.missing > 0) app?.log.warn(found, 'the vault check finished or undid work a stop left half done');
       return found;
     };
+    // The storage and the keys must be this database's vault's: a server with its own would drop the others' files.
+    const vaultProblem = await vault.claimIdentity(config.vaultKeysPath);
     const startCheck = await vaultCheck(vaultGraceMs);
     // Only PostgreSQL keeps reservations in the database; the embedded store
     // holds them in memory, so a crash leaves none to give back. The first
@@ -294,6 +296,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const server = app;
     for (const warning of permissionWarnings) server.log.warn(warning);
     for (const line of await ignoredLimitSettings(config, store)) server.log.warn(line);
+    if (vaultProblem !== undefined) server.log.error(`${vaultProblem}; until then this server keeps, opens and checks no Private Vault file`);
     if (startCheck.finished + startCheck.removed + startCheck.orphans + startCheck.missing > 0) server.log.warn(startCheck, 'the vault check at start finished or undid work a stop left half done');
     vaultChecks = setInterval(() => {
       vaultCheck(config.reservationTtlSeconds * 1000).catch((error: unknown) => server.log.warn({ err: error }, 'the vault check failed'));

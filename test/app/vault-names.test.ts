@@ -34,6 +34,7 @@ it('a check whose sweep overlaps a removal and the same file kept again leaves t
     stage: (name, bytes) => real.stage(name, bytes),
     get: (name) => real.get(name),
     list: () => real.list(),
+    identity: () => real.identity(),
     close: async () => {},
     async delete(name) {
       if (holding > 0) {

@@ -13,7 +13,7 @@
  * rotation: test/process/vault-key.test.ts); and on PostgreSQL,
  * OPTMARK_VAULT_BYTES fills the plans' room when the database is created.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -23,7 +23,7 @@ import { signInToDashboard, type DashboardSession } from '../support/dashboard.j
 import { generatedImages } from '../support/generated.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
 import { WebClient } from '../support/web-client.js';
-import { contains, imageForm, markOnPage, postVaultForm, storedFiles, turnVault, vaultRows } from '../support/vault.js';
+import { contains, imageForm, markOnPage, STORAGE_ID, postVaultForm, storedFiles, turnVault, vaultRows } from '../support/vault.js';
 
 const images = await generatedImages();
 const JPEG = images.find((g) => g.name === 'baseline.jpg')!.bytes;
@@ -92,6 +92,9 @@ describe('the Private Vault', () => {
       expect(stored.subarray(0, 4).toString('latin1')).toBe('OMV1');
     }
     expect(folders.every((mode) => mode === 0o700)).toBe(true);
+    // Beside them, the storage's id (app/vault/identity.ts), 0600 too.
+    expect(statSync(join(vaultDir(), STORAGE_ID)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(vaultDir(), STORAGE_ID), 'utf8')).toMatch(/^[0-9a-f]{32}\n$/);
     // The meter counts the two files, exactly.
     const status = await t.server.vault.status((await t.server.admin.showAccount('vault-studio')).id);
     expect(status).toMatchObject({ enabled: true, used: JPEG.byteLength + marked.bytes.byteLength, files: 1 });

@@ -94,7 +94,9 @@ it('two servers on one PostgreSQL database, 64 clients, 150 protect calls: exact
   for (const server of servers) expect(server.stdout + server.stderr).not.toContain(key);
   // PostgreSQL mode keeps no embedded database, lock or socket in the data
   // directory: only the key files (signing, fingerprint, vault), which both servers share here,
-  // and the private folder where repository scans fetch (empty once they are done).
-  expect(readdirSync(dataDir).sort()).toEqual(['fingerprint-keys.json', 'scans', 'signing-keys.json', 'vault-keys.json']);
+  // the private folder where repository scans fetch (empty once they are done), and the vault's
+  // folder, which holds only its storage's id until an account keeps a file.
+  expect(readdirSync(dataDir).sort()).toEqual(['fingerprint-keys.json', 'scans', 'signing-keys.json', 'vault', 'vault-keys.json']);
+  expect(readdirSync(join(dataDir, 'vault'))).toEqual(['storage-id']);
   expect(readdirSync(join(dataDir, 'scans'))).toEqual([]);
 }, 90_000);

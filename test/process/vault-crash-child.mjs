@@ -30,6 +30,7 @@ const crashing = {
   get: (name) => blobs.get(name),
   delete: (name) => blobs.delete(name),
   list: () => blobs.list(),
+  identity: () => blobs.identity(),
   close: () => blobs.close(),
 };
 const server = await startServer(config, {

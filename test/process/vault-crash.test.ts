@@ -117,6 +117,7 @@ describe.each([['filesystem'], ['s3']] as const)('a crash while keeping a markin
     const after = await vaultRows(t.server, account);
     expect(after.files.map((f) => f.state)).toEqual(['stored', 'stored']);
     expect(await storageNames(dataDir, env.OPTMARK_VAULT_S3_URL)).toEqual(after.objects.map((o) => o.object_name).sort());
-    if (kind === 'filesystem') expect(readdirSync(join(dataDir, 'vault')).every((name) => /^[0-9a-f]{64}$/.test(name))).toBe(true);
+    // No temporary file is left: only objects, and the storage's id.
+    if (kind === 'filesystem') expect(readdirSync(join(dataDir, 'vault')).filter((name) => name !== 'storage-id').every((name) => /^[0-9a-f]{64}$/.test(name))).toBe(true);
   });
 });

@@ -51,7 +51,8 @@ export async function startS3(): Promise<TestS3> {
       let token: string | undefined;
       do {
         const page = await client.send(new ListObjectsV2Command({ Bucket: 'vault', ContinuationToken: token }));
-        keys.push(...(page.Contents ?? []).map((c) => c.Key!));
+        // The objects, not the storage's id beside them (adapters/storage/s3.ts).
+        keys.push(...(page.Contents ?? []).map((c) => c.Key!).filter((key) => !key.endsWith('storage-id')));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
       return keys.sort();

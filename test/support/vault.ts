@@ -38,7 +38,10 @@ export async function postVaultForm(browser: WebClient, path: string, fields: Ar
 
 export const turnVault = (browser: WebClient, on: boolean, files: 'keep' | 'delete' = 'keep') => postVaultForm(browser, '/vault/settings', [['enabled', on ? 'on' : 'off'], ['files', files]]);
 
-/** Every file in the vault's directory, with its mode, and the directory's mode. */
+/** The file beside the objects that holds the storage's id (adapters/storage/filesystem.ts). */
+export const STORAGE_ID = 'storage-id';
+
+/** Every object file in the vault's directory (not the storage's id), with its mode, and the directory's mode. */
 export function storedFiles(root: string): { files: Array<{ name: string; path: string; mode: number }>; folders: number[] } {
   let entries: string[];
   try {
@@ -46,7 +49,7 @@ export function storedFiles(root: string): { files: Array<{ name: string; path: 
   } catch {
     return { files: [], folders: [] };
   }
-  const files = entries.map((name) => ({ name, path: join(root, name), mode: statSync(join(root, name)).mode & 0o777 }));
+  const files = entries.filter((name) => name !== STORAGE_ID).map((name) => ({ name, path: join(root, name), mode: statSync(join(root, name)).mode & 0o777 }));
   return { files, folders: [statSync(root).mode & 0o777] };
 }
 

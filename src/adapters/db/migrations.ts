@@ -410,6 +410,16 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
      )`,
     `create index signups_email on signups (email) where used_at is null`,
   ),
+  // What the vault's bytes are kept in and sealed with: the storage's id and
+  // a fingerprint of each key version. Every server on this database must
+  // use that storage and those keys (app/vault/identity.ts).
+  '011-vault-identity': statements(
+    `create table vault_identity (
+       what text primary key,
+       fingerprint text not null,
+       recorded_at timestamptz not null default now()
+     )`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

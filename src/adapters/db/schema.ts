@@ -287,6 +287,13 @@ export interface ScanItemsTable {
   fingerprint: string | null;
 }
 
+/** What the vault's bytes are kept in and sealed with (migration 011-vault-identity). */
+export interface VaultIdentityTable {
+  what: string;
+  fingerprint: string;
+  recorded_at: Generated<Date>;
+}
+
 export interface Database {
   scans: ScansTable;
   scan_items: ScanItemsTable;
@@ -302,6 +309,7 @@ export interface Database {
   users: UsersTable;
   one_time_links: OneTimeLinksTable;
   signups: SignupsTable;
+  vault_identity: VaultIdentityTable;
   audit_log: AuditLogTable;
   accounts: AccountsTable;
   plan_limits: PlanLimitsTable;

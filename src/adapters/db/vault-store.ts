@@ -303,6 +303,19 @@ export class SqlVaultStore implements VaultStore {
     );
   }
 
+  claimIdentities(entries: ReadonlyArray<{ readonly what: string; readonly fingerprint: string }>): Promise<Map<string, string>> {
+    return guarded(async () => {
+      if (entries.length === 0) return new Map();
+      await this.db
+        .insertInto('vault_identity')
+        .values(entries.map((e) => ({ what: e.what, fingerprint: e.fingerprint })))
+        .onConflict((oc) => oc.column('what').doNothing())
+        .execute();
+      const rows = await this.db.selectFrom('vault_identity').select(['what', 'fingerprint']).execute();
+      return new Map(rows.map((r) => [r.what, r.fingerprint]));
+    });
+  }
+
   objectNames(): Promise<Map<string, VaultObject['state']>> {
     return guarded(async () => {
       const rows = await this.db.selectFrom('vault_objects').select(['object_name', 'state']).execute();

@@ -19,6 +19,8 @@ import { dirname, join } from 'node:path';
 import type { BlobStore, StagedBlob } from '../../app/vault/ports.js';
 
 const NAME = /^[0-9a-f]{64}$/;
+/** The storage's id (identity()): not an object name, so never listed or removed as one. */
+const IDENTITY_FILE = 'storage-id';
 /** A temporary file a crash left mid-write: listed (and so removed by the check) under its own name. */
 const TEMPORARY = /^[0-9a-f]{64}\.[0-9a-f]{32}\.tmp$/;
 
@@ -134,6 +136,30 @@ export class FileBlobStore implements BlobStore {
       throw error;
     }
     await this.directory.sync();
+  }
+
+  /** In `storage-id` beside the objects (0600), made exclusively: of two servers making it at once, both read the first's. */
+  async identity(): Promise<string> {
+    const file = join(this.root, IDENTITY_FILE);
+    try {
+      return (await readFile(file, 'utf8')).trim();
+    } catch (error) {
+      if (!missing(error)) throw error;
+    }
+    await this.ensureRoot();
+    try {
+      const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        await handle.writeFile(`${randomBytes(16).toString('hex')}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await this.directory.sync();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    return (await readFile(file, 'utf8')).trim();
   }
 
   async *list(): AsyncIterable<{ name: string; modifiedAt: Date }> {

@@ -14,6 +14,7 @@
  * bytes. An S3 PUT is atomic (the object appears whole or not at all) and
  * durable when answered.
  */
+import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { BlobStore, StagedBlob } from '../../app/vault/ports.js';
 
@@ -92,6 +93,25 @@ export class S3BlobStore implements BlobStore {
 
   async delete(name: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+  }
+
+  /** In the object `storage-id` under the prefix (not an object name: never listed as one). */
+  async identity(): Promise<string> {
+    const Key = `${this.prefix}storage-id`;
+    const read = async () => {
+      try {
+        const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
+        return (await answer.Body?.transformToString())?.trim() || undefined;
+      } catch (error) {
+        if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+        throw error;
+      }
+    };
+    const found = await read();
+    if (found) return found;
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: `${randomBytes(16).toString('hex')}\n`, ContentType: 'text/plain' }));
+    // Read back: of two servers making it at once, both keep the one the bucket kept.
+    return (await read())!;
   }
 
   async *list(): AsyncIterable<{ name: string; modifiedAt: Date }> {

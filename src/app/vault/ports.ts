@@ -26,6 +26,12 @@ export interface BlobStore {
   delete(name: string): Promise<void>;
   /** Every object, with when it was last written. */
   list(): AsyncIterable<{ readonly name: string; readonly modifiedAt: Date }>;
+  /**
+   * This storage's id, made the first time it is asked for (kept beside the
+   * objects, never listed as one): the same for every server that uses the
+   * same directory or bucket, another for any other (app/vault/identity.ts).
+   */
+  identity(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -46,6 +52,8 @@ export interface VaultKeyRing {
   /** The version that names and seals new objects. */
   readonly active: VaultKey;
   version(version: number): VaultKey | undefined;
+  /** Every version the ring holds. */
+  versions(): number[];
 }
 
 /** One stored file of a marking: the original or the marked one. */
@@ -150,6 +158,12 @@ export interface VaultStore {
    * `removing`. Returns every object `removing`.
    */
   sweep(before: Date): Promise<VaultObject[]>;
+  /**
+   * Write down each identity not written down yet (`storage`, `key-N`), and
+   * give back what the database holds for each: the first server's, when
+   * several start at once.
+   */
+  claimIdentities(entries: ReadonlyArray<{ readonly what: string; readonly fingerprint: string }>): Promise<Map<string, string>>;
   /** Every object name the database knows, with its state. */
   objectNames(): Promise<Map<string, VaultObject['state']>>;
   /** Stored objects, with the files that use them gone when their bytes are (a backup restored out of step). */

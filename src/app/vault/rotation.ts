@@ -12,12 +12,10 @@
  * copy is durable, and a copy whose row was not moved is bytes without a
  * row, which the vault's check removes. Running it again finishes the work.
  */
-import type { BlobStore, VaultKey, VaultStore } from './ports.js';
+import type { BlobStore, VaultKeyRing, VaultStore } from './ports.js';
 import { objectName, open, seal } from './sealing.js';
 
-export interface RotationKeys {
-  readonly active: VaultKey;
-  version(version: number): VaultKey | undefined;
+export interface RotationKeys extends VaultKeyRing {
   rotate(now?: Date): { readonly version: number };
   dropOlder(): number[];
 }

@@ -39,6 +39,11 @@ export function objectName(key: VaultKey, accountId: string, sha256: string): st
   return createHmac('sha256', key.key).update(accountId, 'utf8').update(sha256, 'utf8').update(randomBytes(16)).digest('hex');
 }
 
+/** What the database keeps of a key to tell it from another of the same version: an HMAC of a fixed text, never the key. */
+export function keyFingerprint(key: VaultKey): string {
+  return createHmac('sha256', key.key).update('optmark vault key fingerprint', 'utf8').digest('hex').slice(0, 32);
+}
+
 function header(version: number): Buffer {
   const bytes = Buffer.alloc(HEADER);
   MAGIC.copy(bytes);

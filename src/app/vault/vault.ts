@@ -19,10 +19,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { randomBase62 } from '../../core/keys/api-key.js';
-import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, VaultFileNotFoundError } from '../../errors.js';
+import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, ServiceUnavailableError, VaultFileNotFoundError } from '../../errors.js';
 import type { AuditEntry, User } from '../people/ports.js';
 import { API_PLANS, type Clock, type Plan } from '../ports.js';
 import type { BlobStore, VaultFile, VaultKeyRing, VaultObject, VaultSearch, VaultStatus, VaultStore, VaultViewer } from './ports.js';
+import { vaultIdentityProblem } from './identity.js';
 import { objectName, open, seal } from './sealing.js';
 import { makeZip } from 'client-zip';
 
@@ -121,6 +122,13 @@ export function createVault(deps: VaultDeps) {
   const report = (error: unknown, what: string) => deps.onError?.(error, what);
   /** The last steps of keepings that answered already. */
   const settling = new Set<Promise<void>>();
+  /**
+   * Why this server's storage or keys are not the database's vault's
+   * (identity.ts), once claimIdentity has looked: then it keeps, opens and
+   * checks nothing, so that it neither drops the files whose bytes it cannot
+   * see nor answers their downloads with another storage's absence.
+   */
+  let foreign: string | undefined;
 
   /**
    * The database says `stored`, with the marking's record, after the answer;
@@ -171,6 +179,7 @@ export function createVault(deps: VaultDeps) {
 
   /** The bytes of one of the account's objects, opened. */
   async function readObject(accountId: string, sha256: string): Promise<Buffer> {
+    if (foreign !== undefined) throw new ServiceUnavailableError('The Private Vault cannot be read through this server: its storage is not set up as the other servers\' (its operators are told so in its log)', 60);
     const object = await store.object(accountId, sha256);
     if (!object || object.state !== 'stored') throw new VaultFileNotFoundError();
     const sealed = await blobs.get(object.objectName);
@@ -216,6 +225,7 @@ export function createVault(deps: VaultDeps) {
       input.recordId.catch(() => {});
       // Most accounts keep nothing: a read, no transaction, nothing sealed.
       if (!(await store.switchedOn(accountId))) return { state: 'off' };
+      if (foreign !== undefined) return { state: 'not_stored' };
       const key = keys.active;
       // Each object's name once (a new name is random: the row and the staged bytes must agree on it).
       const names = new Map([input.original.sha256, input.marked.sha256].map((sha256) => [sha256, objectName(key, accountId, sha256)]));
@@ -287,6 +297,17 @@ export function createVault(deps: VaultDeps) {
       return { state: 'stored', fileId: id };
     },
 
+    /**
+     * Whether this server's storage and keys are the database's vault's (the
+     * first server's are written down): the problem in words, undefined when
+     * there is none. With a problem, this server's vault keeps, opens and
+     * checks nothing from then on.
+     */
+    async claimIdentity(keysPath: string): Promise<string | undefined> {
+      foreign = await vaultIdentityProblem({ store, blobs, keys, keysPath });
+      return foreign;
+    },
+
     /** Once every kept marking's last step is done (a stop waits for it; tests read the rows after it). */
     idle: settled,
 
@@ -354,6 +375,7 @@ export function createVault(deps: VaultDeps) {
      * removed, and stored objects whose bytes are gone drop their files.
      */
     async check(graceMs: number): Promise<CheckReport> {
+      if (foreign !== undefined) return { finished: 0, removed: 0, orphans: 0, missing: 0 };
       const before = new Date(clock.now().getTime() - graceMs);
       let finished = 0;
       for (const file of await store.unfinished(before)) {
