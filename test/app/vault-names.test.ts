@@ -4,6 +4,8 @@
  * sweep, which took its list before) cannot reach the bytes of the same file
  * kept again meanwhile. On the embedded database and the file storage, with
  * the storage's deletes held at a gate to put the steps in that order.
+ * And a storage that cannot be asked for its id (identity.ts) at start
+ * keeps nothing until a later check can ask it.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -87,4 +89,40 @@ it('a check whose sweep overlaps a removal and the same file kept again leaves t
   expect((await vault.read(viewer, (again as { fileId: string }).fileId, 'original')).bytes.equals(original)).toBe(true);
   // Because the file kept again has a name of its own.
   expect((await store.object(account.id, sha256(original)))!.objectName).not.toBe(firstName);
+});
+
+it('a storage that cannot be asked for its id at start keeps nothing until a check can ask it', async () => {
+  const account = await t.server.admin.createAccount('vault-unasked', 'pro');
+  const { user } = await t.server.people.createUser({ account: 'vault-unasked', email: 'owner@vault-unasked.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
+  const real = t.server.vaultBlobs;
+  let reachable = false;
+  const blobs: BlobStore = {
+    kind: real.kind,
+    put: (name, bytes) => real.put(name, bytes),
+    stage: (name, bytes) => real.stage(name, bytes),
+    get: (name) => real.get(name),
+    delete: (name) => real.delete(name),
+    list: () => real.list(),
+    identity: async () => {
+      if (!reachable) throw new Error('connect ECONNREFUSED 127.0.0.1:9000');
+      return real.identity();
+    },
+    close: async () => {},
+  };
+  const vault = createVault({ store: new SqlVaultStore(t.server.database.db), blobs, keys: t.server.vaultKeys, clock: systemClock, audit: async () => {} });
+  await vault.setEnabled(user, 'pro', true, false, null);
+  expect(await vault.claimIdentity('vault-keys.json')).toMatch(/could not be asked .*ECONNREFUSED.*asked again at the next check/);
+  const bytes = Buffer.from('an original '.repeat(10));
+  const input = (): KeepInput => ({
+    account: { id: account.id },
+    user,
+    recordId: Promise.resolve(null),
+    batchId: null,
+    original: { bytes, sha256: sha256(bytes), mimeType: 'image/jpeg', name: 'b.jpg' },
+    marked: { bytes, sha256: sha256(bytes), mimeType: 'image/jpeg', name: 'b.jpg' },
+  });
+  expect((await vault.keep(input())).state).toBe('not_stored');
+  reachable = true;
+  await vault.check(0);
+  expect((await vault.keep(input())).state).toBe('stored');
 });

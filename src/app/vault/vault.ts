@@ -129,6 +129,8 @@ export function createVault(deps: VaultDeps) {
    * see nor answers their downloads with another storage's absence.
    */
   let foreign: string | undefined;
+  /** Set when the storage could not be asked for its id: asked again at each check. */
+  let unclaimed: string | undefined;
 
   /**
    * The database says `stored`, with the marking's record, after the answer;
@@ -175,6 +177,24 @@ export function createVault(deps: VaultDeps) {
       }
     }
     await store.forget(gone);
+  }
+
+  /**
+   * Whether this server's storage and keys are the database's vault's (the
+   * first server's are written down): the problem in words, undefined when
+   * there is none. With a problem, this server's vault keeps, opens and
+   * checks nothing from then on.
+   */
+  async function claimIdentity(keysPath: string): Promise<string | undefined> {
+    try {
+      foreign = await vaultIdentityProblem({ store, blobs, keys, keysPath });
+      unclaimed = undefined;
+    } catch (error) {
+      // Storage or database unreachable: nothing is kept, opened or checked until the next check finds out.
+      foreign = `the Private Vault's storage or database could not be asked whether they are this database's vault's (${error instanceof Error ? error.message : String(error)}); asked again at the next check`;
+      unclaimed = keysPath;
+    }
+    return foreign;
   }
 
   /** The bytes of one of the account's objects, opened. */
@@ -297,16 +317,7 @@ export function createVault(deps: VaultDeps) {
       return { state: 'stored', fileId: id };
     },
 
-    /**
-     * Whether this server's storage and keys are the database's vault's (the
-     * first server's are written down): the problem in words, undefined when
-     * there is none. With a problem, this server's vault keeps, opens and
-     * checks nothing from then on.
-     */
-    async claimIdentity(keysPath: string): Promise<string | undefined> {
-      foreign = await vaultIdentityProblem({ store, blobs, keys, keysPath });
-      return foreign;
-    },
+    claimIdentity,
 
     /** Once every kept marking's last step is done (a stop waits for it; tests read the rows after it). */
     idle: settled,
@@ -375,6 +386,7 @@ export function createVault(deps: VaultDeps) {
      * removed, and stored objects whose bytes are gone drop their files.
      */
     async check(graceMs: number): Promise<CheckReport> {
+      if (unclaimed !== undefined) await claimIdentity(unclaimed);
       if (foreign !== undefined) return { finished: 0, removed: 0, orphans: 0, missing: 0 };
       const before = new Date(clock.now().getTime() - graceMs);
       let finished = 0;
