@@ -89,14 +89,24 @@ describe('fetching a repository to scan', () => {
     expect(readdirSync(work)).toEqual([]);
   });
 
-  it('does not follow a redirect, and says so', async () => {
-    const server = createServer((req, res) => res.writeHead(302, { Location: `${servers.httpUrl}many.git${req.url?.replace(/^\/moved\.git/, '')}` }).end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/moved.git`;
-      await expect(fetchRepository(request(url), limits())).rejects.toThrow(/redirect/);
-    } finally {
-      server.close();
+  it('does not follow a redirect, and says so, whatever numbers its URL holds (a port or a path with 403 or 404 in it is no status)', async () => {
+    for (const [ports, path] of [[[0], 'moved'], [[40403, 14030, 24032, 34033], 'moved'], [[40404, 14040, 24042, 34043], '404']] as const) {
+      const server = createServer((req, res) => res.writeHead(302, { Location: `${servers.httpUrl}many.git${req.url?.replace(/^\/[^/]+\.git/, '')}` }).end());
+      // The first of these ports that is free (the first case: any port).
+      let port: number | undefined;
+      for (const wanted of ports) {
+        port = await new Promise<number | undefined>((resolve) => {
+          server.once('error', () => resolve(undefined));
+          server.listen(wanted, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+        });
+        if (port !== undefined) break;
+      }
+      if (port === undefined) throw new Error(`none of the ports ${ports.join(', ')} is free`);
+      try {
+        await expect(fetchRepository(request(`http://127.0.0.1:${port}/${path}.git`), limits()), `port ${port}, ${path}.git`).rejects.toThrow(/redirect/);
+      } finally {
+        server.close();
+      }
     }
   });
 });

@@ -232,14 +232,16 @@ class Git {
 /** git's complaint in words a person can act on, with nothing secret in it. */
 function explain(stderr: string, request: FetchRequest): string {
   const text = redact(stderr, request.token);
-  if (/could not read Username|Authentication failed|terminal prompts disabled|HTTP Basic: Access denied|403/i.test(text)) {
+  // What git says, without the URLs it quotes: a port or a path of them (40312, /404.git) must not read as a status.
+  const said = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"]*/gi, '<url>');
+  if (/could not read Username|Authentication failed|terminal prompts disabled|HTTP Basic: Access denied|\b403\b/i.test(said)) {
     return request.token ? 'the server refused the read token' : 'the repository needs a read token (it is private, or does not exist)';
   }
-  if (/not found|does not appear to be a git repository|404/i.test(text)) return 'the repository was not found';
-  if (/couldn't find remote ref|invalid refspec|not our ref/i.test(text)) return request.commit ? 'the commit scanned before is not on the server any more' : `the branch or tag ${JSON.stringify(request.ref ?? 'HEAD')} was not found`;
-  if (/redirect|returned error: 30[1-8]/i.test(text)) return 'the server redirected the request (redirects are not followed)';
-  if (/fsck|bad tree|badTree|zero-padded|has dot|has dotdot|dotgit|full pathname/i.test(text)) return 'the repository holds objects git itself refuses (malformed trees or paths)';
-  if (/Could not resolve host|Connection refused|Failed to connect|timed out|unable to connect/i.test(text)) return 'the repository\'s server could not be reached';
+  if (/not found|does not appear to be a git repository|\b404\b/i.test(said)) return 'the repository was not found';
+  if (/couldn't find remote ref|invalid refspec|not our ref/i.test(said)) return request.commit ? 'the commit scanned before is not on the server any more' : `the branch or tag ${JSON.stringify(request.ref ?? 'HEAD')} was not found`;
+  if (/redirect|returned error: 30[1-8]/i.test(said)) return 'the server redirected the request (redirects are not followed)';
+  if (/fsck|bad tree|badTree|zero-padded|has dot|has dotdot|dotgit|full pathname/i.test(said)) return 'the repository holds objects git itself refuses (malformed trees or paths)';
+  if (/Could not resolve host|Connection refused|Failed to connect|timed out|unable to connect/i.test(said)) return 'the repository\'s server could not be reached';
   const line = text.split('\n').find((l) => /^(fatal|error):/.test(l.trim())) ?? text.split('\n')[0] ?? '';
   return `git could not fetch it: ${line.trim().slice(0, 200) || 'no reason given'}`;
 }
