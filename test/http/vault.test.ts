@@ -260,6 +260,22 @@ describe('the Private Vault', () => {
     expect(names.sort()).toEqual(others.sort());
   });
 
+  it('an account moved to the Free plan keeps its files until its owner turns the vault off with them deleted; it cannot be turned on again there', async () => {
+    const session = await signInToDashboard(t, 'vault-downgraded');
+    expect((await turnVault(session.browser, true)).status).toBe(200);
+    expect((await markOnPage(session.browser, JPEG, 'before the move.jpg')).vault?.state).toBe('stored');
+    await t.server.admin.setPlan('vault-downgraded', 'free');
+    expect((await vaultRows(t.server, 'vault-downgraded')).files).toHaveLength(1);
+    expect((await turnVault(session.browser, true)).status).toBe(403);
+    // The page tells the owner, and offers the deletion.
+    const page = (await session.browser.page('/vault')).html;
+    expect(page).toContain('still holds 1 marking kept before it moved to the Free plan');
+    expect(page).toContain('id="vault-delete-all"');
+    expect((await turnVault(session.browser, false, 'delete')).status).toBe(200);
+    expect((await session.browser.page('/vault')).html).not.toContain('id="vault-delete-all"');
+    expect(await vaultRows(t.server, 'vault-downgraded')).toEqual({ objects: [], files: [] });
+  });
+
   it('restores from a backup of the database, the blobs and the key file', async () => {
     const session = await signInToDashboard(t, 'vault-backup');
     expect((await turnVault(session.browser, true)).status).toBe(200);

@@ -43,8 +43,18 @@ function settingsSection(context: PageContext, view: VaultView): Html {
   const { user, session, account } = context.signedIn!;
   const on = view.status.enabled;
   if (account.plan === 'free') {
+    const kept = view.status.files;
+    // An account moved to the Free plan keeps what its vault held: its owner may delete it.
+    const leftOver =
+      kept > 0 && user.role === 'owner'
+        ? html`<p>This account's vault still holds ${view.format.number(kept)} marking${kept === 1 ? '' : 's'} kept before it moved to the Free plan: they stay until you delete them (or the account moves back to Pro or Lifetime).</p>
+<form method="post" action="/vault/settings" class="inline">
+<input type="hidden" name="csrf" value="${session.formToken}"><input type="hidden" name="enabled" value="off"><input type="hidden" name="files" value="delete">
+<button type="submit" class="secondary" id="vault-delete-all">Delete the ${view.format.number(kept)} marking${kept === 1 ? '' : 's'} kept, bytes and all</button>
+</form>`
+        : html``;
     return html`<section aria-labelledby="settings-heading"><h2 id="settings-heading">Off</h2>
-<p>The Private Vault is part of the Pro and Lifetime plans, with marking on the dashboard.</p></section>`;
+<p>The Private Vault is part of the Pro and Lifetime plans, with marking on the dashboard.</p>${leftOver}</section>`;
   }
   const state = on
     ? html`<p><strong>On.</strong> Every file marked on the Mark page, by anyone in the account, is kept here: the original as uploaded and the marked file. Files marked through the API are not.</p>`
