@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { texturedPhoto } from '../fingerprint/support.js';
 import { auditPage, launchBrowser, watchConsole } from '../support/browser.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
-import { storedFiles } from '../support/vault.js';
+import { markOnPage, storedFiles, turnVault } from '../support/vault.js';
+import { WebClient } from '../support/web-client.js';
 
 const PASSWORD = 'correct horse battery staple';
 const scratch = mkdtempSync(join(tmpdir(), 'optmark-vault-browser-'));
@@ -122,6 +123,24 @@ describe('the Private Vault in a browser', () => {
     await sees(page.getByRole('heading', { level: 2 }), '0 markings kept');
     expect(storedFiles(join(dataDir, 'vault')).files).toEqual([]);
     await auditPage(page, 'vault-emptied');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('an account moved to the Free plan is told what its vault still holds, and deletes it by keyboard', { timeout: 120_000 }, async () => {
+    // A marking kept while the account was on Pro (through the page script's route, as the Mark page sends it).
+    const vera = new WebClient(t.url);
+    await vera.signIn('vera@atelier.example', PASSWORD);
+    expect((await turnVault(vera, true)).status).toBe(200);
+    expect((await markOnPage(vera, files[0]!.bytes, files[0]!.name)).vault?.state).toBe('stored');
+    await t.server.admin.setPlan('atelier', 'free');
+    await page.goto(`${t.url}/vault`);
+    await sees(page.locator('main'), "This account's vault still holds 1 marking kept before it moved to the Free plan");
+    await auditPage(page, 'vault-free-kept');
+    await page.getByRole('button', { name: 'Delete the 1 marking kept, bytes and all' }).focus();
+    await Promise.all([page.waitForURL(`${t.url}/vault/settings`), page.keyboard.press('Enter')]);
+    await sees(page.getByRole('status'), 'everything it held is deleted (1 marking)');
+    expect(storedFiles(join(dataDir, 'vault')).files).toEqual([]);
+    expect(await page.getByRole('button', { name: /Delete the/ }).count()).toBe(0);
     expect(consoleErrors).toEqual([]);
   });
 });

@@ -271,6 +271,10 @@ describe('the Private Vault', () => {
     const page = (await session.browser.page('/vault')).html;
     expect(page).toContain('still holds 1 marking kept before it moved to the Free plan');
     expect(page).toContain('id="vault-delete-all"');
+    expect(page).toContain('this plan keeps nothing new');
+    // What it holds is still the owner's to download.
+    const kept = (await vaultRows(t.server, 'vault-downgraded')).files[0]!;
+    expect((await session.browser.request(`/vault/${kept.id}/original`, { site: 'same-origin' })).status).toBe(200);
     expect((await turnVault(session.browser, false, 'delete')).status).toBe(200);
     expect((await session.browser.page('/vault')).html).not.toContain('id="vault-delete-all"');
     expect(await vaultRows(t.server, 'vault-downgraded')).toEqual({ objects: [], files: [] });

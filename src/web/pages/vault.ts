@@ -29,13 +29,15 @@ function meterSection(view: VaultView): Html {
   const f = view.format;
   const { used, limit, files } = view.status;
   const left = Math.max(0, limit - used);
+  // A plan without room (Free) that still holds what it kept before: no "of 0 bytes".
+  const text = limit === 0 ? `${f.bytes(used)} kept · this plan keeps nothing new` : `${f.bytes(used)} of ${f.bytes(limit)} used · ${f.bytes(left)} left`;
   return html`<section aria-labelledby="room-heading" class="usage">
 <h2 id="room-heading">Room</h2>
 <div class="meter" id="vault-meter" data-used="${used}" data-limit="${limit}">
-<div class="meter-label"><span>Stored</span> <span class="meter-text">${f.bytes(used)} of ${f.bytes(limit)} used · ${f.bytes(left)} left</span></div>
-<meter min="0" max="${Math.max(limit, 1)}" value="${used}" aria-label="Private Vault: ${f.bytes(used)} of ${f.bytes(limit)} used"></meter>
+<div class="meter-label"><span>Stored</span> <span class="meter-text">${text}</span></div>
+<meter min="0" max="${Math.max(limit, used, 1)}" value="${used}" aria-label="Private Vault: ${text}"></meter>
 </div>
-<p class="note">${f.number(files)} marking${files === 1 ? '' : 's'} kept. Each distinct file counts once, exactly in bytes (${f.number(used)} of ${f.number(limit)}): an original and its marked file are two.</p>
+<p class="note">${f.number(files)} marking${files === 1 ? '' : 's'} kept. Each distinct file counts once, exactly in bytes (${limit === 0 ? f.number(used) : `${f.number(used)} of ${f.number(limit)}`}): an original and its marked file are two.</p>
 </section>`;
 }
 
