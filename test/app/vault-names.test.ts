@@ -23,42 +23,53 @@ afterAll(() => t?.close());
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-it('a check whose sweep overlaps a removal and the same file kept again leaves the new bytes alone', async () => {
-  const account = await t.server.admin.createAccount('vault-names', 'pro');
-  const { user } = await t.server.people.createUser({ account: 'vault-names', email: 'owner@vault-names.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
+/** The server's own storage, with some of its calls replaced. */
+const storage = (overrides: Partial<BlobStore>): BlobStore => {
   const real = t.server.vaultBlobs;
-  /** Deletes wait here, one gate each, while `holding` says so. */
-  const gates: Array<() => void> = [];
-  let holding = 0;
-  const blobs: BlobStore = {
+  return {
     kind: real.kind,
     put: (name, bytes) => real.put(name, bytes),
     stage: (name, bytes) => real.stage(name, bytes),
     get: (name) => real.get(name),
+    delete: (name) => real.delete(name),
     list: () => real.list(),
     identity: () => real.identity(),
     close: async () => {},
+    ...overrides,
+  };
+};
+
+/** A marking to keep: `original` marked as `marked`. */
+const marking = (accountId: string, user: KeepInput['user'], original: Buffer, marked: Buffer): KeepInput => ({
+  account: { id: accountId },
+  user,
+  recordId: Promise.resolve(null),
+  batchId: null,
+  original: { bytes: original, sha256: sha256(original), mimeType: 'image/jpeg', name: 'a.jpg' },
+  marked: { bytes: marked, sha256: sha256(marked), mimeType: 'image/jpeg', name: 'a-optout.jpg' },
+});
+
+it('a check whose sweep overlaps a removal and the same file kept again leaves the new bytes alone', async () => {
+  const account = await t.server.admin.createAccount('vault-names', 'pro');
+  const { user } = await t.server.people.createUser({ account: 'vault-names', email: 'owner@vault-names.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
+  /** Deletes wait here, one gate each, while `holding` says so. */
+  const gates: Array<() => void> = [];
+  let holding = 0;
+  const blobs = storage({
     async delete(name) {
       if (holding > 0) {
         holding -= 1;
         await new Promise<void>((resolve) => gates.push(resolve));
       }
-      return real.delete(name);
+      return t.server.vaultBlobs.delete(name);
     },
-  };
+  });
   const store = new SqlVaultStore(t.server.database.db);
   const vault = createVault({ store, blobs, keys: t.server.vaultKeys, clock: systemClock, audit: async () => {} });
   await vault.setEnabled(user, 'pro', true, false, null);
   const original = Buffer.from('the original file '.repeat(20));
   const marked = Buffer.from('the marked file '.repeat(20));
-  const input = (): KeepInput => ({
-    account: { id: account.id },
-    user,
-    recordId: Promise.resolve(null),
-    batchId: null,
-    original: { bytes: original, sha256: sha256(original), mimeType: 'image/jpeg', name: 'a.jpg' },
-    marked: { bytes: marked, sha256: sha256(marked), mimeType: 'image/jpeg', name: 'a-optout.jpg' },
-  });
+  const input = () => marking(account.id, user, original, marked);
   const viewer = { accountId: account.id, userId: user.id, owner: true };
   const first = await vault.keep(input());
   expect(first.state).toBe('stored');
@@ -94,33 +105,18 @@ it('a check whose sweep overlaps a removal and the same file kept again leaves t
 it('a storage that cannot be asked for its id at start keeps nothing until a check can ask it', async () => {
   const account = await t.server.admin.createAccount('vault-unasked', 'pro');
   const { user } = await t.server.people.createUser({ account: 'vault-unasked', email: 'owner@vault-unasked.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
-  const real = t.server.vaultBlobs;
   let reachable = false;
-  const blobs: BlobStore = {
-    kind: real.kind,
-    put: (name, bytes) => real.put(name, bytes),
-    stage: (name, bytes) => real.stage(name, bytes),
-    get: (name) => real.get(name),
-    delete: (name) => real.delete(name),
-    list: () => real.list(),
+  const blobs = storage({
     identity: async () => {
       if (!reachable) throw new Error('connect ECONNREFUSED 127.0.0.1:9000');
-      return real.identity();
+      return t.server.vaultBlobs.identity();
     },
-    close: async () => {},
-  };
+  });
   const vault = createVault({ store: new SqlVaultStore(t.server.database.db), blobs, keys: t.server.vaultKeys, clock: systemClock, audit: async () => {} });
   await vault.setEnabled(user, 'pro', true, false, null);
   expect(await vault.claimIdentity('vault-keys.json')).toMatch(/could not be asked .*ECONNREFUSED.*asked again at the next check/);
   const bytes = Buffer.from('an original '.repeat(10));
-  const input = (): KeepInput => ({
-    account: { id: account.id },
-    user,
-    recordId: Promise.resolve(null),
-    batchId: null,
-    original: { bytes, sha256: sha256(bytes), mimeType: 'image/jpeg', name: 'b.jpg' },
-    marked: { bytes, sha256: sha256(bytes), mimeType: 'image/jpeg', name: 'b.jpg' },
-  });
+  const input = () => marking(account.id, user, bytes, bytes);
   expect((await vault.keep(input())).state).toBe('not_stored');
   reachable = true;
   await vault.check(0);
