@@ -226,6 +226,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
       reply.header('Connection', 'close');
       return sendError(request, reply, new ServiceUnavailableError('The server is stopping; try again in a moment', 1), clock);
     }
+    // No path or query of this service holds a NUL (the database cannot store one: it would fail as a 500).
+    if (request.url.includes('%00') || request.url.includes('\u0000')) {
+      return sendError(request, reply, new RequestError('malformed_request', 'The address holds a NUL character (%00), which no path or query of this service takes'), clock);
+    }
     // Refuse an upload whose declared size is over the limit before reading it.
     const length = Number(request.headers['content-length']);
     if (request.method === 'POST' && Number.isFinite(length) && length > config.maxUploadBytes + MULTIPART_OVERHEAD) {

@@ -184,6 +184,21 @@ describe('roles', () => {
     expect((await ivy.page('/overview')).status).toBe(303);
   });
 
+  it('a NUL in a form field, a path or a query is 400 malformed_request (the database cannot store one: it was a 500)', async () => {
+    const owner = await user('nul-studio', 'owner@nul-studio.example', 'owner');
+    const csrf = await owner.csrf();
+    const body = `csrf=${encodeURIComponent(csrf)}&key=a%00b`;
+    for (const path of ['/keys/revoke', '/keys/roll']) {
+      const refused = await owner.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body });
+      expect(refused.status, path).toBe(400);
+      expect(await refused.json()).toMatchObject({ code: 'malformed_request', error: expect.stringContaining('NUL') });
+    }
+    for (const path of ['/vault?q=a%00b', '/history?q=%00', '/scans/scn_%00', '/api/v1/scans/scn_a%00b']) {
+      const refused = await owner.request(path, { site: 'same-origin', headers: { Accept: 'application/json' } });
+      expect(refused.status, path).toBe(400);
+    }
+  });
+
   it('an account sends at most 20 invitations an hour, refused ones included (an invitation says whether an email has a user elsewhere): the 21st is 429, the email kept', async () => {
     await user('elsewhere', 'known@elsewhere.example', 'owner');
     const owner = await user('prober', 'owner@prober.example', 'owner', 'free');

@@ -6,6 +6,7 @@
  * page scripts call.
  */
 import type { FastifyInstance } from 'fastify';
+import { RequestError } from '../../errors.js';
 import type { Repeats } from '../../app/repeats.js';
 import { settleTicketsOnSend } from '../reservation.js';
 import { accessRoutes } from './access-routes.js';
@@ -32,9 +33,14 @@ export interface WebPluginOptions extends Omit<WebDeps, 'asset'> {
 }
 
 export async function webPlugin(app: FastifyInstance, options: WebPluginOptions): Promise<void> {
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) =>
-    done(null, new URLSearchParams(body as string)),
-  );
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    const form = new URLSearchParams(body as string);
+    // No field of this service holds a NUL (the database cannot store one: it would fail as a 500).
+    for (const [name, value] of form) {
+      if (name.includes('\u0000') || value.includes('\u0000')) return done(new RequestError('malformed_request', 'A form field holds a NUL character, which no field of this service takes'), undefined);
+    }
+    return done(null, form);
+  });
   const guard = createGuard({ sessions: options.sessions, secure: options.secure });
   app.addHook('preHandler', guard.check);
   settleTicketsOnSend(app, options.clock);
