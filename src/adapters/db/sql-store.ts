@@ -94,7 +94,9 @@ export class SqlStore implements Store {
           select k.id as key_id, a.id as account_id, a.name as account_name, a.plan, k.user_id, k.scopes,
             ${monthlyLimitOf(r.operation)} as monthly_limit
           from api_keys k join accounts a on a.id = k.account_id join plan_limits p on p.plan = a.plan
-          where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now})
+            left join users person on person.id = k.user_id
+          -- The key's person, when it has one, still enabled: a key made while they were being disabled does not work.
+          where k.digest = ${r.digest} and k.revoked_at is null and (k.expires_at is null or k.expires_at > ${r.now}) and person.disabled_at is null
         ),
         u as (
           insert into usage (account_id, period, operation, used)
@@ -166,9 +168,12 @@ export class SqlStore implements Store {
       const row = await this.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .leftJoin('users as u', 'u.id', 'k.user_id')
         .select(['k.id as key_id', 'k.expires_at', 'k.user_id', 'k.scopes', 'a.id as account_id', 'a.name as account_name', 'a.plan'])
         .where('k.digest', '=', digest)
         .where('k.revoked_at', 'is', null)
+        // The key's person, when it has one, still enabled (as authenticateAndReserve).
+        .where('u.disabled_at', 'is', null)
         .executeTakeFirst();
       return row && { ...toMatch(row), expiresAt: row.expires_at };
     });
