@@ -268,11 +268,14 @@ export function createAccess(deps: AccessDeps) {
     async roll(actor: Extract<Actor, { kind: 'person' }>, keyId: string, overlapDays: number): Promise<RevealedKey> {
       const overlap = checkDays(overlapDays, 'overlapDays', 0, MAX_OVERLAP_DAYS) ?? 0;
       const old = await keyOf(actor, keyId, false);
+      // The new key is shown to whoever rolls: only the key's own person (nobody but them sees a key of theirs); an owner revokes it instead.
+      if (old.userId !== null && old.userId !== actor.user.id) throw new RoleNotAllowedError("Only the key's own person may roll it (the new key is shown to whoever rolls); an owner may revoke it");
       const now = clock.now();
       if (!keyActive(old, now) || old.replacedBy !== null) throw new AdminError('key_not_found', 'This key is not active (revoked, expired, or already rolled): there is nothing to roll');
-      // The new key lasts as long as the old one was meant to.
-      const days = old.expiresAt === null ? null : Math.max(1, Math.round((old.expiresAt.getTime() - old.createdAt.getTime()) / DAY_MS));
-      const { key, record } = newKey({ accountId: old.accountId, userId: old.userId, scopes: old.scopes, name: old.name, requestId: old.requestId }, days, now);
+      const made = newKey({ accountId: old.accountId, userId: old.userId, scopes: old.scopes, name: old.name, requestId: old.requestId }, null, now);
+      const { key } = made;
+      // The new key ends when the old one was to end: rolling changes the secret, not how long the access granted lasts.
+      const record = { ...made.record, expiresAt: old.expiresAt };
       const endsAt = new Date(now.getTime() + overlap * DAY_MS);
       if (!(await accessStore.roll(old.id, record, endsAt, now))) throw new AdminError('key_not_found', 'This key is not active any more: there is nothing to roll');
       await audit(actor, old.accountId, 'key.rolled', { key: old.id, prefix: old.prefix, newKey: record.id, newPrefix: record.prefix, overlapDays: overlap, oldEndsAt: endsAt.toISOString() }, now);

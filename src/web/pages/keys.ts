@@ -90,13 +90,13 @@ The key is made when you reveal it and shown once; reveal it by ${view.format.da
 </section>`;
 }
 
-function keyRow(key: KeyInfo, view: KeysView, canAct: boolean, csrf: string): Html {
+function keyRow(key: KeyInfo, view: KeysView, canAct: boolean, canRoll: boolean, csrf: string): Html {
   const f = view.format;
   const live = keyActive(key, view.now);
   const actions =
     canAct && live
       ? html`${
-          key.replacedBy
+          key.replacedBy || !canRoll
             ? ''
             : html`<form method="post" action="/keys/roll" class="inline">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="key" value="${key.id}">
@@ -201,7 +201,7 @@ ${
   view.keys.length
     ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table class="cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-<tbody>${view.keys.map((k) => keyRow(k, view, owner || k.userId === user.id, csrf))}</tbody>
+<tbody>${view.keys.map((k) => keyRow(k, view, owner || k.userId === user.id, k.userId === null || k.userId === user.id, csrf))}</tbody>
 </table></div>
 <p class="note">Rolling makes a new key, shown once; the old one keeps working for the time you choose (up to ${MAX_OVERLAP_DAYS} days), then stops. Revoking stops a key at once.</p>`
     : html`<p>No keys yet.</p>`

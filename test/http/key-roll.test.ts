@@ -1,0 +1,47 @@
+/**
+ * Rolling a key (docs/api-access.md): only its own person rolls it (the new
+ * key is shown to whoever rolls, and nobody but its person sees a key of
+ * theirs; an owner may revoke it), and the new key ends when the old one was
+ * to end: an operator's expiry is not renewed by rolling (it was: each roll
+ * gave a new full term, so access never ended). With an injected clock.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Clock } from '../../src/app/ports.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const DAY = 86_400_000;
+let now = new Date('2027-03-01T12:00:00Z');
+const clock: Clock = { now: () => new Date(now) };
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ clock });
+});
+afterAll(() => t?.close());
+
+it('only the key’s person rolls it, and the new key ends when the old one was to end', async () => {
+  const { admin, people, apiKeys } = t.server;
+  await admin.createAccount('rolling', 'pro');
+  for (const [email, role] of [['carol@rolling.example', 'member'], ['olga@rolling.example', 'owner']] as const) {
+    await people.createUser({ account: 'rolling', email, role, password: 'correct horse battery staple', actor: 'cli' });
+  }
+  const person = async (email: string) => ({ kind: 'person' as const, user: (await people.listUsers('rolling')).find((u) => u.email === email)!, plan: 'pro' as const, address: null });
+  const carol = await person('carol@rolling.example');
+  const olga = await person('olga@rolling.example');
+  const made = await apiKeys.request(carol, { name: 'Uploads', purpose: 'Marks uploads', monthlyVolume: 100, scopes: ['protect'], contact: 'ops@rolling.example' });
+  await apiKeys.approve({ kind: 'cli' }, made.id, { expiresInDays: 30 });
+  const revealed = await apiKeys.reveal(carol, made.id);
+  const endsAt = revealed.info.expiresAt!;
+  expect(endsAt.getTime()).toBe(now.getTime() + 30 * DAY);
+
+  // The owner may revoke Carol's key, not roll it (which would show the owner a key of Carol's).
+  await expect(apiKeys.roll(olga, revealed.info.id, 1)).rejects.toMatchObject({ code: 'role_not_allowed' });
+
+  // On day 29 Carol rolls: the new key still ends on day 30.
+  now = new Date(now.getTime() + 29 * DAY);
+  const rolled = await apiKeys.roll(carol, revealed.info.id, 7);
+  expect(rolled.info.expiresAt?.toISOString()).toBe(endsAt.toISOString());
+  expect(rolled.rolledFrom?.endsAt.toISOString()).toBe(endsAt.toISOString());
+  now = new Date(endsAt.getTime() + 1000);
+  const usage = await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${rolled.key}` } });
+  expect(usage.status).toBe(401);
+});
