@@ -4,6 +4,8 @@
  * theirs; an owner may revoke it), and the new key ends when the old one was
  * to end: an operator's expiry is not renewed by rolling (it was: each roll
  * gave a new full term, so access never ended). With an injected clock.
+ * And of two decisions on one request at once, the loser is told the state
+ * the request is in now (it was told "pending").
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Clock } from '../../src/app/ports.js';
@@ -44,4 +46,15 @@ it('only the key’s person rolls it, and the new key ends when the old one was 
   now = new Date(endsAt.getTime() + 1000);
   const usage = await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${rolled.key}` } });
   expect(usage.status).toBe(401);
+});
+
+it('of two decisions on one request at once, one holds; the other is told the state the request is in now', async () => {
+  const { people, apiKeys } = t.server;
+  const carol = { kind: 'person' as const, user: (await people.listUsers('rolling')).find((u) => u.email === 'carol@rolling.example')!, plan: 'pro' as const, address: null };
+  const made = await apiKeys.request(carol, { name: 'Thumbnails', purpose: 'Marks thumbnails', monthlyVolume: 100, scopes: ['verify'], contact: 'ops@rolling.example' });
+  const both = await Promise.allSettled([apiKeys.approve({ kind: 'cli' }, made.id), apiKeys.deny({ kind: 'cli' }, made.id, 'Not this time')]);
+  expect(both.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  const lost = (both.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as { code: string; message: string };
+  const state = both[0]!.status === 'fulfilled' ? 'approved' : 'denied';
+  expect(lost).toMatchObject({ code: 'access_request_not_pending', message: `This request is ${state} already: only a pending request can be decided or withdrawn` });
 });

@@ -157,6 +157,11 @@ export function createAccess(deps: AccessDeps) {
     return key;
   }
 
+  /** The refusal of a decision that lost to another: in the state the request is in now (it was pending when read). */
+  async function notPending(id: string): Promise<AccessRequestNotPendingError> {
+    return new AccessRequestNotPendingError((await accessStore.findRequest(id))?.state ?? 'gone');
+  }
+
   function newKey(template: { accountId: string; userId: string | null; scopes: readonly Scope[]; name: string | null; requestId: string | null }, days: number | null, now: Date): { key: string; record: NewKey } {
     const key = generateApiKey(randomBytes);
     const record: NewKey = {
@@ -205,7 +210,7 @@ export function createAccess(deps: AccessDeps) {
       const request = await requestOf(actor, id, false);
       if (request.userId !== actor.user.id && actor.user.role !== 'owner') throw new AccessRequestNotFoundError();
       const now = clock.now();
-      if (!(await accessStore.decide(id, { state: 'withdrawn', at: now, by: by(actor) }))) throw new AccessRequestNotPendingError(request.state);
+      if (!(await accessStore.decide(id, { state: 'withdrawn', at: now, by: by(actor) }))) throw await notPending(id);
       await audit(actor, request.accountId, 'access.withdrawn', { request: id, name: request.name }, now);
       return (await accessStore.findRequest(id))!;
     },
@@ -232,7 +237,7 @@ export function createAccess(deps: AccessDeps) {
       const keyDays = checkDays(input.expiresInDays, 'expiresInDays', 1, 3650);
       const now = clock.now();
       const revealBy = new Date(now.getTime() + REVEAL_DAYS * DAY_MS);
-      if (!(await accessStore.decide(id, { state: 'approved', at: now, by: by(actor), grantedScopes, keyDays, revealBy }))) throw new AccessRequestNotPendingError(request.state);
+      if (!(await accessStore.decide(id, { state: 'approved', at: now, by: by(actor), grantedScopes, keyDays, revealBy }))) throw await notPending(id);
       await audit(actor, request.accountId, 'access.approved', { request: id, name: request.name, requester: request.userEmail, scopes: grantedScopes, keyDays, revealBy: revealBy.toISOString() }, now);
       const decided = (await accessStore.findRequest(id))!;
       return { request: decided, mailed: await notify(decided) };
@@ -243,7 +248,7 @@ export function createAccess(deps: AccessDeps) {
       const request = await requestOf(actor, id, true);
       const why = text(reason, 'reason', 1000, 'the reason, which the requester will read');
       const now = clock.now();
-      if (!(await accessStore.decide(id, { state: 'denied', at: now, by: by(actor), reason: why }))) throw new AccessRequestNotPendingError(request.state);
+      if (!(await accessStore.decide(id, { state: 'denied', at: now, by: by(actor), reason: why }))) throw await notPending(id);
       await audit(actor, request.accountId, 'access.denied', { request: id, name: request.name, requester: request.userEmail, reason: why }, now);
       const decided = (await accessStore.findRequest(id))!;
       return { request: decided, mailed: await notify(decided) };
