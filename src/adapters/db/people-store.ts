@@ -4,7 +4,7 @@
  * request path, so there is no cache: every server sees a change at once.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
+import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, RevokedKey, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
 import type { AuditLogTable, Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
 import { guarded } from './unavailable.js';
 
@@ -165,14 +165,16 @@ export class SqlPeopleStore implements PeopleStore {
     });
   }
 
-  disableUser(userId: string, now: Date): Promise<void> {
+  disableUser(userId: string, now: Date): Promise<RevokedKey[]> {
     return guarded(async () => {
-      await this.db.transaction().execute(async (tx) => {
+      const revoked = await this.db.transaction().execute(async (tx) => {
         await tx.updateTable('users').set({ disabled_at: now }).where('id', '=', userId).where('disabled_at', 'is', null).execute();
-        await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+        const keys = await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).returning(['id', 'prefix', 'name']).execute();
         await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
+        return keys;
       });
       this.onKeysRevoked(userId);
+      return revoked;
     });
   }
 

@@ -81,6 +81,13 @@ export interface SessionRecord {
   readonly expiresAt: Date;
 }
 
+/** A key revoked with its person (disabled or removed): what its audit line names. */
+export interface RevokedKey {
+  readonly id: string;
+  readonly prefix: string;
+  readonly name: string | null;
+}
+
 export interface PeopleStore {
   /** False when the email is taken (in any account). */
   insertUser(user: NewUser): Promise<boolean>;
@@ -98,7 +105,8 @@ export interface PeopleStore {
   setDisplayName(userId: string, displayName: string): Promise<void>;
   setRole(userId: string, role: Role): Promise<void>;
   /** Disable the user, revoke their API keys and end their sessions, in one transaction. */
-  disableUser(userId: string, now: Date): Promise<void>;
+  /** Disable the person, end their sessions and revoke their keys: the keys revoked. */
+  disableUser(userId: string, now: Date): Promise<RevokedKey[]>;
   enableUser(userId: string): Promise<void>;
   deleteUser(userId: string): Promise<void>;
   /** Give the keys that have no user yet (made before the account had users) to this user. */

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { AdminError, InvalidCredentialsError, InvalidOptionError, LinkNotValidError, PasswordNotAcceptedError } from '../../errors.js';
 import type { Clock, Store } from '../ports.js';
 import { isTokenShaped, newToken, tokenDigest } from './secret-token.js';
-import { ROLES, type LinkPurpose, type OneTimeLink, type PasswordHasher, type PeopleStore, type Role, type User } from './ports.js';
+import { ROLES, type LinkPurpose, type OneTimeLink, type PasswordHasher, type PeopleStore, type RevokedKey, type Role, type User } from './ports.js';
 
 export const LINK_HOURS = 24;
 export const PASSWORD_MIN = 10;
@@ -170,6 +170,13 @@ export function createPeople(deps: PeopleDeps): People {
   }
 
   /** Refuses a change that would leave the account with no owner who can sign in. */
+  /** A `key.revoked` line for each key revoked with its person, as for a key revoked by itself (docs/api-access.md: every revocation is a line). */
+  async function auditRevoked(actor: string, by: string, person: Pick<User, 'accountId' | 'email'>, keys: readonly RevokedKey[], at: Date, how: 'disabled' | 'removed'): Promise<void> {
+    for (const key of keys) {
+      await people.audit({ at, actor, accountId: person.accountId, action: 'key.revoked', detail: { by, key: key.id, prefix: key.prefix, name: key.name, reason: `its person, ${person.email}, was ${how}` } });
+    }
+  }
+
   async function keepAnOwner(accountId: string, leaving: string) {
     const owners = (await people.listUsers(accountId)).filter((u) => u.role === 'owner' && u.disabledAt === null && u.id !== leaving);
     if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner');
@@ -210,9 +217,10 @@ export function createPeople(deps: PeopleDeps): People {
     async disableUser(email, actor) {
       const user = await userByEmail(email);
       const now = clock.now();
-      await people.disableUser(user.id, now);
+      const revoked = await people.disableUser(user.id, now);
       await people.retireLinks(user.id, ['setup', 'reset', 'invitation'], now);
       await people.audit({ at: now, actor, accountId: user.accountId, action: 'user.disabled', detail: { user: user.id, email: user.email } });
+      await auditRevoked(actor, actor, user, revoked, now, 'disabled');
       return withoutSecret((await people.findUserById(user.id))!);
     },
 
@@ -325,9 +333,10 @@ export function createPeople(deps: PeopleDeps): People {
       if (target.id === by.id) throw new InvalidOptionError('user', 'someone other than yourself (another owner can remove you)', target.email);
       if (target.role === 'owner') await keepAnOwner(by.accountId, target.id);
       const now = clock.now();
-      await people.disableUser(target.id, now);
+      const revoked = await people.disableUser(target.id, now);
       await people.deleteUser(target.id);
       await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.removed', detail: { user: target.id, email: target.email } });
+      await auditRevoked(by.id, by.email, target, revoked, now, 'removed');
       return withoutSecret(target);
     },
 
