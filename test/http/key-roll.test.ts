@@ -5,7 +5,9 @@
  * to end: an operator's expiry is not renewed by rolling (it was: each roll
  * gave a new full term, so access never ended). With an injected clock.
  * And of two decisions on one request at once, the loser is told the state
- * the request is in now (it was told "pending").
+ * the request is in now (it was told "pending"); of two reveals at once at
+ * the account's fifth key, the second is told the grant is revealed already
+ * before it is told of the limit.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Clock } from '../../src/app/ports.js';
@@ -57,4 +59,17 @@ it('of two decisions on one request at once, one holds; the other is told the st
   const lost = (both.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as { code: string; message: string };
   const state = both[0]!.status === 'fulfilled' ? 'approved' : 'denied';
   expect(lost).toMatchObject({ code: 'access_request_not_pending', message: `This request is ${state} already: only a pending request can be decided or withdrawn` });
+});
+
+it('of two reveals of one grant at once, at the account’s fifth key, the second is told the grant is revealed already (it was told to revoke a key)', async () => {
+  const { admin, people, apiKeys } = t.server;
+  await admin.createAccount('full-reveal', 'pro');
+  await people.createUser({ account: 'full-reveal', email: 'dana@full-reveal.example', role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
+  const dana = { kind: 'person' as const, user: (await people.listUsers('full-reveal'))[0]!, plan: 'pro' as const, address: null };
+  const made = await apiKeys.request(dana, { name: 'Shop', purpose: 'Marks shop images', monthlyVolume: 100, scopes: ['protect'], contact: 'ops@full-reveal.example' });
+  await apiKeys.approve({ kind: 'cli' }, made.id);
+  for (let i = 0; i < 4; i++) await admin.issueKey('full-reveal', { user: 'dana@full-reveal.example' });
+  const both = await Promise.allSettled([apiKeys.reveal(dana, made.id), apiKeys.reveal(dana, made.id)]);
+  expect(both.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  expect((both.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'grant_not_available' });
 });

@@ -130,7 +130,19 @@ export class SqlAccessStore implements AccessStore {
   reveal(requestId: string, key: NewKey, now: Date, maxActive: number): Promise<RevealOutcome> {
     return guarded(() =>
       this.db.transaction().execute(async (tx) => {
-        if ((await lockedActiveKeys(tx, key.accountId, now)) >= maxActive) return 'too-many-keys' as const;
+        const active = await lockedActiveKeys(tx, key.accountId, now);
+        // A grant revealed already (or lapsed) says so before the account's limit does: the account's row is locked now.
+        const grant = await tx
+          .selectFrom('access_requests')
+          .select('id')
+          .where('id', '=', requestId)
+          .where('account_id', '=', key.accountId)
+          .where('state', '=', 'approved')
+          .where('revealed_at', 'is', null)
+          .where('reveal_by', '>', now)
+          .executeTakeFirst();
+        if (!grant) return 'unavailable' as const;
+        if (active >= maxActive) return 'too-many-keys' as const;
         const claimed = await tx
           .updateTable('access_requests')
           .set({ revealed_at: now, key_id: key.id })
