@@ -151,17 +151,29 @@ export function createScans(deps: ScanDeps): Scans {
   };
 
   async function execute(id: string): Promise<void> {
-    if (stopping) return;
-    const now = clock.now();
-    const scan = await store.claim(id, deps.instanceId, now, new Date(now.getTime() + LEASE_MS));
-    if (!scan) return;
-    const token = scan.withToken ? tokens.get(id) : undefined;
-    if (scan.withToken && token === undefined) {
-      await store.finish(id, 'failed', INTERRUPTED, clock.now(), { uncount: true });
+    // A second job of a scan this server runs already (recover() may queue one again): the one running goes on.
+    if (running.has(id)) return;
+    if (stopping) {
+      // This job is taken from the queue, and would be marked done without the scan having run: queued again, for another server.
+      if (!tokens.has(id)) await deps.jobs.send(SCAN_QUEUE, { scanId: id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 }).catch((error: unknown) => deps.onError(error, 'could not queue again a scan taken while stopping'));
       return;
     }
+    // Held from before the claim, so that a second job arriving meanwhile sees it.
     const controller = new AbortController();
     running.set(id, controller);
+    let scan: Scan | undefined;
+    try {
+      const now = clock.now();
+      scan = await store.claim(id, deps.instanceId, now, new Date(now.getTime() + LEASE_MS));
+      if (scan?.withToken && !tokens.has(id)) {
+        await store.finish(id, 'failed', INTERRUPTED, clock.now(), { uncount: true });
+        scan = undefined;
+      }
+    } finally {
+      if (!scan) running.delete(id);
+    }
+    if (!scan) return;
+    const token = scan.withToken ? tokens.get(id) : undefined;
     const timer = setTimeout(() => controller.abort(new Error('timeout')), limits.maxSeconds * 1000);
     const renewer = setInterval(() => {
       store.renew(id, deps.instanceId, new Date(clock.now().getTime() + LEASE_MS)).then(
