@@ -138,7 +138,7 @@ export interface paths {
         };
         /**
          * A scan's report: coverage and every image, as JSON or (Accept: text/csv) CSV
-         * @description Any scope. Kept for the plan's report retention (30 days by default). CSV columns: path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.
+         * @description Any scope. Kept for the plan's report retention (90 days by default on Pro and Lifetime). CSV columns: path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.
          */
         get: operations["scanReport"];
         put?: never;
@@ -420,7 +420,7 @@ export interface components {
             finishedAt: string | null;
             /**
              * Format: date-time
-             * @description The report is removed after this (the plan's report retention, 30 days by default)
+             * @description The report is removed after this (the plan's report retention: 90 days by default on Pro and Lifetime)
              */
             expiresAt: string;
             /** @description Why it failed or was cancelled, in words */

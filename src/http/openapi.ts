@@ -291,7 +291,7 @@ const SCAN = {
     createdAt: { type: 'string', format: 'date-time' },
     startedAt: NULLABLE_TIME,
     finishedAt: NULLABLE_TIME,
-    expiresAt: { type: 'string', format: 'date-time', description: 'The report is removed after this (the plan\'s report retention, 30 days by default)' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'The report is removed after this (the plan\'s report retention: 90 days by default on Pro and Lifetime)' },
     reason: { type: ['string', 'null'], description: 'Why it failed or was cancelled, in words' },
     progress: {
       type: 'object',
@@ -594,7 +594,7 @@ export function openApiDocument(options: OpenApiOptions) {
         get: scanOperation(
           'scanReport',
           "A scan's report: coverage and every image, as JSON or (Accept: text/csv) CSV",
-          'Any scope. Kept for the plan\'s report retention (30 days by default). CSV columns: ' + 'path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.',
+          'Any scope. Kept for the plan\'s report retention (90 days by default on Pro and Lifetime). CSV columns: ' + 'path, status, reason, code, bytes, sha256, format, value, signals, provenancePresent, provenanceValid, fingerprintPresent.',
           {
             status: 200,
             description: 'The report',
