@@ -287,6 +287,12 @@ describe('sources', () => {
     expect(await bad.json()).toMatchObject({ code: 'invalid_option' });
     const extra = await submit(t, key, { repository: `${servers.daemonUrl}site.git`, value: 'x' });
     expect(extra.status).toBe(400);
+    // A control character (a NUL the database cannot store) is refused in words, not a 500.
+    for (const repository of [`${servers.daemonUrl}site.git\u0000`, `${servers.daemonUrl}si\nte.git`]) {
+      const control = await submit(t, key, { repository });
+      expect(control.status, JSON.stringify(repository)).toBe(400);
+      expect(await control.json()).toMatchObject({ code: 'invalid_option', error: expect.stringContaining('without control characters') });
+    }
     // None of these counted toward the day's scans.
     expect(((await (await api(t, key, "/api/v1/scans")).json()) as { scans: unknown[] }).scans).toHaveLength(0);
   });

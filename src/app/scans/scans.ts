@@ -92,8 +92,8 @@ export function utcDay(now: Date): { start: Date; secondsLeft: number } {
 const REF = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._/+-]{1,255}(?<![./])$/;
 
 function checkInput(input: ScanInput): { repository: string; ref: string | null; token: string | null } {
-  if (typeof input.repository !== 'string' || input.repository.length === 0 || input.repository.length > 2048) {
-    throw new InvalidOptionError('repository', 'a repository URL of at most 2048 characters', String(input.repository ?? ''));
+  if (typeof input.repository !== 'string' || input.repository.length === 0 || input.repository.length > 2048 || /[\x00-\x1f\x7f]/.test(input.repository)) {
+    throw new InvalidOptionError('repository', 'a repository URL of at most 2048 characters, without control characters', String(input.repository ?? '').replace(/[\x00-\x1f\x7f]/g, '?'));
   }
   const ref = input.ref ?? null;
   if (ref !== null && (typeof ref !== 'string' || !REF.test(ref))) throw new InvalidOptionError('ref', 'a branch or tag name', String(ref));
