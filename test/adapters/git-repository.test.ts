@@ -33,6 +33,22 @@ function craftedRepository(name: string, entryName: string): void {
   git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
 }
 
+/** A commit of a few KB whose tree names width^depth files: nested trees sharing one empty blob (a "git bomb"). */
+function bombRepository(name: string, width: number, depth: number): void {
+  const bare = join(root, `${name}.git`);
+  git(root, 'init', '-q', '--bare', bare);
+  let oid = git(bare, 'hash-object', '-w', '--stdin');
+  let kind = '100644 blob';
+  for (let level = 0; level < depth; level++) {
+    const lines = Array.from({ length: width }, (_, i) => `${kind} ${oid}\t${level === 0 ? `f${i}.txt` : `d${i}`}\n`).join('');
+    oid = execFileSync('git', ['mktree'], { cwd: bare, input: lines }).toString().trim();
+    kind = '040000 tree';
+  }
+  const commit = execFileSync('git', ['commit-tree', oid, '-m', 'bomb'], { cwd: bare, env: { ...process.env, GIT_AUTHOR_NAME: 'x', GIT_AUTHOR_EMAIL: 'x@x', GIT_COMMITTER_NAME: 'x', GIT_COMMITTER_EMAIL: 'x@x' } }).toString().trim();
+  git(bare, 'update-ref', 'refs/heads/main', commit);
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+}
+
 const limits = (overrides: Partial<{ maxBytes: number; maxFiles: number; signal: AbortSignal }> = {}) => ({ maxBytes: 1024 ** 3, maxFiles: 100_000, signal: new AbortController().signal, ...overrides });
 const request = (url: string, extra: Partial<Parameters<typeof fetchRepository>[0]> = {}) => ({ url, ref: null, commit: null, token: null, pin: null, workRoot: work, ...extra });
 
@@ -42,6 +58,7 @@ beforeAll(async () => {
   makeRepository(root, 'links', [{ path: 'up.png', link: '../../../../etc/passwd' }, { path: 'dir-link', link: '/' }, { path: 'ok.txt', bytes: 'ok' }], { gitlinks: ['vendor/module'] });
   craftedRepository('dotdot', '..');
   craftedRepository('dotgit', '.git');
+  bombRepository('bomb', 100, 3);
   servers = await serveRepositories(root);
 });
 
@@ -53,7 +70,7 @@ afterAll(async () => {
 
 describe('fetching a repository to scan', () => {
   it('refuses a tree with more files than the limit, and one whose files total more bytes', async () => {
-    await expect(fetchRepository(request(`${servers.daemonUrl}many.git`), limits({ maxFiles: 29 }))).rejects.toThrow('the repository has 30 files, over the limit of 29');
+    await expect(fetchRepository(request(`${servers.daemonUrl}many.git`), limits({ maxFiles: 29 }))).rejects.toThrow('the repository has more than 29 files, over the limit');
     await expect(fetchRepository(request(`${servers.daemonUrl}big.git`), limits({ maxBytes: 1024 * 1024 }))).rejects.toThrow(/over the limit of 1048576|larger than the limit of 1048576 bytes/);
     expect(readdirSync(work)).toEqual([]);
   });
@@ -79,6 +96,17 @@ describe('fetching a repository to scan', () => {
     } finally {
       await source.close();
     }
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('refuses a few KB naming a million files (nested trees sharing one blob) while git lists them, holding a bounded part of the listing', async () => {
+    const before = process.memoryUsage().rss;
+    const refused = await fetchRepository(request(`${servers.daemonUrl}bomb.git`), limits()).catch((error: unknown) => error);
+    // The listing of a million paths, parsed whole, grew this process by over 500 MB; read while git lists, the first 100,000 only.
+    const grown = (process.memoryUsage().rss - before) / 1024 ** 2;
+    console.log(`git bomb (1,000,000 files): refused, this process grew by ${grown.toFixed(0)} MB`);
+    expect(grown).toBeLessThan(250);
+    expect(refused).toMatchObject({ message: 'the repository has more than 100000 files, over the limit' });
     expect(readdirSync(work)).toEqual([]);
   });
 

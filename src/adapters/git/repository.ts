@@ -60,9 +60,11 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
     });
     const commit = (await git.run(['rev-parse', '--verify', '-q', 'refs/scan^{commit}'])).toString('utf8').trim();
     if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new RepositoryFetchError('the fetched ref is not a commit');
-    const listing = await git.run(['ls-tree', '-r', '-l', '-z', '--full-tree', commit]);
+    // Read while git lists: a tree of a few KB can name millions of files (nested trees sharing one blob), more than memory holds.
+    const listing = await git.run(['ls-tree', '-r', '-l', '-z', '--full-tree', commit], {
+      maxRecords: { count: limits.maxFiles, separator: 0, why: `the repository has more than ${limits.maxFiles} files, over the limit` },
+    });
     const entries = parseTree(listing);
-    if (entries.length > limits.maxFiles) throw new RepositoryFetchError(`the repository has ${entries.length} files, over the limit of ${limits.maxFiles}`);
     const total = entries.reduce((sum, e) => sum + e.size, 0);
     if (total > limits.maxBytes) throw new RepositoryFetchError(`the repository's files total ${total} bytes, over the limit of ${limits.maxBytes}`);
     const reader = new BlobReader(git.spawn(['cat-file', '--batch']));
@@ -133,6 +135,8 @@ interface RunOptions {
   readonly watch?: { readonly dir: string; readonly maxBytes: number };
   /** Written to the command's standard input. */
   readonly input?: Uint8Array;
+  /** Stop the command, with `why`, once its output holds more than `count` records ended by `separator` (it is never held whole). */
+  readonly maxRecords?: { readonly count: number; readonly separator: number; readonly why: string };
   readonly env?: Record<string, string>;
 }
 
@@ -208,7 +212,17 @@ class Git {
         );
       }, WATCH_MS);
     }
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    let records = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stopped) return;
+      out.push(chunk);
+      if (!options.maxRecords) return;
+      for (let at = chunk.indexOf(options.maxRecords.separator); at !== -1; at = chunk.indexOf(options.maxRecords.separator, at + 1)) records += 1;
+      if (records > options.maxRecords.count) {
+        out.length = 0;
+        stop(options.maxRecords.why);
+      }
+    });
     child.stderr.on('data', (chunk: Buffer) => {
       if (err.length < STDERR_KEPT) err += chunk.toString('utf8');
     });
