@@ -2169,7 +2169,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable` */
+            /** @description The database is unavailable, the server is stopping or at capacity: retry after Retry-After; or new repository scans are paused for everyone (scans_paused: temporary, service-wide; Retry-After says when to try again): `service_unavailable`, `server_busy` */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2182,7 +2182,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "service_unavailable";
+                        code?: "service_unavailable" | "server_busy";
                     };
                 };
             };

@@ -44,7 +44,7 @@ const SCAN_READ_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed',
 const SCAN_CREATE_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed', 'source_not_allowed', 'scan_limit_reached', 'too_many_requests', 'header_too_large', 'service_unavailable', 'scans_paused'];
 const SCAN_ONE_CODES: readonly ErrorCode[] = [...SCAN_READ_CODES, 'scan_not_found'];
 const SCAN_CANCEL_CODES: readonly ErrorCode[] = [...SCAN_ONE_CODES, 'unsupported_content_type', 'scope_not_allowed', 'scan_not_cancellable'];
-const SCAN_FIX_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_finished', 'quota_exceeded', 'repository_unavailable'];
+const SCAN_FIX_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_finished', 'quota_exceeded', 'repository_unavailable', 'server_busy'];
 
 /** Readable words for each status, and what more its codes say (docs/errors.md has every code). */
 const STATUS_WORDS: Record<number, string> = {

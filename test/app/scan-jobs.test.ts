@@ -4,8 +4,10 @@
  * run it a second time, which checked and charged its images twice; and a
  * job a stopping server takes from the queue is queued again, where it was
  * marked done without the scan having run, leaving it queued and counted
- * until some server started. The queue, the fetch and the units are the
- * test's own, to put the steps in that order.
+ * until some server started. An account runs one fix at a time (each
+ * fetches the whole repository again; twelve at once were all let through).
+ * The queue, the fetch and the units are the test's own, to put the steps
+ * in that order.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SqlScanStore } from '../../src/adapters/db/scan-store.js';
@@ -24,7 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-async function setUp(account: string) {
+async function setUp(account: string, mark: Parameters<typeof createScans>[0]['mark'] = async () => {
+  throw new Error('no fix in this test');
+}) {
   await t.server.admin.createAccount(account, 'pro');
   const { user } = await t.server.people.createUser({ account, email: `owner@${account}.example`, role: 'owner', password: 'correct horse battery staple', actor: 'cli' });
   let release!: () => void;
@@ -66,13 +70,11 @@ async function setUp(account: string) {
     soleServer: false,
     onError: () => {},
     audit: async () => {},
-    mark: async () => {
-      throw new Error('no fix in this test');
-    },
+    mark,
   });
   await scans.start();
   const scan = await scans.submit({ accountId: user.accountId, userId: user.id, plan: 'pro' }, { repository: 'file:///repos/site' });
-  return { scans, scan, sent, counts, release, run: (scanId: string) => handler!({ scanId }) };
+  return { scans, scan, user, sent, counts, release, run: (scanId: string) => handler!({ scanId }) };
 }
 
 it('a second job of a scan this server runs already does not run it again: its image is checked and charged once', async () => {
@@ -96,4 +98,25 @@ it('a job a stopping server takes from the queue is queued again, the scan left 
   expect(sent).toEqual([{ scanId: scan.id }, { scanId: scan.id }]);
   expect(counts.reads).toBe(0);
   expect((await scans.get(scan.accountId, scan.id)).state).toBe('queued');
+});
+
+it('an account runs one fix at a time on a server: a second while the first runs is 503 server_busy, and one after it goes', async () => {
+  let unblock!: () => void;
+  const blocked = new Promise<void>((resolve) => (unblock = resolve));
+  let marks = 0;
+  const { scans, scan, user, release, run } = await setUp('scan-fixes', async (bytes) => {
+    marks += 1;
+    await blocked;
+    return { bytes, sha256: 'f'.repeat(64), value: 'DMI-PROHIBITED-AIMLTRAINING', tagKid: undefined };
+  });
+  release();
+  await run(scan.id);
+  const who = { accountId: user.accountId, userId: user.id, plan: 'pro' as const };
+  const first = scans.fix(who, { scanId: scan.id, confirm: 1 });
+  while (marks === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await expect(scans.fix(who, { scanId: scan.id, confirm: 1 })).rejects.toMatchObject({ code: 'server_busy', message: expect.stringContaining('A fix of this account is running already') });
+  unblock();
+  expect((await first).files).toHaveLength(1);
+  expect((await scans.fix(who, { scanId: scan.id, confirm: 1 })).files).toHaveLength(1);
+  await scans.stop();
 });

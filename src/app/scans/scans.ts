@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { API_PLANS, type Plan, type Store } from '../ports.js';
-import { InvalidOptionError, PlanNotAllowedError, QuotaExceededError, ScanLimitReachedError, ScanNotCancellableError, ScanNotFoundError, ScansPausedError, ServiceUnavailableError, SourceNotAllowedError } from '../../errors.js';
+import { InvalidOptionError, PlanNotAllowedError, QuotaExceededError, ScanLimitReachedError, ScanNotCancellableError, ScanNotFoundError, ScansPausedError, ServerBusyError, ServiceUnavailableError, SourceNotAllowedError } from '../../errors.js';
 import type { VerifyDetails, VerifyResult } from '../verify-image.js';
 import { FINISHED_STATES, ScanSourceError, type Scan, type ScanItem, type ScanSource, type ScanStore } from './ports.js';
 import { runScan, type Unit } from './run.js';
@@ -138,6 +138,8 @@ export function createScans(deps: ScanDeps): Scans {
   const tokens = new Map<string, string>();
   /** Scans running here, to stop them. */
   const running = new Map<string, AbortController>();
+  /** Accounts with a fix running on this server (app/scans/fix.ts). */
+  const fixing = new Set<string>();
   let recovering: NodeJS.Timeout | undefined;
   let stopping = false;
   /** Places for running scans (inSlot). */
@@ -320,12 +322,21 @@ export function createScans(deps: ScanDeps): Scans {
     list: (accountId, limit = 50) => store.list(accountId, limit),
 
     fixable: (accountId, id) => fixable(store, accountId, id),
-    fix: (who, request) =>
-      fixScan(
-        { store, accounts, fetch: deps.fetch, sources: deps.sources, allowedSources: limits.sources, maxBytes: limits.maxBytes, maxFiles: limits.maxFiles, maxSeconds: limits.maxSeconds, mark: deps.mark, clock },
-        who,
-        request,
-      ),
+    async fix(who, request) {
+      // Each fix fetches the whole repository again: at most `concurrency` on this server, and one per account.
+      if (fixing.has(who.accountId)) throw new ServerBusyError('fixes', 'A fix of this account is running already: try again once it has ended');
+      if (fixing.size >= limits.concurrency) throw new ServerBusyError('fixes', `This server runs ${limits.concurrency} fix${limits.concurrency === 1 ? '' : 'es'} at once, its limit: try again in a moment`);
+      fixing.add(who.accountId);
+      try {
+        return await fixScan(
+          { store, accounts, fetch: deps.fetch, sources: deps.sources, allowedSources: limits.sources, maxBytes: limits.maxBytes, maxFiles: limits.maxFiles, maxSeconds: limits.maxSeconds, mark: deps.mark, clock },
+          who,
+          request,
+        );
+      } finally {
+        fixing.delete(who.accountId);
+      }
+    },
 
     async cancel(accountId, id) {
       const scan = await find(accountId, id);

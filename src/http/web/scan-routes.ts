@@ -29,7 +29,8 @@ import { attachment } from './page-routes.js';
 const SCAN_FORM_ERRORS = new Set(['invalid_option', 'source_not_allowed', 'scan_limit_reached', 'scans_paused', 'service_unavailable']);
 /** Refusals of a fix shown on its confirmation page. */
 // repository_unavailable: the repository could not be fetched again or pushed to (a token refused, a branch that exists), said in words.
-const FIX_ERRORS = new Set(['invalid_option', 'quota_exceeded', 'scan_not_finished', 'repository_unavailable', 'plan_not_allowed']);
+// server_busy: a fix of the account is running already, or the server runs as many as it may.
+const FIX_ERRORS = new Set(['invalid_option', 'quota_exceeded', 'scan_not_finished', 'repository_unavailable', 'plan_not_allowed', 'server_busy']);
 const isFormError = (codes: Set<string>) => (error: unknown): error is OptmarkError => isOptmarkError(error) && codes.has(error.code);
 
 /** An invalid field of the scan form, in words. */
