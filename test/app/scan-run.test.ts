@@ -2,11 +2,13 @@
  * One scan's loop (app/scans/run.ts) on a tree held in memory: a check that
  * fails while the loop is busy elsewhere (reading the files after it) ends
  * the scan with that failure, its unit given back, and is never an
- * unhandled rejection (which stops a Node process).
+ * unhandled rejection (which stops a Node process); and a save that fails
+ * leaves no unit charged for a line not saved, nor any open.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runScan, type Unit } from '../../src/app/scans/run.js';
 import type { ScanSource, SourceEntry } from '../../src/app/scans/ports.js';
+import { inspect } from '../../src/app/verify-image.js';
 import { generatedImages } from '../support/generated.js';
 
 const PNG = (await generatedImages()).find((g) => g.name === 'rgb8.png')!.bytes;
@@ -82,4 +84,38 @@ it('a save that fails while the loop reads other files ends the scan with that f
   await expect(scanning).rejects.toBe(failure);
   await new Promise((resolve) => setTimeout(resolve, 50));
   expect(unhandled).toEqual([]);
+});
+
+it('a save that fails leaves no unit charged and none open: the batch not saved, and every later one, give theirs back', async () => {
+  const failure = new Error('database unavailable');
+  const units = { reserved: 0, kept: 0, givenBack: 0 };
+  const many: ScanSource = {
+    commit: null,
+    fetchMs: 0,
+    entries: Array.from({ length: 6 }, (_, i) => ({ path: `${i}.png`, kind: 'file' as const, size: PNG.length, handle: String(i) })),
+    read: async () => PNG,
+    close: async () => {},
+  };
+  let saves = 0;
+  const scanning = runScan({
+    source: many,
+    check: (bytes) => Promise.resolve(inspect(bytes)),
+    reserve: async () => {
+      units.reserved += 1;
+      return { keep: async () => void (units.kept += 1), giveBack: async () => void (units.givenBack += 1) };
+    },
+    concurrency: 1,
+    batch: 2,
+    // The first batch is saved; the second fails; the rest are never saved.
+    save: async () => {
+      saves += 1;
+      if (saves >= 2) throw failure;
+    },
+    signal: new AbortController().signal,
+  });
+  await expect(scanning).rejects.toBe(failure);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(unhandled).toEqual([]);
+  expect(units.reserved).toBe(units.kept + units.givenBack);
+  expect(units.kept).toBe(2);
 });

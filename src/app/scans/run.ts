@@ -86,6 +86,8 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
   let otherFiles = 0;
   let quotaExhausted: QuotaExceededError | undefined;
   let saving = Promise.resolve();
+  /** Set once a save has failed: no later batch is saved, and the units of every batch not saved go back. */
+  let saveFailed: { readonly error: unknown } | undefined;
 
   const flush = () => {
     const items = pendingItems;
@@ -93,10 +95,23 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
     const progress = { processed, otherFiles };
     pendingItems = [];
     pendingUnits = [];
-    saving = saving.then(async () => {
-      await options.save(items, progress);
+    const work = async () => {
+      if (!saveFailed) {
+        try {
+          await options.save(items, progress);
+        } catch (error) {
+          saveFailed = { error };
+        }
+      }
+      if (saveFailed) {
+        // Not in the report, so not charged.
+        await Promise.allSettled(units.map(({ unit }) => unit.giveBack()));
+        throw saveFailed.error;
+      }
       await Promise.all(units.map(({ unit, kept }) => (kept ? unit.keep() : unit.giveBack())));
-    });
+    };
+    // Each batch after the one before, whatever became of it.
+    saving = saving.then(work, work);
     return saving;
   };
   const add = async (item: ScanItem | null, unit?: { unit: Unit; kept: boolean }) => {
@@ -177,7 +192,13 @@ export async function runScan(options: RunOptions): Promise<RunOutcome> {
           }
         }
       }
-      while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+      try {
+        while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+      } catch (error) {
+        // An image in flight failed the scan (a save that failed): this one's unit, reserved meanwhile, goes back.
+        await unit?.giveBack().catch(() => {});
+        throw error;
+      }
       const task = checkOne(entry, bytes, unit).finally(() => inFlight.delete(task));
       // Its failure (the scan cancelled or out of time, a save that failed) is met at the next wait for
       // the images in flight, or by the signal's check: never as an unhandled rejection, which would stop
