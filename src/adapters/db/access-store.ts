@@ -140,19 +140,12 @@ export class SqlAccessStore implements AccessStore {
           .where('state', '=', 'approved')
           .where('revealed_at', 'is', null)
           .where('reveal_by', '>', now)
+          .forUpdate()
           .executeTakeFirst();
         if (!grant) return 'unavailable' as const;
         if (active >= maxActive) return 'too-many-keys' as const;
-        const claimed = await tx
-          .updateTable('access_requests')
-          .set({ revealed_at: now, key_id: key.id })
-          .where('id', '=', requestId)
-          .where('account_id', '=', key.accountId)
-          .where('state', '=', 'approved')
-          .where('revealed_at', 'is', null)
-          .where('reveal_by', '>', now)
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) === 0) return 'unavailable' as const;
+        // The grant's row is locked as found: claimed as it is.
+        await tx.updateTable('access_requests').set({ revealed_at: now, key_id: key.id }).where('id', '=', requestId).execute();
         await this.insertKey(tx, key);
         return 'revealed' as const;
       }),
