@@ -43,6 +43,10 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
   ]);
   let source: ScanSource | undefined;
   let work: string | undefined;
+  // Ctrl-C (or SIGTERM) stops the fetch's git and the checks, and the folder it fetched into is removed on the way out.
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort(new Error('interrupted'));
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   try {
     const config = loadConfig();
     const provenance = await checkingProvenance(config, undefined);
@@ -58,10 +62,10 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
       }
       if (!['https:', 'http:', 'git:', 'file:'].includes(url.protocol)) throw new UsageError(`${url.protocol}// repositories are not scanned (https://, http://, git:// and file:// are)`);
       if (url.username || url.password) throw new UsageError('put the read token in OPTMARK_SCAN_TOKEN, not in the URL');
-      const controller = AbortSignal.timeout(config.scans.maxSeconds * 1000);
+      const signal = AbortSignal.any([AbortSignal.timeout(config.scans.maxSeconds * 1000), interrupt.signal]);
       source = await fetchRepository(
         { url: url.href, ref: values.ref ?? null, commit: null, token: process.env.OPTMARK_SCAN_TOKEN?.trim() || null, pin: null, workRoot: work },
-        { maxBytes: config.scans.maxBytes, maxFiles: config.scans.maxFiles, signal: controller },
+        { maxBytes: config.scans.maxBytes, maxFiles: config.scans.maxFiles, signal },
       );
     } else {
       const info = await stat(target).catch(() => undefined);
@@ -79,7 +83,7 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
       source,
       check: (bytes, signal) => inspectWithFingerprint(bytes, { provenance, fingerprint, maxImagePixels: config.maxImagePixels, signal }),
       concurrency: values.concurrency ? Number(values.concurrency) : Math.min(4, availableParallelism()),
-      signal: new AbortController().signal,
+      signal: interrupt.signal,
       save: async (batch, progress) => {
         for (const item of batch) {
           items.push(item);
@@ -117,6 +121,10 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
     return values['fail-on-unmarked'] && summary.notOptedOut > 0 ? 3 : 0;
   } catch (error) {
     if (error instanceof UsageError) throw error;
+    if (interrupt.signal.aborted) {
+      reportFailure(new CliError('the scan was interrupted', 'interrupted'), values.json);
+      return 130;
+    }
     // A fetch that failed, a tree over the limits: one line (or the JSON error), exit 1.
     if (error instanceof ScanSourceError) {
       reportFailure(new CliError(`the ${isUrl ? 'repository' : 'folder'} could not be scanned: ${error.message}`, 'source_failed'), values.json);
@@ -124,6 +132,7 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
     }
     throw error;
   } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     await source?.close().catch(() => {});
     if (work) await rm(work, { recursive: true, force: true }).catch(() => {});
   }

@@ -5,8 +5,9 @@
  * failed one, which wins), CSV, and --fix --out with ExifTool reading the
  * copies.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,5 +155,30 @@ describe('optmark scan', () => {
     expect(again.stdout).toContain('exists already');
     expect((await optmark('scan', 'site', '--fix')).code).toBe(2);
     expect((await optmark('scan', join(site, 'img', 'marked.jpg'))).code).toBe(2);
+  });
+
+  it('Ctrl-C while a repository is fetched stops git, removes the folder it fetched into, and exits 130 saying so', async () => {
+    // A git server that accepts and never answers: the fetch waits until it is stopped.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const temporary = mkdtempSync(join(tmpdir(), 'optmark-scan-tmp-'));
+    try {
+      const url = `git://127.0.0.1:${(silent.address() as { port: number }).port}/slow.git`;
+      const child = spawn(process.execPath, [BIN, 'scan', url], { cwd: dir, env: childEnv({ OPTMARK_DATA_DIR: join(dir, 'data'), TMPDIR: temporary }) });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      // Once git is fetching into its folder.
+      const fetching = () => readdirSync(temporary).filter((name) => name.startsWith('optmark-scan-'));
+      while (fetching().length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      child.kill('SIGINT');
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code, stderr).toBe(130);
+      expect(stderr).toContain('optmark: the scan was interrupted');
+      expect(fetching()).toEqual([]);
+    } finally {
+      silent.close();
+      rmSync(temporary, { recursive: true, force: true });
+    }
   });
 });
