@@ -277,10 +277,9 @@ export function createAccess(deps: AccessDeps) {
       if (old.userId !== null && old.userId !== actor.user.id) throw new RoleNotAllowedError("Only the key's own person may roll it (the new key is shown to whoever rolls); an owner may revoke it");
       const now = clock.now();
       if (!keyActive(old, now) || old.replacedBy !== null) throw new AdminError('key_not_found', 'This key is not active (revoked, expired, or already rolled): there is nothing to roll');
-      const made = newKey({ accountId: old.accountId, userId: old.userId, scopes: old.scopes, name: old.name, requestId: old.requestId }, null, now);
-      const { key } = made;
+      const { key, record: fresh } = newKey({ accountId: old.accountId, userId: old.userId, scopes: old.scopes, name: old.name, requestId: old.requestId }, null, now);
       // The new key ends when the old one was to end: rolling changes the secret, not how long the access granted lasts.
-      const record = { ...made.record, expiresAt: old.expiresAt };
+      const record = { ...fresh, expiresAt: old.expiresAt };
       const endsAt = new Date(now.getTime() + overlap * DAY_MS);
       if (!(await accessStore.roll(old.id, record, endsAt, now))) throw new AdminError('key_not_found', 'This key is not active any more: there is nothing to roll');
       await audit(actor, old.accountId, 'key.rolled', { key: old.id, prefix: old.prefix, newKey: record.id, newPrefix: record.prefix, overlapDays: overlap, oldEndsAt: endsAt.toISOString() }, now);

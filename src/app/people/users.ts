@@ -169,7 +169,6 @@ export function createPeople(deps: PeopleDeps): People {
     return target;
   }
 
-  /** Refuses a change that would leave the account with no owner who can sign in. */
   /** A `key.revoked` line for each key revoked with its person, as for a key revoked by itself (docs/api-access.md: every revocation is a line). */
   async function auditRevoked(actor: string, by: string, person: Pick<User, 'accountId' | 'email'>, keys: readonly RevokedKey[], at: Date, how: 'disabled' | 'removed'): Promise<void> {
     for (const key of keys) {
@@ -177,6 +176,7 @@ export function createPeople(deps: PeopleDeps): People {
     }
   }
 
+  /** Refuses a change that would leave the account with no owner who can sign in. */
   async function keepAnOwner(accountId: string, leaving: string) {
     const owners = (await people.listUsers(accountId)).filter((u) => u.role === 'owner' && u.disabledAt === null && u.id !== leaving);
     if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner');

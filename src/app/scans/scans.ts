@@ -152,12 +152,15 @@ export function createScans(deps: ScanDeps): Scans {
     return scan;
   };
 
+  /** A job for the scan on the durable queue (a duplicate is harmless: the claim lets one run). */
+  const enqueue = (id: string) => deps.jobs.send(SCAN_QUEUE, { scanId: id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 });
+
   async function execute(id: string): Promise<void> {
     // A second job of a scan this server runs already (recover() may queue one again): the one running goes on.
     if (running.has(id)) return;
     if (stopping) {
       // This job is taken from the queue, and would be marked done without the scan having run: queued again, for another server.
-      if (!tokens.has(id)) await deps.jobs.send(SCAN_QUEUE, { scanId: id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 }).catch((error: unknown) => deps.onError(error, 'could not queue again a scan taken while stopping'));
+      if (!tokens.has(id)) await enqueue(id).catch((error: unknown) => deps.onError(error, 'could not queue again a scan taken while stopping'));
       return;
     }
     // Held from before the claim, so that a second job arriving meanwhile sees it.
@@ -265,7 +268,7 @@ export function createScans(deps: ScanDeps): Scans {
     for (const scan of await store.orphans(clock.now())) {
       if (scan.state !== 'running' && !atStart) continue;
       if (running.has(scan.id)) continue;
-      await deps.jobs.send(SCAN_QUEUE, { scanId: scan.id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 });
+      await enqueue(scan.id);
     }
   }
 
@@ -301,7 +304,7 @@ export function createScans(deps: ScanDeps): Scans {
         inSlot(scan.id).catch((error: unknown) => deps.onError(error, 'a repository scan failed'));
       } else {
         try {
-          await deps.jobs.send(SCAN_QUEUE, { scanId: scan.id }, { expireInSeconds: limits.maxSeconds + 120, retryLimit: 1 });
+          await enqueue(scan.id);
         } catch (error) {
           // Not queued, so nothing would run it before the next start: it ends now, uncounted, and the caller may try again.
           deps.onError(error, 'could not queue a repository scan');
