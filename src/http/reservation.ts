@@ -32,7 +32,7 @@ export async function holdTicket(request: FastifyRequest, reply: FastifyReply, t
  */
 export async function readCallUpload(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = []): Promise<Upload> {
   const slot = request.ticket?.slot;
-  const upload = await readImagePart(request, limits, fieldNames, slot?.preempted);
+  const upload = await readImagePart(request, limits, fieldNames, slot?.preempted, request.formTokenFirst);
   slot?.working();
   return upload;
 }

@@ -22,7 +22,7 @@ import { pipeline } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keptName } from '../app/filename.js';
-import { ImageTooLargeError, RequestError, type OptmarkError } from '../errors.js';
+import { CrossSiteRequestError, ImageTooLargeError, RequestError, type OptmarkError } from '../errors.js';
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
 export const STALL_BYTES = 64 * 1024;
@@ -51,8 +51,11 @@ export interface Upload {
  * refused for its length.
  */
 export function multipartLimits(maxUploadBytes: number) {
-  return { fileSize: maxUploadBytes, files: 2, fields: 4, parts: 6, fieldSize: 8 * 1024, headerPairs: 20 };
+  return { fileSize: maxUploadBytes, files: 2, fields: 5, parts: 7, fieldSize: 8 * 1024, headerPairs: 20 };
 }
+
+/** The field an upload form without JavaScript sends its form token in, first of all (http/web/guard.ts). */
+export const FORM_TOKEN_FIELD = 'csrf';
 
 /**
  * The parser's high-water mark for each part, above any one chunk of a
@@ -211,12 +214,24 @@ export function acceptMultipartBodies(app: FastifyInstance): void {
  * @param stop aborted when the read must end now with its reason as the
  *   answer (the call's place in flight was given to another account): the
  *   rest of the body is not read, and the answer closes the connection.
+ * @param formTokenFirst given for an upload form sent without its token in
+ *   a header: the body's first part must be the field `csrf` holding a token
+ *   this accepts, or the read ends with 403 cross_site_request before any
+ *   file is taken.
  */
-export async function readImagePart(request: FastifyRequest, limits: UploadLimits, fieldNames: readonly string[] = [], stop?: AbortSignal): Promise<Upload> {
+export async function readImagePart(
+  request: FastifyRequest,
+  limits: UploadLimits,
+  fieldNames: readonly string[] = [],
+  stop?: AbortSignal,
+  formTokenFirst?: (token: string) => boolean,
+): Promise<Upload> {
   if (!multipartRequests.has(request)) {
+    // Only a multipart body can carry the form token an upload form sends.
+    if (formTokenFirst) throw new CrossSiteRequestError();
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
-  return readUpload(request.raw, limits, fieldNames, stop);
+  return readUpload(request.raw, limits, fieldNames, stop, formTokenFirst);
 }
 
 /**
@@ -242,7 +257,7 @@ interface ImagePart {
  */
 const isPartAFile = (_name: string | undefined, type: string | undefined, filename: string | undefined): boolean => filename !== undefined || !(type ?? 'text/plain').startsWith('text/');
 
-function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[], stop: AbortSignal | undefined): Promise<Upload> {
+function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: readonly string[], stop: AbortSignal | undefined, formTokenFirst: ((token: string) => boolean) | undefined): Promise<Upload> {
   const { maxUploadBytes, stallSeconds, minBytesPerSecond } = limits;
   bodiesTaken.add(raw);
   let busboy: BusboyInstance;
@@ -260,6 +275,8 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
     const fields: Record<string, string> = {};
     const others: string[] = [];
     let image: ImagePart | undefined;
+    /** Whether the form token still has to come, as the first part (an upload form without JavaScript). */
+    let tokenDue = formTokenFirst !== undefined;
     let settled = false;
     let piping = true;
     let received = 0;
@@ -329,6 +346,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
     }
 
     function succeed(): void {
+      if (tokenDue) return fail(new CrossSiteRequestError(), 'drain');
       if (!settle()) return;
       if (!image?.bytes) {
         const seen = others.length ? ` (the body has ${others.join(', ')})` : '';
@@ -352,6 +370,9 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       file.once('limit', () => fail(new ImageTooLargeError(maxUploadBytes), 'stop'));
       if (settled) {
         file.resume();
+      } else if (tokenDue) {
+        // A file before the form's token: nothing of it is read.
+        fail(new CrossSiteRequestError(), 'stop');
       } else if (name === 'image' && image === undefined) {
         const part: ImagePart = { filename, chunks: [] };
         image = part;
@@ -367,6 +388,11 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
     });
     busboy.on('field', (name, value) => {
       if (settled) return;
+      if (tokenDue) {
+        tokenDue = false;
+        if (name !== FORM_TOKEN_FIELD || !formTokenFirst!(value)) fail(new CrossSiteRequestError(), 'stop');
+        return;
+      }
       if (fieldNames.includes(name) && !Object.hasOwn(fields, name)) fields[name] = value;
       else others.push(describe('field', name));
     });

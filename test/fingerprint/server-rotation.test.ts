@@ -71,9 +71,10 @@ async function markOnCommandLine(name: string, bytes: Uint8Array): Promise<Buffe
 async function markOnServer(bytes: Uint8Array): Promise<Buffer> {
   const { cookie, formToken } = await signInToDashboard(t, 'rotation');
   const form = new FormData();
+  form.append('csrf', formToken);
   form.append('fingerprint', 'on');
   form.append('image', new Blob([bytes], { type: 'image/jpeg' }), 'photo.jpg');
-  const response = await fetch(`${t.url}/mark?csrf=${encodeURIComponent(formToken)}`, { method: 'POST', headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: form });
+  const response = await fetch(`${t.url}/mark`, { method: 'POST', headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: form });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('image/jpeg');
   return Buffer.from(await response.arrayBuffer());

@@ -298,6 +298,36 @@ describe('the people’s pages in a browser', () => {
     expect(await usageOnPage(page)).toEqual(await apiUsage());
   });
 
+  it('without JavaScript, one image is marked and downloaded and one checked, and the form token never shows in the address', { timeout: 60_000 }, async () => {
+    const plain = join(scratch, 'no-js.jpg');
+    writeFileSync(plain, await texturedPhoto(320, 240, 'jpeg', 21));
+    const before = await apiUsage();
+    const noScript = await launchBrowser(scratch, { javaScriptEnabled: false });
+    try {
+      const p = noScript.pages()[0] ?? (await noScript.newPage());
+      await p.goto(`${t.url}/sign-in`);
+      await p.getByLabel('Email').fill('owner@studio.example');
+      await p.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([p.waitForURL(`${t.url}/overview`), p.getByRole('button', { name: 'Sign in' }).click()]);
+      await p.goto(`${t.url}/mark`);
+      await p.setInputFiles('#files', [plain]);
+      const [download] = await Promise.all([p.waitForEvent('download'), p.getByRole('button', { name: 'Mark', exact: true }).click()]);
+      expect(download.suggestedFilename()).toBe('no-js-optout.jpg');
+      const marked = join(scratch, 'no-js-optout.jpg');
+      await download.saveAs(marked);
+      await p.goto(`${t.url}/check`);
+      await p.setInputFiles('#files', [marked]);
+      await Promise.all([p.waitForURL(`${t.url}/check`), p.getByRole('button', { name: 'Check', exact: true }).click()]);
+      await p.waitForSelector('.headline');
+      expect(await p.textContent('.headline')).toBe('Opted out');
+      // The page the browser keeps in its history is a plain address: the token went in the body.
+      expect(p.url()).toBe(`${t.url}/check`);
+      expect(await apiUsage()).toEqual({ protect: before.protect + 1, verify: before.verify + 1 });
+    } finally {
+      await noScript.close();
+    }
+  });
+
   it('a sign-out forged by another site is refused; the session survives a restart of the server; signing out ends it', { timeout: 60_000 }, async () => {
     // Another site: a page on another port whose form posts to our sign-out as soon as it loads.
     const evil: Server = createServer((_request, response) => {

@@ -242,8 +242,8 @@ describe('malformed forms', () => {
     expect(await big.json()).toMatchObject({ code: 'body_too_large' });
 
     const boundary = 'optmark-cut';
-    const cut = `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n${Buffer.from(JPEG.subarray(0, 500)).toString('latin1')}`;
-    const truncated = await browser.request(`/check?csrf=${csrf}`, {
+    const cut = `--${boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n${csrf}\r\n--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n${Buffer.from(JPEG.subarray(0, 500)).toString('latin1')}`;
+    const truncated = await browser.request('/check', {
       method: 'POST',
       site: 'same-origin',
       headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Accept: 'application/json' },
@@ -252,7 +252,7 @@ describe('malformed forms', () => {
     expect(truncated.status).toBe(400);
     expect(await truncated.json()).toMatchObject({ code: 'malformed_request' });
 
-    const named = await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG, {}, '<img src=x onerror=alert(1)>.jpg') });
+    const named = await browser.upload('/check', imageForm(JPEG, {}, '<img src=x onerror=alert(1)>.jpg'), csrf);
     const html = await named.text();
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;.jpg');
     expect(html).not.toContain('<img src=x');
@@ -266,11 +266,11 @@ describe('marking and checking', () => {
   it('one file without JavaScript: the marked file downloads and counts one; the check page says the verdict in words', async () => {
     const browser = await user('nojs', 'lea@example.com');
     const csrf = await browser.csrf();
-    const marked = await browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG) });
+    const marked = await browser.upload('/mark', imageForm(JPEG), csrf);
     expect(marked.status).toBe(200);
     expect(marked.headers.get('content-disposition')).toContain('photo-optout.jpg');
     const bytes = new Uint8Array(await marked.arrayBuffer());
-    const checked = await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(bytes, {}, 'photo-optout.jpg') });
+    const checked = await browser.upload('/check', imageForm(bytes, {}, 'photo-optout.jpg'), csrf);
     const html = await checked.text();
     expect(html).toContain('<p class="headline">Opted out</p>');
     expect(html).toContain('Signed by this service, and unchanged since');
@@ -316,7 +316,7 @@ describe('marking and checking', () => {
     const overwritten = await browser.app('/app/mark', { csrf, body: imageForm(genai, { value: 'DMI-PROHIBITED', overwrite: 'on' }) });
     expect(overwritten.json).toMatchObject({ value: 'DMI-PROHIBITED', alreadyCarried: false });
     // Without JavaScript, the download says which it was.
-    const download = await browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(genai) });
+    const download = await browser.upload('/mark', imageForm(genai), csrf);
     expect(download.headers.get('optmark-opt-out')).toBe('kept DMI-PROHIBITED-GENAIMLTRAINING');
   });
 
@@ -330,7 +330,7 @@ describe('marking and checking', () => {
     expect(page.html).toContain('<input id="other-constraints" name="otherConstraints" type="text" maxlength="1000" value=""');
     expect(page.html).toContain('Needed with "Prohibited, see plus:OtherConstraints", and only with it');
 
-    const noJs = (fields: Record<string, string>) => browser.request(`/mark?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(JPEG, fields) });
+    const noJs = (fields: Record<string, string>) => browser.upload('/mark', imageForm(JPEG, fields), csrf);
     const missing = await noJs({ value: SEE, otherConstraints: '', overwrite: 'on' });
     expect(missing.status).toBe(422);
     const missingHtml = await missing.text();
@@ -357,7 +357,7 @@ describe('marking and checking', () => {
     const downloadedBytes = new Uint8Array(await downloaded.arrayBuffer());
     expect(inspect(downloadedBytes).details.otherConstraints).toBe(text);
     // The check page shows the text.
-    const checked = await (await browser.request(`/check?csrf=${csrf}`, { method: 'POST', site: 'same-origin', body: imageForm(downloadedBytes, {}, 'photo-optout.jpg') })).text();
+    const checked = await (await browser.upload('/check', imageForm(downloadedBytes, {}, 'photo-optout.jpg'), csrf)).text();
     expect(checked).toContain('<dt>Constraints (plus:OtherConstraints)</dt><dd>Licensed for search indexing only — Zürich &amp; 東京 &lt;&quot;studio&quot;&gt;</dd>');
 
     // The page script's route: the same refusal in JSON; marked, the answer says the text.
@@ -430,6 +430,45 @@ describe('marking and checking', () => {
     expect(none.status).toBe(401);
     expect(none.json.code).toBe('not_signed_in');
     expect((await t.server.admin.usage('guarded')).protect.used).toBe(0);
+  });
+
+  it('the forms without JavaScript carry the form token as the first field of the body, never in the address; anything else is refused before the file is read', async () => {
+    const browser = await user('tokenfirst', 'toni@example.com');
+    const csrf = await browser.csrf();
+    // The page's forms post to a plain address, the token hidden as their first field.
+    for (const page of ['/mark', '/check']) {
+      const { html } = await browser.page(page);
+      const form = /<form id="work-form"[^>]*action="([^"]*)"[^>]*>\n([^\n]*)/.exec(html)!;
+      expect(form[1]).toBe(page);
+      expect(form[2]).toBe(`<input type="hidden" name="csrf" value="${csrf}">`);
+    }
+    const refused = async (response: Response) => {
+      expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ code: 'cross_site_request' });
+    };
+    const json = { Accept: 'application/json' };
+    const send = (path: string, body: FormData, site: 'same-origin' | 'cross-site' = 'same-origin') => browser.request(path, { method: 'POST', site, headers: json, body });
+    // The token in the address, as the forms used to send it, is no longer taken.
+    await refused(await send(`/mark?csrf=${encodeURIComponent(csrf)}`, imageForm(JPEG)));
+    // Missing, wrong, after the image, or under another name.
+    await refused(await send('/mark', imageForm(JPEG)));
+    await refused(await send('/check', imageForm(JPEG, { csrf: 'not-the-token' })));
+    const late = imageForm(JPEG);
+    late.append('csrf', csrf);
+    await refused(await send('/mark', late));
+    await refused(await send('/mark', imageForm(JPEG, { token: csrf })));
+    // The right token from another site's page.
+    await refused(await send('/mark', imageForm(JPEG, { csrf }), 'cross-site'));
+    // An empty form carries no token either; a form of another type, with its token, is not an upload.
+    await refused(await send('/check', new FormData()));
+    const urlencoded = await browser.request('/check', { method: 'POST', site: 'same-origin', headers: { ...json, 'Content-Type': 'application/x-www-form-urlencoded' }, body: `csrf=${encodeURIComponent(csrf)}` });
+    expect([urlencoded.status, ((await urlencoded.json()) as { code: string }).code]).toEqual([415, 'unsupported_content_type']);
+    expect(await t.server.admin.usage('tokenfirst')).toMatchObject({ protect: { used: 0 }, verify: { used: 0 } });
+    // The token first: marked and checked, each counted.
+    const marked = await send('/mark', imageForm(JPEG, { csrf }));
+    expect(marked.status).toBe(200);
+    expect((await send('/check', imageForm(new Uint8Array(await marked.arrayBuffer()), { csrf }))).status).toBe(200);
+    expect(await t.server.admin.usage('tokenfirst')).toMatchObject({ protect: { used: 1 }, verify: { used: 1 } });
   });
 
   it('the check answer puts the verdict in words: opted out; stripped of its metadata but fingerprinted; not opted out, never a percentage', async () => {

@@ -180,8 +180,16 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
     const pre = await browser.preTokenAnyway();
     response = await browser.form(path, { pre, email: 'nobody@perm.example', password: 'not the password', token: 'x' });
   } else if (path.startsWith('/app/') || path === '/mark' || path === '/check') {
-    const body = path === '/app/batches' ? undefined : image();
-    response = await browser.request(path.startsWith('/app/') ? path : `${path}?csrf=${csrf}`, { method: 'POST', site: 'same-origin', headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' }, ...(body ? { body } : {}) });
+    if (path.startsWith('/app/')) {
+      const body = path === '/app/batches' ? undefined : image();
+      response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' }, ...(body ? { body } : {}) });
+    } else {
+      // The form without JavaScript: its token is the body's first field.
+      const body = new FormData();
+      body.append('csrf', csrf);
+      for (const [name, value] of image()) body.append(name, value);
+      response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { Accept: 'application/json' }, body });
+    }
   } else {
     const fields: Record<string, string> = { csrf, displayName: 'Someone', current: 'wrong', password: 'a new password here', email: `invited-${++target}@perm.example`, role: 'member' };
     if (path === '/account/members/role' || path === '/account/members/remove') fields.user = await targetId();

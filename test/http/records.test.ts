@@ -156,7 +156,7 @@ describe('dated service records', () => {
   });
 
   it('the page without JavaScript (POST /mark) makes a record too; the API’s protect makes none', async () => {
-    const response = await owner.browser.request(`/mark?csrf=${owner.formToken}`, { method: 'POST', site: 'same-origin', body: imageForm(PNG, 'Diagram.png') });
+    const response = await owner.browser.upload('/mark', imageForm(PNG, 'Diagram.png'), owner.formToken);
     expect(response.status).toBe(200);
     const marked = Buffer.from(await response.arrayBuffer());
     const id = response.headers.get('optmark-record');
@@ -399,7 +399,7 @@ describe('dated service records', () => {
     expect(await check(JPEG)).toMatchObject({ recordId: first.json.recordId, as: 'original' });
     expect(await check(await texturedPhoto(300, 200, 'jpeg', 77))).toBeNull();
     // Without JavaScript: the result page links it.
-    const response = await owner.browser.request(`/check?csrf=${owner.formToken}`, { method: 'POST', site: 'same-origin', body: imageForm(first.bytes!, 'harbour-optout.jpg') });
+    const response = await owner.browser.upload('/check', imageForm(first.bytes!, 'harbour-optout.jpg'), owner.formToken);
     expect(response.status).toBe(200);
     const html = await response.text();
     expect(html).toContain('This is the file your account marked');

@@ -223,7 +223,7 @@ describe('while optmark serve holds the data directory', () => {
     expect(listed).toMatchObject([{ email: 'ada@example.com', hasPassword: true, role: 'owner' }]);
     const form = new FormData();
     form.append('image', new Blob([SAMPLE_JPEG], { type: 'image/jpeg' }), 'photo.jpg');
-    expect((await browser.request(`/mark?csrf=${formToken}`, { method: 'POST', site: 'same-origin', body: form })).status).toBe(200);
+    expect((await browser.upload('/mark', form, formToken)).status).toBe(200);
 
     // The stop flushes the database to its files; then the lock and the socket are gone.
     expect(await server!.stop()).toEqual({ code: 0, signal: null });

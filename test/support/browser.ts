@@ -16,11 +16,12 @@ import { expect } from 'vitest';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 export const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
 
-export async function launchBrowser(scratch: string, options: { acceptDownloads?: boolean } = {}): Promise<BrowserContext> {
+export async function launchBrowser(scratch: string, options: { acceptDownloads?: boolean; javaScriptEnabled?: boolean } = {}): Promise<BrowserContext> {
   return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {
     executablePath: execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim(),
     headless: true,
     acceptDownloads: options.acceptDownloads ?? true,
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }

@@ -75,6 +75,18 @@ export class WebClient {
   }
 
   /**
+   * An upload form sent without JavaScript (/mark, /check): the form token
+   * goes first in the body, as the page's hidden field puts it, then the
+   * form's own parts.
+   */
+  async upload(path: string, form: FormData, csrf?: string): Promise<Response> {
+    const body = new FormData();
+    body.append('csrf', csrf ?? (await this.csrf()));
+    for (const [name, value] of form) body.append(name, value);
+    return this.request(path, { method: 'POST', site: 'same-origin', body });
+  }
+
+  /**
    * A page script's call, with the form token in X-CSRF-Token: its JSON; or,
    * for a marking (whose body is the marked file), what the Optmark-Result
    * header says and the file's bytes.

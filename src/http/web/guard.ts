@@ -4,9 +4,13 @@
  * (docs/permissions.md has the table, and test/http/permissions.test.ts
  * holds every registered route to it); a state-changing route of a session
  * declares `config.csrf: 'session'` and must carry the session's form token
- * (in the `X-CSRF-Token` header, a `csrf` form field, or for an upload form
- * the `csrf` query parameter); sign-in and the one-time link's form, which
- * have no session yet, carry a pre-session token bound to a cookie.
+ * (in the `X-CSRF-Token` header, or a `csrf` form field); sign-in and the
+ * one-time link's form, which have no session yet, carry a pre-session token
+ * bound to a cookie. The token never travels in a URL, where it would stay in
+ * the browser's history and address bar: an upload form without JavaScript
+ * (`config.uploadForm`), whose body is streamed, sends it as the body's first
+ * field, and the upload reader checks it before it takes any file
+ * (`request.formTokenFirst`, http/reservation.ts).
  *
  * A browser's `Sec-Fetch-Site` (or, from older browsers, `Origin`) must also
  * name this site: a page of another site cannot act here even with a token.
@@ -30,10 +34,18 @@ declare module 'fastify' {
     anonymous?: boolean;
     /** The proof of origin the route needs: the session's form token, or the sign-in form's pre-session token. */
     csrf?: 'session' | 'pre-session';
+    /** A multipart upload form that works without JavaScript: sent without the header, its form token is the body's first field. */
+    uploadForm?: boolean;
   }
   interface FastifyRequest {
     /** The session behind the request's cookie, when there is one. */
     signedIn?: SignedIn;
+    /**
+     * On an upload form sent without the header: whether the body's first
+     * field, named `csrf`, is the session's form token. The upload reader
+     * must call it before it takes any part (http/upload.ts).
+     */
+    formTokenFirst?: (token: string) => boolean;
   }
 }
 
@@ -70,14 +82,16 @@ function sameToken(expected: string, candidate: unknown): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The token a request presents: the header (page scripts), the form field, or the query (upload forms, whose body is streamed). */
+/** The token a request presents: the header (page scripts), or the form field of a form's urlencoded body. */
 function presentedToken(request: FastifyRequest, field: string): unknown {
   const header = request.headers['x-csrf-token'];
   if (typeof header === 'string') return header;
   const body = request.body;
   if (body instanceof URLSearchParams && body.has(field)) return body.get(field);
-  return (request.query as Record<string, unknown> | undefined)?.[field];
+  return undefined;
 }
+
+const isMultipart = (request: FastifyRequest) => /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
 
 export function createGuard(options: GuardOptions) {
   const { sessions } = options;
@@ -88,7 +102,7 @@ export function createGuard(options: GuardOptions) {
   return {
     /** The preHandler of every people's route: load the session, check the route's access and origin proof. */
     async check(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-      const { access = 'public', csrf, page, anonymous } = request.routeOptions.config;
+      const { access = 'public', csrf, page, anonymous, uploadForm } = request.routeOptions.config;
       if (access === 'api-key' || anonymous) return undefined;
       request.signedIn = await sessions.find(sessionToken(request));
       const signedIn = request.signedIn;
@@ -105,7 +119,12 @@ export function createGuard(options: GuardOptions) {
         if (access === 'owner' && signedIn.user.role !== 'owner') throw new RoleNotAllowedError("Only the account's owners may do this");
         if (access === 'operator' && !signedIn.user.operator) throw new RoleNotAllowedError("Only the service's operators may do this");
       }
-      if (csrf === 'session') {
+      if (csrf === 'session' && uploadForm && request.headers['x-csrf-token'] === undefined && isMultipart(request)) {
+        // The token is in the body, read later: the origin is checked now, the token before any file is taken.
+        if (!signedIn || !fromThisSite(request)) throw new CrossSiteRequestError();
+        const { session } = signedIn;
+        request.formTokenFirst = (token) => sessions.formTokenMatches(session, token);
+      } else if (csrf === 'session') {
         if (!signedIn || !fromThisSite(request) || !sessions.formTokenMatches(signedIn.session, presentedToken(request, 'csrf') as string | undefined)) {
           throw new CrossSiteRequestError();
         }

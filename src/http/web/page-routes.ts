@@ -69,7 +69,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   };
 
   // One image, without JavaScript: the marked file comes back as a download.
-  app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('protect') }, async (request, reply) => {
+  app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite', 'otherConstraints']);
     const { fields } = upload;
     const options = {
@@ -109,7 +109,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   });
 
   // One image, without JavaScript: a result page, the verdict in words first.
-  app.post('/check', { config: { access: 'paid', page: true, csrf: 'session' }, preHandler: reserve('verify') }, async (request, reply) => {
+  app.post('/check', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload);
     const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
       inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),

@@ -145,7 +145,7 @@ function showFailure(row: Row, error: ApiError): void {
 
 async function markOne(row: Row, batch: string, fields: FormData): Promise<void> {
   const body = new FormData();
-  for (const [name, value] of fields) if (name !== 'image') body.append(name, value);
+  for (const [name, value] of fields) if (name !== 'image' && name !== 'csrf') body.append(name, value);
   body.append('image', row.file, row.file.name);
   const options = JSON.stringify([...fields].filter(([name, value]) => name !== 'image' && typeof value === 'string'));
   if (row.sentWith !== undefined && row.sentWith !== options) row.key = crypto.randomUUID();

@@ -79,7 +79,8 @@ export function markPage(context: PageContext, view: WorkView): string {
 <p>Marking writes the opt-out into each image's metadata and signs it. Every pixel and every other byte of the file stay as they are. Files that already carry the opt-out are found first, in your browser, and skipped unless you ask.</p>
 ${usageMeters(view)}
 ${notice('error', view.error)}
-<form id="work-form" class="stack" method="post" action="/mark?csrf=${session.formToken}" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
+<form id="work-form" class="stack" method="post" action="/mark" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
+<input type="hidden" name="csrf" value="${session.formToken}">
 <label for="value">Opt-out to write</label>
 <select id="value" name="value" aria-describedby="value-note">${options}</select>
 <p id="value-note" class="note">The IPTC Data Mining values. A file that already carries one of them keeps it, unless you choose another here and tick "Write my choice".</p>
@@ -113,7 +114,8 @@ export function checkPage(context: PageContext, view: WorkView): string {
 <p>Checking reads whether each image carries the opt-out and the other signals, whether this service signed it, and looks for the fingerprint in its pixels.</p>
 ${usageMeters(view)}
 ${notice('error', view.error)}
-<form id="work-form" class="stack" method="post" action="/check?csrf=${session.formToken}" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
+<form id="work-form" class="stack" method="post" action="/check" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
+<input type="hidden" name="csrf" value="${session.formToken}">
 ${dropZone(view)}
 <div class="actions"><button type="submit" id="start">Check</button></div>
 <p class="note no-js">Without JavaScript, the first image is checked; turn JavaScript on for batches.</p>
