@@ -1097,6 +1097,20 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
+                };
+            };
             /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
             401: {
                 headers: {
@@ -1200,7 +1214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Records"];
                 };
             };
-            /** @description The request is not what the operation takes: `invalid_sha256` */
+            /** @description The request is not what the operation takes: `malformed_request`, `invalid_sha256` */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1210,7 +1224,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code?: "invalid_sha256";
+                        code?: "malformed_request" | "invalid_sha256";
                     };
                 };
             };
@@ -1324,6 +1338,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         scans: components["schemas"]["Scan"][];
+                    };
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
                     };
                 };
             };
@@ -1605,6 +1633,20 @@ export interface operations {
                     "application/json": components["schemas"]["Scan"];
                 };
             };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
+                };
+            };
             /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
             401: {
                 headers: {
@@ -1720,6 +1762,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Scan"];
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
                 };
             };
             /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
@@ -1866,6 +1922,20 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScanReport"];
                     "text/csv": string;
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
                 };
             };
             /** @description No valid API key: `missing_api_key`, `invalid_api_key` */
@@ -2210,6 +2280,20 @@ export interface operations {
                     "application/json": components["schemas"]["Jwks"];
                 };
             };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
+                };
+            };
             /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
             431: {
                 headers: {
@@ -2248,6 +2332,20 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
+                };
+            };
             /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
             431: {
                 headers: {
@@ -2284,6 +2382,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
+                    };
                 };
             };
             /** @description The request headers are over 16 KiB; the connection is closed: `header_too_large` */
@@ -2340,6 +2452,20 @@ export interface operations {
                         openapi: string;
                         info: Record<string, never>;
                         paths: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The request is not what the operation takes: `malformed_request` */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code?: "malformed_request";
                     };
                 };
             };

@@ -23,7 +23,13 @@ const { $id: _r, ...Records } = recordsResult;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-/** The codes of each operation; each status's enum is taken from these through STATUS. */
+/**
+ * The codes of each operation; each status's enum is taken from these through STATUS.
+ * Any request may be refused for its address or its headers before its route is
+ * reached: a path that is not valid URL encoding, a NUL in the path or query
+ * (malformed_request), headers over 16 KiB (header_too_large).
+ */
+const ADDRESS_CODES = ['malformed_request', 'header_too_large'] as const;
 const REQUEST_CODES = ['malformed_request', 'missing_image_part', 'multiple_parts', 'empty_image', 'request_timeout', 'image_too_large', 'unsupported_content_type', 'header_too_large'] as const;
 const KEY_CODES = ['missing_api_key', 'invalid_api_key'] as const;
 const IMAGE_CODES = ['unsupported_image_format', 'corrupt_image', 'image_dimensions_too_large', 'invalid_xmp'] as const;
@@ -35,13 +41,13 @@ const PROTECT_CODES: readonly ErrorCode[] = [
 const VERIFY_CODES: readonly ErrorCode[] = [
   ...REQUEST_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', ...IMAGE_CODES, 'invalid_option', 'idempotency_key_reused', 'quota_exceeded', ...MOMENT_CODES,
 ];
-const USAGE_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
-const RECORD_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'invalid_sha256', 'record_not_found', 'too_many_requests', 'header_too_large', 'service_unavailable'];
-const OPEN_CODES: readonly ErrorCode[] = ['header_too_large'];
+const USAGE_CODES: readonly ErrorCode[] = [...ADDRESS_CODES, ...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'service_unavailable'];
+const RECORD_CODES: readonly ErrorCode[] = [...ADDRESS_CODES, ...KEY_CODES, 'plan_not_allowed', 'invalid_sha256', 'record_not_found', 'too_many_requests', 'service_unavailable'];
+const OPEN_CODES: readonly ErrorCode[] = ADDRESS_CODES;
 /** The JSON body of a scan call: what a malformed one answers. */
 const JSON_BODY_CODES = ['malformed_request', 'invalid_option', 'unsupported_content_type', 'body_too_large', 'image_too_large'] as const;
-const SCAN_READ_CODES: readonly ErrorCode[] = [...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'header_too_large', 'service_unavailable'];
-const SCAN_CREATE_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed', 'source_not_allowed', 'scan_limit_reached', 'too_many_requests', 'header_too_large', 'service_unavailable', 'scans_paused'];
+const SCAN_READ_CODES: readonly ErrorCode[] = [...ADDRESS_CODES, ...KEY_CODES, 'plan_not_allowed', 'too_many_requests', 'service_unavailable'];
+const SCAN_CREATE_CODES: readonly ErrorCode[] = [...ADDRESS_CODES, ...JSON_BODY_CODES, ...KEY_CODES, 'plan_not_allowed', 'scope_not_allowed', 'role_not_allowed', 'source_not_allowed', 'scan_limit_reached', 'too_many_requests', 'service_unavailable', 'scans_paused'];
 const SCAN_ONE_CODES: readonly ErrorCode[] = [...SCAN_READ_CODES, 'scan_not_found'];
 const SCAN_CANCEL_CODES: readonly ErrorCode[] = [...SCAN_ONE_CODES, 'unsupported_content_type', 'scope_not_allowed', 'scan_not_cancellable'];
 const SCAN_FIX_CODES: readonly ErrorCode[] = [...JSON_BODY_CODES, ...SCAN_ONE_CODES, 'scope_not_allowed', 'scan_not_finished', 'quota_exceeded', 'repository_unavailable', 'server_busy'];
@@ -128,7 +134,7 @@ function errorHeaders(status: number, options: { allowance: boolean; replay: boo
 /** One response per status the codes give, each with its enum, examples and headers; and `default`. */
 function errorResponses(codes: readonly ErrorCode[], options: { allowance: boolean; replay: boolean }) {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
+  for (const code of new Set(codes)) {
     const status = STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -667,7 +673,7 @@ export function openApiDocument(options: OpenApiOptions) {
           'Health',
           'Readiness: the database answers too, within 2 seconds',
           { description: 'Ready to serve', schema: ref('Health'), example: { status: 'ok' } },
-          ['header_too_large', 'service_unavailable'],
+          [...ADDRESS_CODES, 'service_unavailable'],
         ),
       },
       '/api/v1/openapi.json': {

@@ -320,6 +320,14 @@ describe('the OpenAPI document', () => {
     expect(checker.raw('post', scans, (await rawExchange(t.url, `POST ${scans} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
     expect(checker.raw('delete', one, (await rawExchange(t.url, `DELETE ${scans}/${id} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
     expect(checker.raw('post', fix, (await rawExchange(t.url, `POST ${scans}/${id}/fix HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)).text)).toBe(431);
+    // Any operation's address may be refused before its route is reached: a NUL in the query, a path that is not valid URL encoding.
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const method of Object.keys(item as Json)) {
+        const address = `${t.url}${path.replace('{sha256}', hash).replace('{id}', id)}?x=%00`;
+        expect(await checker.fetched(method, path, await fetch(address, { method: method.toUpperCase() })), `${method} ${path}`).toBe(400);
+      }
+    }
+    expect(await checker.fetched('get', records, await lookup(recordsKey, '%zz'))).toBe(400);
     expect(await checker.fetched('get', '/api/v2/protect', await fetch(`${t.url}/api/v2/protect`))).toBe(404);
     expect(await checker.fetched('get', '/api/v1/protect', await fetch(`${t.url}/api/v1/protect`))).toBe(405);
   });
