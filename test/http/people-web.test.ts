@@ -137,6 +137,32 @@ describe('sessions', () => {
     expect((await browser.page('/overview')).location).toBe('/sign-in?next=%2Foverview');
   });
 
+  it('over HTTPS the cookies are named __Host- (Secure, Path=/, no Domain), and a plain-named cookie planted by another host is not a session', async () => {
+    const secureDir = freshDataDir();
+    const secure = await startTestServer({ dataDir: secureDir, env: { OPTMARK_BASE_URL: 'https://optmark.example' } });
+    try {
+      await secure.server.admin.createAccount('tls', 'pro');
+      await secure.server.people.createUser({ account: 'tls', email: 'tess@example.com', role: 'owner', password: PASSWORD, actor: 'cli' });
+      const browser = new WebClient(secure.url);
+      const first = await browser.request('/sign-in', { site: 'none' });
+      expect(first.headers.getSetCookie()).toEqual([expect.stringMatching(/^__Host-optmark_pre=[\w-]{32}; Max-Age=3600; Path=\/; HttpOnly; Secure; SameSite=Strict$/)]);
+      const signedIn = await browser.signIn('tess@example.com', PASSWORD);
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.getSetCookie()).toEqual([expect.stringMatching(/^__Host-optmark_session=[\w-]{43}; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/)]);
+      const session = browser.cookie('__Host-optmark_session')!;
+      expect((await browser.page('/overview')).status).toBe(200);
+      // The same session under the plain name, as a sibling host or a plain-HTTP answer could set it: no session.
+      const planted = await fetch(`${secure.url}/overview`, { headers: { Cookie: `optmark_session=${session}` }, redirect: 'manual' });
+      expect([planted.status, planted.headers.get('location')]).toEqual([303, '/sign-in?next=%2Foverview']);
+      // Signing out clears the prefixed cookie.
+      const out = await browser.form('/sign-out', { csrf: await browser.csrf() });
+      expect(out.headers.getSetCookie()).toEqual([expect.stringMatching(/^__Host-optmark_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax$/)]);
+    } finally {
+      await secure.close();
+      rmSync(secureDir, { recursive: true, force: true });
+    }
+  });
+
   it("a new password ends the person's other sessions; this one goes on", async () => {
     await t.server.admin.createAccount('pair', 'pro');
     await t.server.people.createUser({ account: 'pair', email: 'gus@example.com', password: PASSWORD, actor: 'cli' });

@@ -8,7 +8,6 @@ import { InvalidCredentialsError, isOptmarkError, LinkNotValidError, TooManySign
 import { forgotPasswordPage, linkNotValidPage, linkPage, signInPage } from '../../web/pages/auth.js';
 import type { AfterAnswer } from './after-answer.js';
 import type { Guard } from './guard.js';
-import { sessionToken } from './guard.js';
 import { field, pageContext, safeNext, sendPage, type WebDeps } from './context.js';
 
 export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, later: AfterAnswer): void {
@@ -35,7 +34,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
         throw error;
       });
       signInLimits.succeed(request.ip, email);
-      const { token } = await sessions.open(user, sessionToken(request));
+      const { token } = await sessions.open(user, guard.sessionToken(request));
       guard.setSessionCookie(request, reply, token);
       return reply.redirect(next, 303);
     } catch (error) {
@@ -49,7 +48,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
   });
 
   app.post('/sign-out', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
-    await sessions.close(sessionToken(request));
+    await sessions.close(guard.sessionToken(request));
     guard.clearSessionCookie(request, reply);
     return reply.redirect('/sign-in', 303);
   });
@@ -80,7 +79,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
       const user = await people.useLink(token, { password: field(request, 'password'), displayName, email: link.purpose === 'account-setup' ? email : undefined });
       // A new password ends every other session of the user; this browser is signed in.
       await sessions.endOthers(user.id);
-      const { token: session } = await sessions.open(user, sessionToken(request));
+      const { token: session } = await sessions.open(user, guard.sessionToken(request));
       guard.setSessionCookie(request, reply, session);
       return reply.redirect('/overview?welcome=1', 303);
     } catch (error) {

@@ -51,6 +51,15 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = 'optmark_session';
 export const PRE_SESSION_COOKIE = 'optmark_pre';
+/**
+ * Over HTTPS the cookies' names carry the `__Host-` prefix: a browser then
+ * takes them only with Secure, Path=/ and no Domain, so a page of a sibling
+ * host, or a plain-HTTP answer slipped into the connection, cannot set or
+ * replace them (a planted session cookie would sign a person in as someone
+ * else). Over plain HTTP (a local server) the browser would refuse such a
+ * name, so the plain one is used.
+ */
+const HOST_PREFIX = '__Host-';
 const PRE_SESSION_SECONDS = 3600;
 
 export interface GuardOptions {
@@ -73,7 +82,6 @@ export function fromThisSite(request: FastifyRequest): boolean {
 }
 
 const cookiesOf = (request: FastifyRequest) => parseCookie(request.headers.cookie ?? '');
-export const sessionToken = (request: FastifyRequest) => cookiesOf(request)[SESSION_COOKIE];
 
 function sameToken(expected: string, candidate: unknown): boolean {
   if (typeof candidate !== 'string') return false;
@@ -96,10 +104,17 @@ const isMultipart = (request: FastifyRequest) => /^multipart\/form-data\b/i.test
 export function createGuard(options: GuardOptions) {
   const { sessions } = options;
 
+  /** A cookie's name for this request: prefixed over HTTPS (only such a cookie is read there). */
+  const named = (request: FastifyRequest, name: string) => (options.secure(request) ? `${HOST_PREFIX}${name}` : name);
   const cookie = (request: FastifyRequest, name: string, value: string, maxAge: number, sameSite: 'lax' | 'strict') =>
-    stringifySetCookie({ name, value, httpOnly: true, sameSite, secure: options.secure(request), path: '/', maxAge });
+    stringifySetCookie({ name: named(request, name), value, httpOnly: true, sameSite, secure: options.secure(request), path: '/', maxAge });
+  const cookieOf = (request: FastifyRequest, name: string) => cookiesOf(request)[named(request, name)];
+  /** The session token the request's cookie carries, if any. */
+  const sessionToken = (request: FastifyRequest) => cookieOf(request, SESSION_COOKIE);
 
   return {
+    sessionToken,
+
     /** The preHandler of every people's route: load the session, check the route's access and origin proof. */
     async check(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
       const { access = 'public', csrf, page, anonymous, uploadForm } = request.routeOptions.config;
@@ -130,7 +145,7 @@ export function createGuard(options: GuardOptions) {
         }
       }
       if (csrf === 'pre-session') {
-        const expected = cookiesOf(request)[PRE_SESSION_COOKIE];
+        const expected = cookieOf(request, PRE_SESSION_COOKIE);
         if (!fromThisSite(request) || expected === undefined || !sameToken(expected, presentedToken(request, 'pre'))) throw new CrossSiteRequestError();
       }
       return undefined;
@@ -138,7 +153,7 @@ export function createGuard(options: GuardOptions) {
 
     /** A pre-session token for a form of a person not signed in yet (sign-in, a one-time link): set in a cookie, and returned for the form. */
     preSession(request: FastifyRequest, reply: FastifyReply): string {
-      const existing = cookiesOf(request)[PRE_SESSION_COOKIE];
+      const existing = cookieOf(request, PRE_SESSION_COOKIE);
       const token = existing && /^[A-Za-z0-9_-]{32}$/.test(existing) ? existing : randomBytes(24).toString('base64url');
       reply.header('Set-Cookie', cookie(request, PRE_SESSION_COOKIE, token, PRE_SESSION_SECONDS, 'strict'));
       return token;

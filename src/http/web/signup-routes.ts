@@ -13,7 +13,7 @@ import { normaliseEmail } from '../../app/people/users.js';
 import { linkNotValidPage, signUpConfirmPage, signUpPage } from '../../web/pages/auth.js';
 import type { AfterAnswer } from './after-answer.js';
 import { field, pageContext, sendPage, type WebDeps } from './context.js';
-import { sessionToken, type Guard } from './guard.js';
+import type { Guard } from './guard.js';
 
 export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, later: AfterAnswer): void {
   const context = (request: FastifyRequest) => pageContext(deps, request);
@@ -89,7 +89,7 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, 
     const typed = { accountName: field(request, 'accountName'), displayName: field(request, 'displayName') };
     try {
       const user = await signUps.complete(token, { ...typed, password: field(request, 'password') });
-      const { token: session } = await deps.sessions.open(user, sessionToken(request));
+      const { token: session } = await deps.sessions.open(user, guard.sessionToken(request));
       guard.setSessionCookie(request, reply, session);
       return reply.redirect('/overview?welcome=1', 303);
     } catch (error) {
