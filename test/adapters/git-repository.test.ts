@@ -75,6 +75,21 @@ describe('fetching a repository to scan', () => {
     expect(readdirSync(work)).toEqual([]);
   });
 
+  it('a git:// fetch connects to the address its source was checked at, not to what the host name resolves to then', async () => {
+    const { port } = new URL(servers.daemonUrl);
+    // A name no resolver knows: only the pin can bring git to the repository.
+    const pinned = request(`git://repo.invalid:${port}/many.git`, { pin: ['repo.invalid', Number(port), '127.0.0.1'] });
+    const source = await fetchRepository(pinned, limits());
+    try {
+      expect(source.entries.filter((e) => e.kind === 'file')).toHaveLength(30);
+    } finally {
+      await source.close();
+    }
+    // Pinned to one address, a fetch can reach no other host.
+    await expect(fetchRepository(request(`git://repo.invalid:${port}/many.git`, { pin: ['elsewhere.invalid', Number(port), '127.0.0.1'] }), limits())).rejects.toThrow(/git could not fetch it/);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
   it('stops at the time limit', async () => {
     await expect(fetchRepository(request(`${servers.daemonUrl}big.git`), limits({ signal: AbortSignal.timeout(1) }))).rejects.toThrow(/time limit|aborted/i);
     expect(readdirSync(work)).toEqual([]);

@@ -17,8 +17,9 @@
  * never on a command line, in a URL, a file or a message.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readdir, lstat, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, lstat, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ScanSourceError, type ScanSource, type SourceEntry } from '../../app/scans/ports.js';
 
 export interface FetchRequest {
@@ -50,8 +51,8 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
   const started = performance.now();
   const dir = await mkdtemp(join(request.workRoot, 'scan-'));
   const gitDir = join(dir, 'repo.git');
-  const git = new Git(gitDir, dir, request, limits.signal);
   try {
+    const git = new Git(gitDir, dir, request, limits.signal, await gitProxy(dir, request));
     await git.run(['init', '-q', '--bare', gitDir], { cwdGitDir: false });
     const what = request.commit ?? request.ref ?? 'HEAD';
     if (what.startsWith('-')) throw new RepositoryFetchError('a branch or tag name cannot start with "-"');
@@ -140,6 +141,22 @@ interface RunOptions {
   readonly env?: Record<string, string>;
 }
 
+/** pinned-connect beside this module, compiled (dist) or as source (Node.js runs TypeScript that only needs its types removed). */
+const PINNED_CONNECT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './pinned-connect.ts' : './pinned-connect.js', import.meta.url));
+
+/**
+ * For a git:// fetch with a pinned address, the proxy command git runs to
+ * connect (pinned-connect.ts): git runs it without a shell, as a single
+ * path, so it is a small script in the fetch's own folder that starts this
+ * Node.js on the module. Undefined for every other fetch.
+ */
+async function gitProxy(dir: string, request: FetchRequest): Promise<{ command: string; env: Record<string, string> } | undefined> {
+  if (new URL(request.url).protocol !== 'git:' || request.pin === null) return undefined;
+  const command = join(dir, 'git-proxy');
+  await writeFile(command, '#!/bin/sh\nexec "$OPTMARK_NODE" "$OPTMARK_GIT_CONNECT" "$@"\n', { mode: 0o700 });
+  return { command, env: { OPTMARK_NODE: process.execPath, OPTMARK_GIT_CONNECT: PINNED_CONNECT, OPTMARK_GIT_PIN: request.pin.join(' ') } };
+}
+
 class Git {
   private readonly env: NodeJS.ProcessEnv;
   private readonly args: string[];
@@ -149,9 +166,11 @@ class Git {
     home: string,
     private readonly request: FetchRequest,
     private readonly signal: AbortSignal,
+    proxy?: { command: string; env: Record<string, string> },
   ) {
     const protocol = new URL(request.url).protocol.replace(':', '');
     const config: Array<[string, string]> = [];
+    if (proxy) config.push(['core.gitProxy', proxy.command]);
     if (request.token !== null) {
       config.push(['http.extraHeader', `Authorization: Basic ${Buffer.from(`x-access-token:${request.token}`).toString('base64')}`]);
     }
@@ -167,6 +186,7 @@ class Git {
       SSH_ASKPASS: 'false',
       // Only the URL's own protocol, for this fetch and anything it would lead to.
       GIT_ALLOW_PROTOCOL: protocol,
+      ...proxy?.env,
       GIT_CONFIG_COUNT: String(config.length),
       ...Object.fromEntries(config.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
     };

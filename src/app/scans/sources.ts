@@ -20,7 +20,7 @@ import { SourceNotAllowedError } from '../../errors.js';
 export interface CheckedSource {
   /** The URL to fetch, normalised. */
   readonly url: string;
-  /** Connect to this address for the host ([host, port, address]); null for file:// and git:// to a literal address. */
+  /** Connect to this address for the host ([host, port, address]); null for file://. */
   readonly pin: readonly [string, number, string] | null;
 }
 
@@ -75,7 +75,7 @@ export async function checkSource(repository: string, allowed: readonly string[]
   const listedLiteral = bare(new URL(prefix).hostname);
   if (isIP(host)) {
     if (!isPublicAddress(host) && listedLiteral !== host) throw new SourceNotAllowedError('the address is private or local');
-    return { url: href, pin: url.protocol === 'git:' ? null : [host, port, host] };
+    return { url: href, pin: [host, port, host] };
   }
   let addresses: string[];
   try {
