@@ -58,6 +58,7 @@ export type ErrorCode =
   | 'scan_limit_reached'
   | 'scans_paused'
   | 'vault_file_not_found'
+  | 'vault_file_unreadable'
   | 'quota_exceeded'
   | 'too_many_requests'
   | 'too_many_failed_calls'
@@ -344,6 +345,18 @@ export class VaultFileNotFoundError extends OptmarkError {
   readonly code = 'vault_file_not_found';
   constructor(message = 'There is no such file in your vault') {
     super(message);
+  }
+}
+
+/**
+ * A file of the Private Vault whose stored bytes cannot be opened: changed or
+ * cut in the storage, or sealed under a vault key the key file no longer
+ * has. Not the person's doing, nor a bug: the operators' storage or keys.
+ */
+export class VaultFileUnreadableError extends OptmarkError {
+  readonly code = 'vault_file_unreadable';
+  constructor(why: string) {
+    super(`This file of your vault cannot be opened: ${why}. Nothing was changed; the service's operators are told, and can restore it from their backups`);
   }
 }
 

@@ -89,6 +89,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   scan_limit_reached: 429,
   header_too_large: 431,
   internal_error: 500,
+  vault_file_unreadable: 500,
   repository_unavailable: 502,
   service_unavailable: 503,
   server_busy: 503,

@@ -13,7 +13,7 @@
  * rotation: test/process/vault-key.test.ts); and on PostgreSQL,
  * OPTMARK_VAULT_BYTES fills the plans' room when the database is created.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -115,6 +115,28 @@ describe('the Private Vault', () => {
         expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
       }
     }
+  });
+
+  it('a stored file whose bytes were changed in the storage is refused in words with its own code (500 vault_file_unreadable), not as a bug', async () => {
+    const marked = await markOnPage(member, PNG, 'damaged.png');
+    const { objects } = await vaultRows(t.server, 'vault-studio');
+    const object = objects.find((o) => o.sha256 === sha256(PNG))!;
+    const path = storedFiles(vaultDir()).files.find((f) => f.name === object.object_name)!.path;
+    const whole = readFileSync(path);
+    const changed = Buffer.from(whole);
+    changed[changed.length - 20]! ^= 1;
+    writeFileSync(path, changed);
+    try {
+      const refused = await member.request(`/vault/${marked.vault!.fileId}/original`, { site: 'same-origin', headers: { Accept: 'application/json' } });
+      expect(refused.status).toBe(500);
+      expect(await refused.json()).toMatchObject({ code: 'vault_file_unreadable', error: expect.stringContaining('does not authenticate') });
+      // The marked copy, stored on its own, still opens.
+      expect((await member.request(`/vault/${marked.vault!.fileId}/marked`, { site: 'same-origin' })).status).toBe(200);
+    } finally {
+      writeFileSync(path, whole);
+    }
+    expect((await member.request(`/vault/${marked.vault!.fileId}/original`, { site: 'same-origin' })).status).toBe(200);
+    expect((await postVaultForm(member, '/vault/delete', [['id', marked.vault!.fileId!]])).status).toBe(200);
   });
 
   it('finds files by name and by hash (whole or its start); members see only their own files, owners every file', async () => {

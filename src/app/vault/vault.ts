@@ -19,12 +19,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { randomBase62 } from '../../core/keys/api-key.js';
-import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, ServiceUnavailableError, VaultFileNotFoundError } from '../../errors.js';
+import { InvalidOptionError, PlanNotAllowedError, RoleNotAllowedError, ServiceUnavailableError, VaultFileNotFoundError, VaultFileUnreadableError } from '../../errors.js';
 import type { AuditEntry, User } from '../people/ports.js';
 import { API_PLANS, type Clock, type Plan } from '../ports.js';
 import type { BlobStore, VaultFile, VaultKeyRing, VaultObject, VaultSearch, VaultStatus, VaultStore, VaultViewer } from './ports.js';
 import { vaultIdentityProblem } from './identity.js';
-import { objectName, open, seal } from './sealing.js';
+import { objectName, open, seal, SealError } from './sealing.js';
 import { makeZip } from 'client-zip';
 
 /** Files one page of the vault lists. */
@@ -204,7 +204,12 @@ export function createVault(deps: VaultDeps) {
     if (!object || object.state !== 'stored') throw new VaultFileNotFoundError();
     const sealed = await blobs.get(object.objectName);
     if (!sealed) throw new VaultFileNotFoundError('The file is listed in the vault but its bytes are missing; the next check removes it');
-    return open(keys, object.objectName, sealed);
+    try {
+      return open(keys, object.objectName, sealed);
+    } catch (error) {
+      if (error instanceof SealError) throw new VaultFileUnreadableError(error.message);
+      throw error;
+    }
   }
 
   /** What this server answered as kept is listed: its last steps are done first (milliseconds). */
