@@ -224,6 +224,9 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
     for (const name of ['Upload pipeline', 'Scraper', 'Later']) await owner.getByRole('row', { name: new RegExp(name) }).first().first().waitFor({ state: 'visible' });
     const activity = owner.getByRole('region', { name: 'Access activity' }).or(owner.locator('section[aria-labelledby="activity-heading"]'));
     for (const words of ['requested access', 'approved a request', 'revealed a new key', 'rolled a key', 'revoked a key', 'denied a request', 'withdrew a request']) await sees(activity, words);
+    // The owner sees a member's key, and is told what they may do with it: revoke it, not roll it.
+    await sees(owner.locator('section[aria-labelledby="keys-heading"]'), 'you roll only your own keys and those bound to no one');
+    expect(await alice.locator('section[aria-labelledby="keys-heading"]').textContent()).not.toContain('As an owner');
     await auditPage(owner, 'keys-owner');
   });
 

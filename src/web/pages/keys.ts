@@ -203,7 +203,7 @@ ${
 <thead><tr><th scope="col">Key</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.keys.map((k) => keyRow(k, view, owner || k.userId === user.id, k.userId === null || k.userId === user.id, csrf))}</tbody>
 </table></div>
-<p class="note">Rolling makes a new key, shown once; the old one keeps working for the time you choose (up to ${MAX_OVERLAP_DAYS} days), then stops. Revoking stops a key at once.</p>`
+<p class="note">${owner ? 'As an owner you may revoke any key of the account; you roll only your own keys and those bound to no one (a member rolls their own). ' : ''}Rolling makes a new key, shown once; the old one keeps working for the time you choose (up to ${MAX_OVERLAP_DAYS} days), then stops. Revoking stops a key at once.</p>`
     : html`<p>No keys yet.</p>`
 }
 </section>
