@@ -160,11 +160,20 @@ describe('scans in a browser', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Mark 2 images' }).dblclick()]);
     expect(download.suggestedFilename()).toBe(`${doneScan}-fix.zip`);
     expect(fixPosts).toHaveLength(1);
-    await sees(page.getByRole('button', { name: 'Marking…' }), 'Marking…');
-    expect(await page.getByRole('button', { name: 'Marking…' }).isDisabled()).toBe(true);
+    // The page says what was done, in words, where the form was: no button is left to mark them again.
+    await sees(page.getByRole('status').filter({ hasText: 'marked' }), `2 images are marked, each with a dated service record, and the zip ${doneScan}-fix.zip is downloading.`);
+    expect(await page.locator('form.fix-form').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe('notice success');
+    await auditPage(page, 'scan-fix-done');
     const zipPath = join(scratch, 'fix.zip');
     await download.saveAs(zipPath);
     expect(Object.keys(unzipSync(new Uint8Array(readFileSync(zipPath)))).sort()).toEqual(FIXABLE);
+    // The zip again, from the page's memory: the same bytes, and nothing sent.
+    const [again] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the zip again' }).click()]);
+    const againPath = join(scratch, 'fix-again.zip');
+    await again.saveAs(againPath);
+    expect(readFileSync(againPath).equals(readFileSync(zipPath))).toBe(true);
+    expect(fixPosts).toHaveLength(1);
 
     await Promise.all([page.waitForURL(`${t.url}/history`), page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Records' }).click()]);
     await sees(page.getByRole('heading', { level: 2 }), '2 records');

@@ -165,6 +165,7 @@ export function scanRoutes(app: FastifyInstance, deps: WebDeps & { readonly scan
       .headers(PAGE_HEADERS)
       .type('application/zip')
       .header('Content-Disposition', attachment(`${scanIdOf(request)}-fix.zip`))
+      .header('X-Optmark-Fix-Marked', String(outcome.files.length))
       .header('X-Optmark-Fix-Failed', String(outcome.failed.length))
       .send(Readable.fromWeb(makeZip(zipEntries(outcome)) as never));
   });

@@ -1,31 +1,107 @@
 /**
- * A scan's fix confirmation: once the form is sent, its button is disabled
- * and says the files are being marked, so that a second click does not
- * mark them (and spend the month's protections) twice. It comes back after
- * a while, since a zip download leaves the page where it is.
+ * A scan's fix confirmation. A zip is fetched by the page rather than by
+ * the form: the page then says what was done (how many images were marked,
+ * how many could not be) and offers the zip again from the browser's memory,
+ * so that getting the file twice never marks (and counts) the images twice.
+ * A form left to the browser answers with a download and leaves the page as
+ * it was: a person could not tell it had worked, and a second click marked
+ * everything again. A push answers with a page, so its form is sent as it
+ * is; either way the button is disabled once the form is sent.
  */
-const form = document.querySelector<HTMLFormElement>('form.fix-form');
-const button = form?.querySelector<HTMLButtonElement>('button[type="submit"]');
-const status = document.getElementById('fix-status');
-const AGAIN_MS = 30_000;
 
-if (form && button) {
-  const label = button.textContent ?? '';
+const STATUS_ID = 'fix-status';
+
+function setUp(): void {
+  const form = document.querySelector<HTMLFormElement>('form.fix-form');
+  const button = form?.querySelector<HTMLButtonElement>('button[type="submit"]');
+  if (!form || !button) return;
+  const say = (text: string) => {
+    const status = document.getElementById(STATUS_ID);
+    if (status) status.textContent = text;
+  };
   form.addEventListener('submit', (event) => {
     if (button.disabled) {
       event.preventDefault();
       return;
     }
-    // Disabled after this turn: a button disabled before the form is sent would leave its name out.
-    setTimeout(() => {
-      button.disabled = true;
-      button.textContent = 'Marking…';
-      if (status) status.textContent = 'Marking the images: the zip downloads, or the branch is pushed, when they are ready. This takes a moment for many images.';
-    }, 0);
-    setTimeout(() => {
-      button.disabled = false;
-      button.textContent = label;
-      if (status) status.textContent = '';
-    }, AGAIN_MS);
+    const zip = new FormData(form).get('mode') !== 'push';
+    if (!zip) {
+      // Disabled after this turn: a button disabled before the form is sent would leave its name out.
+      setTimeout(() => {
+        button.disabled = true;
+        button.textContent = 'Pushing…';
+        say('Marking the images and pushing the branch. This takes a moment for many images.');
+      }, 0);
+      return;
+    }
+    event.preventDefault();
+    button.disabled = true;
+    button.textContent = 'Marking…';
+    say('Marking the images: the zip downloads when they are ready. This takes a moment for many images.');
+    void sendForZip(form, button, say);
   });
 }
+
+async function sendForZip(form: HTMLFormElement, button: HTMLButtonElement, say: (text: string) => void): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form) as unknown as Record<string, string>), headers: { Accept: 'application/zip, text/html' } });
+  } catch {
+    button.disabled = false;
+    button.textContent = 'Try again';
+    say('The connection failed before an answer came. The images may have been marked: the Records page lists every marked file. Try again only if they are not there.');
+    return;
+  }
+  if (response.ok && (response.headers.get('content-type') ?? '').startsWith('application/zip')) {
+    showDone(form, button, response, await response.blob());
+    return;
+  }
+  // A refusal is the confirmation page again, with why: shown in place of this one.
+  const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+  const main = page.querySelector('main');
+  if (!main) {
+    button.disabled = false;
+    say(`The fix failed (HTTP ${response.status}); nothing was marked. Reload the page to try again.`);
+    return;
+  }
+  document.title = page.title;
+  document.querySelector('main')?.replaceWith(document.adoptNode(main));
+  setUp();
+  const alert = document.querySelector<HTMLElement>('[role="alert"]');
+  if (alert) {
+    alert.tabIndex = -1;
+    alert.focus();
+  }
+}
+
+function showDone(form: HTMLFormElement, button: HTMLButtonElement, response: Response, zip: Blob): void {
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'fix.zip';
+  const marked = Number(response.headers.get('x-optmark-fix-marked') ?? 0);
+  const failed = Number(response.headers.get('x-optmark-fix-failed') ?? 0);
+  // Kept for the life of the page: downloading it again costs nothing.
+  const url = URL.createObjectURL(zip);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.textContent = 'Download the zip again';
+  link.click();
+  button.textContent = 'Marked';
+  const words = document.createElement('div');
+  words.className = 'notice success';
+  words.setAttribute('role', 'status');
+  words.tabIndex = -1;
+  const lines = [
+    `${marked === 1 ? 'One image is' : `${marked} images are`} marked, each with a dated service record, and the zip ${name} is downloading.`,
+    failed > 0 ? ` ${failed === 1 ? 'One image' : `${failed} images`} could not be marked: FIX-REPORT.txt in the zip says why.` : '',
+  ];
+  words.append(lines.join(''), ' ', link, ' · ');
+  const records = document.createElement('a');
+  records.href = '/history';
+  records.textContent = 'Records';
+  words.append(records);
+  document.getElementById(STATUS_ID)!.textContent = '';
+  form.replaceWith(words);
+  words.focus();
+}
+
+setUp();
