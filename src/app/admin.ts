@@ -103,7 +103,7 @@ function checkPlan(plan: string): Plan {
 }
 
 function checkName(name: string): string {
-  if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name);
+  if (!ACCOUNT_NAME.test(name)) throw new InvalidOptionError('name', 'letters, digits, ".", "_" or "-" (at most 100, starting with a letter or digit)', name, 'An account name has letters, digits, ".", "_" or "-", starts with a letter or digit, and has at most 100 characters');
   return name;
 }
 

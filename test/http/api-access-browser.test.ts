@@ -118,6 +118,12 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
     expect(await alice.getByLabel('Expected calls per month').inputValue()).toBe('2500');
     expect(await alice.getByLabel('verify: read the opt-out and other signals').isChecked()).toBe(false);
     await auditPage(alice, 'keys-refused');
+    // Neither scope ticked: said in words, not as what a parser expected.
+    await alice.getByLabel('Integration name').fill('No scope');
+    await alice.getByLabel('protect: write the opt-out into images').uncheck();
+    await alice.getByRole('button', { name: 'Request access' }).click();
+    await sees(alice.getByRole('alert'), 'Choose what the key may do: protect, verify, or both');
+    await alice.getByLabel('protect: write the opt-out into images').check();
     expect(await t.server.apiKeys.listAll('pending')).toHaveLength(1);
   });
 
@@ -297,7 +303,7 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
       expect(mails().some((m) => m.text.includes(secret)), 'a mail').toBe(false);
       for (const path of files) expect(readFileSync(path).includes(secret), path).toBe(false);
     }
-    // The browser reports only the two refusals the test asked for (a name pending already; a reveal sent again).
-    expect(consoleErrors.map((e) => /^https?:\/\/[^/]+(\/[^:]*): .*status of (\d+)/.exec(e)?.slice(1).join(' ') ?? e)).toEqual(['/keys/requests 409', '/keys/reveal 409']);
+    // The browser reports only the refusals the test asked for (a name pending already; no scope; a reveal sent again).
+    expect(consoleErrors.map((e) => /^https?:\/\/[^/]+(\/[^:]*): .*status of (\d+)/.exec(e)?.slice(1).join(' ') ?? e)).toEqual(['/keys/requests 409', '/keys/requests 400', '/keys/reveal 409']);
   });
 });

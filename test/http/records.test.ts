@@ -375,7 +375,12 @@ describe('dated service records', () => {
     expect((await page('?from=2000-01-01&to=2000-01-31')).html).toContain('No record matches.');
     const bad = await page('?from=2026-02-30');
     expect(bad.status).toBe(400);
-    expect(bad.html).toContain('YYYY-MM-DD');
+    expect(bad.html).toContain('The &quot;From&quot; date is not a date of the calendar: give it as YYYY-MM-DD');
+    // A range the wrong way round is said in words, not as what a parser expected.
+    const backwards = await page('?from=2026-11-02&to=2026-11-01');
+    expect(backwards.status).toBe(400);
+    expect(backwards.html).toContain('The &quot;To&quot; date (2026-11-01) is before the &quot;From&quot; date (2026-11-02): choose a &quot;To&quot; on or after it');
+    expect(backwards.html).not.toContain('Expected');
     // Members see the account's records too; another account sees none of them.
     expect((await member.page('/history')).html).toContain('6 records');
     expect((await stranger.browser.page('/history')).html).not.toContain('harbour.jpg');

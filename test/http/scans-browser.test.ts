@@ -163,7 +163,7 @@ describe('scans in a browser', () => {
     // The page says what was done, in words, where the form was: no button is left to mark them again.
     await sees(page.getByRole('status').filter({ hasText: 'marked' }), `2 images are marked, each with a dated service record, and the zip ${doneScan}-fix.zip is downloading.`);
     expect(await page.locator('form.fix-form').count()).toBe(0);
-    expect(await page.evaluate(() => document.activeElement?.className)).toBe('notice success');
+    expect(await page.evaluate('document.activeElement?.className')).toBe('notice success');
     await auditPage(page, 'scan-fix-done');
     const zipPath = join(scratch, 'fix.zip');
     await download.saveAs(zipPath);

@@ -158,6 +158,10 @@ describe('the Private Vault', () => {
 
   it('downloads a choice as one ZIP holding each original and marked file', async () => {
     const files = (await vaultRows(t.server, 'vault-studio')).files;
+    // Nothing ticked: said in words.
+    const none = await postVaultForm(owner.browser, '/vault/download', []);
+    expect(none.status).toBe(400);
+    expect(await none.text()).toContain('Choose at least one file first: tick its box in the list');
     const response = await postVaultForm(owner.browser, '/vault/download', files.map((f) => ['id', f.id] as [string, string]));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/zip');

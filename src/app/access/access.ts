@@ -96,27 +96,32 @@ export interface AccessDeps {
 
 const text = (value: unknown, name: string, max: number, what: string): string => {
   const trimmed = typeof value === 'string' ? value.trim() : '';
-  if (trimmed.length === 0 || trimmed.length > max) throw new InvalidOptionError(name, `${what} (1 to ${max} characters)`, value);
+  if (trimmed.length === 0 || trimmed.length > max) {
+    const length = trimmed.length === 0 ? 'it is empty' : `it has ${trimmed.length}`;
+    throw new InvalidOptionError(name, `${what} (1 to ${max} characters)`, value, `Give ${what}: 1 to ${max} characters (${length})`);
+  }
   return trimmed;
 };
 
 export function checkScopes(scopes: readonly string[], name = 'scopes'): Scope[] {
   const unique = [...new Set(scopes.map((s) => s.trim()).filter(Boolean))];
   if (unique.length === 0 || unique.some((s) => !(SCOPES as readonly string[]).includes(s))) {
-    throw new InvalidOptionError(name, `one or both of ${SCOPES.join(', ')}`, scopes.join(','));
+    const unknown = unique.find((s) => !(SCOPES as readonly string[]).includes(s));
+    const why = unknown === undefined ? 'Choose what the key may do' : `"${unknown}" is not something a key may do`;
+    throw new InvalidOptionError(name, `one or both of ${SCOPES.join(', ')}`, scopes.join(','), `${why}: ${SCOPES.join(', ')}, or both`);
   }
   return SCOPES.filter((s) => unique.includes(s));
 }
 
 function checkVolume(value: string | number): number {
   const n = typeof value === 'number' ? value : /^\s*\d{1,10}\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(n) || n < 0 || n > 1_000_000_000) throw new InvalidOptionError('monthlyVolume', 'a whole number of calls per month, from 0 to 1,000,000,000', value);
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000_000) throw new InvalidOptionError('monthlyVolume', 'a whole number of calls per month, from 0 to 1,000,000,000', value, 'Give the calls expected each month as a whole number, from 0 to 1,000,000,000');
   return n;
 }
 
 function checkDays(value: number | null | undefined, name: string, min: number, max: number): number | null {
   if (value === undefined || value === null) return null;
-  if (!Number.isInteger(value) || value < min || value > max) throw new InvalidOptionError(name, `a whole number of days from ${min} to ${max}`, value);
+  if (!Number.isInteger(value) || value < min || value > max) throw new InvalidOptionError(name, `a whole number of days from ${min} to ${max}`, value, `Choose a whole number of days from ${min} to ${max}`);
   return value;
 }
 

@@ -127,7 +127,7 @@ export function cleanDisplayName(name: string | undefined): string {
 
 function checkRole(role: string | undefined): Role {
   const value = role ?? 'member';
-  if (!(ROLES as readonly string[]).includes(value)) throw new InvalidOptionError('role', ROLES.join(' or '), role);
+  if (!(ROLES as readonly string[]).includes(value)) throw new InvalidOptionError('role', ROLES.join(' or '), role, `Choose a role: ${ROLES.join(' or ')}`);
   return value as Role;
 }
 
@@ -179,7 +179,7 @@ export function createPeople(deps: PeopleDeps): People {
   /** Refuses a change that would leave the account with no owner who can sign in. */
   async function keepAnOwner(accountId: string, leaving: string) {
     const owners = (await people.listUsers(accountId)).filter((u) => u.role === 'owner' && u.disabledAt === null && u.id !== leaving);
-    if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner');
+    if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner', 'The account needs an owner: make someone else owner first');
   }
 
   const withoutSecret = <T extends User>({ passwordHash: _, ...user }: T & { passwordHash?: unknown }): User => user;
@@ -330,7 +330,7 @@ export function createPeople(deps: PeopleDeps): People {
 
     async removeMember(by, userId) {
       const target = await member(by, userId);
-      if (target.id === by.id) throw new InvalidOptionError('user', 'someone other than yourself (another owner can remove you)', target.email);
+      if (target.id === by.id) throw new InvalidOptionError('user', 'someone other than yourself (another owner can remove you)', target.email, 'You cannot remove yourself: another owner can');
       if (target.role === 'owner') await keepAnOwner(by.accountId, target.id);
       const now = clock.now();
       const revoked = await people.disableUser(target.id, now);

@@ -91,17 +91,17 @@ function day(text: string | undefined, name: string): Date | undefined {
   if (trimmed === '') return undefined;
   const match = DAY.exec(trimmed);
   const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
-  if (!date || date.toISOString().slice(0, 10) !== trimmed) throw new InvalidOptionError(name, 'a date as YYYY-MM-DD', text);
+  if (!date || date.toISOString().slice(0, 10) !== trimmed) throw new InvalidOptionError(name, 'a date as YYYY-MM-DD', text, `The "${name === 'from' ? 'From' : 'To'}" date is not a date of the calendar: give it as YYYY-MM-DD, such as 2026-01-31`);
   return date;
 }
 
 /** The filter a search typed on the dashboard means. */
 export function filterOf(input: SearchInput): { filter: RecordFilter; page: number } {
   const q = (input.q ?? '').trim();
-  if (q.length > 200) throw new InvalidOptionError('q', 'a file name or a SHA-256 (at most 200 characters)', `${q.slice(0, 40)}…`);
+  if (q.length > 200) throw new InvalidOptionError('q', 'a file name or a SHA-256 (at most 200 characters)', `${q.slice(0, 40)}…`, 'Search for a file name or a SHA-256 of at most 200 characters');
   const from = day(input.from, 'from');
   const to = day(input.to, 'to');
-  if (from && to && to < from) throw new InvalidOptionError('to', 'a date on or after the "from" date', input.to);
+  if (from && to && to < from) throw new InvalidOptionError('to', 'a date on or after the "from" date', input.to, `The "To" date (${input.to}) is before the "From" date (${input.from}): choose a "To" on or after it`);
   const pageText = String(input.page ?? '1').trim() || '1';
   const page = /^\d{1,6}$/.test(pageText) ? Math.max(1, Number(pageText)) : Number.NaN;
   if (!Number.isFinite(page)) throw new InvalidOptionError('page', 'a page number', input.page);

@@ -35,6 +35,8 @@ export const ARCHIVE_MAX_FILES = 200;
 export const ARCHIVE_MAX_BYTES = 0xffff_ffff;
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 const FILE_ID = /^vlt_[A-Za-z0-9]{20}$/;
+/** A download or deletion sent with no file ticked. */
+const NOTHING_CHOSEN = 'Choose at least one file first: tick its box in the list';
 
 /** What a dashboard marking hands over to be kept. */
 export interface KeepInput {
@@ -93,7 +95,7 @@ export interface CheckReport {
 
 export function vaultFilter(input: VaultSearchInput): { filter: VaultSearch; page: number } {
   const q = (input.q ?? '').trim();
-  if (q.length > 200) throw new InvalidOptionError('q', 'a file name or a SHA-256 (at most 200 characters)', `${q.slice(0, 40)}…`);
+  if (q.length > 200) throw new InvalidOptionError('q', 'a file name or a SHA-256 (at most 200 characters)', `${q.slice(0, 40)}…`, 'Search for a file name or a SHA-256 of at most 200 characters');
   const pageText = String(input.page ?? '1').trim() || '1';
   if (!/^\d{1,6}$/.test(pageText)) throw new InvalidOptionError('page', 'a page number', input.page);
   const filter: VaultSearch = SHA256.test(q) ? { hash: q.toLowerCase() } : q !== '' ? { name: q, ...(/^[0-9a-fA-F]{6,63}$/.test(q) ? { hashPrefix: q.toLowerCase() } : {}) } : {};
@@ -352,13 +354,13 @@ export function createVault(deps: VaultDeps) {
      */
     async archive(viewer: VaultViewer, ids: readonly string[]): Promise<{ files: VaultFile[]; stream: AsyncIterable<Uint8Array> }> {
       const wanted = [...new Set(ids)];
-      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '');
-      if (wanted.length > ARCHIVE_MAX_FILES) throw new InvalidOptionError('id', `at most ${ARCHIVE_MAX_FILES} files in one download`, `${wanted.length} files`);
+      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
+      if (wanted.length > ARCHIVE_MAX_FILES) throw new InvalidOptionError('id', `at most ${ARCHIVE_MAX_FILES} files in one download`, `${wanted.length} files`, `One download holds at most ${ARCHIVE_MAX_FILES} files; ${wanted.length} are chosen`);
       await settled();
       const files = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
       if (files.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
       const total = files.reduce((sum, f) => sum + f.original.size + f.marked.size + 2 * 300, 0);
-      if (total > ARCHIVE_MAX_BYTES) throw new InvalidOptionError('id', 'a choice of at most 4 GB in one download', `${files.length} files`);
+      if (total > ARCHIVE_MAX_BYTES) throw new InvalidOptionError('id', 'a choice of at most 4 GB in one download', `${files.length} files`, 'One download holds at most 4 GB: choose fewer files');
       // Each file is read and unsealed as the archive reaches it (client-zip writes stored entries as they come).
       async function* entries() {
         const used = new Set<string>();
@@ -373,7 +375,7 @@ export function createVault(deps: VaultDeps) {
     /** Remove files the viewer may see (their bytes too, unless another file of the account still uses them). */
     async remove(viewer: VaultViewer, ids: readonly string[], actor: User, address: string | null): Promise<number> {
       const wanted = [...new Set(ids)];
-      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '');
+      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
       await settled();
       const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
       if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
