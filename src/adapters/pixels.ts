@@ -60,9 +60,13 @@ export interface RawPixels {
 }
 
 /**
- * Decoded pixels in an ArrayBuffer of their own, which a worker thread can be
- * handed without a copy: sharp's `toUint8Array`, since the Buffer of its
- * `toBuffer` is external memory, which Node (22 and later) refuses to transfer.
+ * Decoded pixels: sharp's `toBuffer`, whose memory is external to V8 and is
+ * copied into an ArrayBuffer of its own only when handed to a worker thread
+ * (Node 22 and later refuse to transfer it; adapters/worker-pool.ts). Not
+ * sharp's `toUint8Array`, which would spare that copy: sharp 0.35.5 never
+ * frees the native buffer it copies from (its free callback is given its
+ * arguments in the wrong order), so every decode leaked its whole size, 15 MB
+ * a verify of a 16,000 × 256 picture, until the server ran out of memory.
  */
 export interface Pixels extends RawPixels {
   readonly data: Uint8Array;
@@ -176,7 +180,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
       if (options.maxSide) pipeline = pipeline.resize(options.maxSide, options.maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true });
       else if (options.minSide) pipeline = pipeline.resize(options.minSide, options.minSide, { fit: 'outside', withoutEnlargement: true, fastShrinkOnLoad: true });
       if (options.stored) pipeline = pipeline.keepIccProfile();
-      const { data, info } = await pipeline.raw().toUint8Array();
+      const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
       return { data, width: info.width, height: info.height, channels: info.channels };
     } catch (error) {
       throw refusal(error, format, size, limits.maxPixels);
@@ -232,8 +236,7 @@ export function createPixelDecoder(limits: DecoderLimits): PixelDecoder {
           .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true })
           .flatten({ background: '#ffffff' })
           .jpeg({ quality: 80 })
-          .toUint8Array()
-          .then((out) => out.data);
+          .toBuffer();
       } catch (error) {
         throw refusal(error, format, size, limits.maxPixels);
       } finally {
