@@ -210,6 +210,15 @@ describe('roles', () => {
     expect((await ivy.page('/overview')).status).toBe(303);
   });
 
+  it("a person's id that is not one (any text in the form's user field) is 404 user_not_found, as another account's person is (it was a 500)", async () => {
+    const browser = await user('oddids', 'odile@example.com');
+    const csrf = await browser.csrf();
+    for (const [path, fields] of [['/account/members/role', { user: 'x', role: 'member' }], ['/account/members/remove', { user: '' }], ['/account/members/remove', { user: "1' or '1'='1" }]] as const) {
+      const response = await browser.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams({ csrf, ...fields }).toString() });
+      expect([response.status, ((await response.json()) as { code: string }).code], `${path} ${JSON.stringify(fields)}`).toEqual([404, 'user_not_found']);
+    }
+  });
+
   it('a NUL in a form field, a path or a query is 400 malformed_request (the database cannot store one: it was a 500)', async () => {
     const owner = await user('nul-studio', 'owner@nul-studio.example', 'owner');
     const csrf = await owner.csrf();

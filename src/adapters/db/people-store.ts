@@ -7,6 +7,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, RevokedKey, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
 import type { AuditLogTable, Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
 import { guarded } from './unavailable.js';
+/** A user's id as the database makes them. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const toUser = (row: Selectable<UsersTable>): UserWithSecret => ({
   id: row.id,
@@ -89,6 +91,8 @@ export class SqlPeopleStore implements PeopleStore {
   }
 
   findUserById(id: string): Promise<UserWithSecret | undefined> {
+    // An id from a form: one that is not a UUID names no user (the database would refuse it with an error).
+    if (!UUID.test(id)) return Promise.resolve(undefined);
     return guarded(async () => {
       const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toUser(row);
