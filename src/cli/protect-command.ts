@@ -76,6 +76,12 @@ interface Planned {
   /** Where its marked copy goes, as far as can be told before marking (the answer's filename decides). */
   readonly output: string;
   readonly dir: string;
+  /**
+   * Set when this input is already another input's marked copy, at the very
+   * place that input's copy goes (photo-optout.jpg beside photo.jpg, on a
+   * second `protect *.jpg`): it is done, neither marked nor a clash.
+   */
+  readonly copyOf?: { readonly input: string; readonly value: string };
 }
 
 export async function protectCommand(args: readonly string[]): Promise<number> {
@@ -181,11 +187,12 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   }
 
   async function protectFiles(): Promise<number> {
-    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
+    // The --out folder is not walked: the copies of an earlier run there are not inputs.
+    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false, leaveOut: values.out === undefined ? undefined : resolve(values.out) });
     if (inputs.folders && values.out === undefined && !values['in-place']) {
       throw new UsageError(FOLDER_NEEDS_PLACE);
     }
-    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
+    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false, values.fingerprint ? undefined : { value, otherConstraints });
 
     let inHand = concurrency;
     if (batchHere && planned.length >= MANY_FILES) {
@@ -213,6 +220,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
     const one = async (p: Planned, index: number) => {
       const file = p.input.path;
+      if (p.copyOf) {
+        counts.already++;
+        rows[index] = { file, outcome: 'already-marked', output: file, value: p.copyOf.value };
+        return progress.done(index, values.json ? JSON.stringify({ file, output: file, outcome: 'already-marked', value: p.copyOf.value, markedCopyOf: p.copyOf.input }) : `${file}: already done: it is the marked copy of ${p.copyOf.input} (${p.copyOf.value}), left as it is`);
+      }
       try {
         const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
@@ -284,8 +296,15 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   }
 }
 
-/** Where each input's marked copy goes; two inputs with one output are refused before any work. */
-async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean): Promise<Planned[]> {
+/**
+ * Where each input's marked copy goes; two inputs with one output are
+ * refused before any work. An input that is the output of another and
+ * already that input's marked copy (a run done before over the same names)
+ * is no clash: it is taken as done. `marking`: the value asked for, which a
+ * copy must carry (undefined with --fingerprint, whose copies are not
+ * recognised: their pixels changed).
+ */
+async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean, marking: { value: string | undefined; otherConstraints: string | undefined } | undefined): Promise<Planned[]> {
   // The extension each copy gets, from its input's first bytes: read PLAN_READS files at a time.
   const extensions: Array<string | undefined> = [];
   if (!inPlace) {
@@ -309,14 +328,17 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
     planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
   }
   const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
+  if (!inPlace && marking) await takeMarkedCopies(planned, fold, marking);
+  // Inputs taken as done make no copy and are no other input's output.
+  const working = planned.filter((p) => !p.copyOf);
   const byOutput = new Map<string, string[]>();
-  for (const p of planned) {
+  for (const p of working) {
     const key = fold(resolve(p.output));
     byOutput.set(key, [...(byOutput.get(key) ?? []), p.input.path]);
   }
-  const inputsByPath = new Map(planned.map((p) => [fold(resolve(p.input.path)), p.input.path]));
+  const inputsByPath = new Map(working.map((p) => [fold(resolve(p.input.path)), p.input.path]));
   const clashes: string[] = [];
-  for (const p of planned) {
+  for (const p of working) {
     const key = fold(resolve(p.output));
     const sharing = byOutput.get(key)!;
     if (sharing.length > 1 && sharing[0] === p.input.path) clashes.push(`${sharing.join(' and ')} would all be written to ${p.output}`);
@@ -328,6 +350,29 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
     throw new UsageError(`nothing was done: ${clashes.length} output name(s) would be shared\n${shown}${clashes.length > 10 ? `\n  ... and ${clashes.length - 10} more` : ''}\nRename the inputs, or mark them into separate --out folders`);
   }
   return planned;
+}
+
+/**
+ * Marks as done (copyOf) each input that is where another input's copy
+ * goes and is already that input's marked copy. Only such pairs are read,
+ * so a first run over new files reads nothing more.
+ */
+async function takeMarkedCopies(planned: Planned[], fold: (path: string) => string, marking: { value: string | undefined; otherConstraints: string | undefined }): Promise<void> {
+  const byInput = new Map(planned.map((p, index) => [fold(resolve(p.input.path)), index]));
+  const pairs: Array<[number, number]> = [];
+  for (const [index, p] of planned.entries()) {
+    const copy = byInput.get(fold(resolve(p.output)));
+    if (copy !== undefined && copy !== index) pairs.push([index, copy]);
+  }
+  if (pairs.length === 0) return;
+  const [{ markedCopyOf }, { readFile }] = await Promise.all([import('../app/marked-copy.js'), import('node:fs/promises')]);
+  const read = (path: string) => readFile(path).catch(() => undefined);
+  for (const [original, copy] of pairs) {
+    const [originalBytes, copyBytes] = await Promise.all([read(planned[original]!.input.path), read(planned[copy]!.input.path)]);
+    if (!originalBytes || !copyBytes) continue;
+    const found = markedCopyOf(copyBytes, originalBytes, marking.value, marking.otherConstraints);
+    if (found) planned[copy] = { ...planned[copy]!, copyOf: { input: planned[original]!.input.path, value: found.value } };
+  }
 }
 
 /** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */

@@ -4,10 +4,11 @@
  * folder, an image is a file whose name ends in .jpg, .jpeg, .jpe, .png or
  * .webp, or whose first bytes are those of a JPEG, PNG or WebP; anything
  * else is skipped and counted, and so are symbolic links (never followed)
- * and the temporary files of an interrupted run.
+ * and the temporary files of an interrupted run. Protect's --out folder is
+ * not entered: its copies are not inputs.
  */
 import { open, readdir, stat } from 'node:fs/promises';
-import { basename, join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { CliError } from '../files.js';
 
 export interface Input {
@@ -47,7 +48,13 @@ async function readHead(path: string): Promise<Uint8Array> {
   }
 }
 
-export async function collectInputs(args: readonly string[], options: { recursive: boolean }): Promise<Inputs> {
+export interface CollectOptions {
+  readonly recursive: boolean;
+  /** A folder not entered (resolved): protect's --out, whose copies are not inputs. */
+  readonly leaveOut?: string;
+}
+
+export async function collectInputs(args: readonly string[], options: CollectOptions): Promise<Inputs> {
   const files: Input[] = [];
   const skipped: string[] = [];
   let folders = false;
@@ -65,12 +72,12 @@ export async function collectInputs(args: readonly string[], options: { recursiv
       continue;
     }
     folders = true;
-    await walk(arg, arg, options.recursive, files, skipped);
+    await walk(arg, arg, options, files, skipped);
   }
   return { files, skipped, folders };
 }
 
-async function walk(root: string, dir: string, recursive: boolean, files: Input[], skipped: string[]): Promise<void> {
+async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[]): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -81,7 +88,7 @@ async function walk(root: string, dir: string, recursive: boolean, files: Input[
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (recursive) await walk(root, path, recursive, files, skipped);
+      if (options.recursive && resolve(path) !== options.leaveOut) await walk(root, path, options, files, skipped);
       continue;
     }
     if (!entry.isFile() || TEMPORARY_NAME.test(entry.name)) {
