@@ -73,9 +73,8 @@ function reencoding(json: Record<string, unknown>): string {
 
 interface Planned {
   readonly input: Input;
-  /** Where its marked copy goes, as far as can be told before marking (the answer's filename decides). */
+  /** Where its marked copy goes. */
   readonly output: string;
-  readonly dir: string;
   /**
    * Set when this input is already another input's marked copy, at the very
    * place that input's copy goes (photo-optout.jpg beside photo.jpg, on a
@@ -226,7 +225,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         return progress.done(index, values.json ? JSON.stringify({ file, output: file, outcome: 'already-marked', value: p.copyOf.value, markedCopyOf: p.copyOf.input }) : `${file}: already done: it is the marked copy of ${p.copyOf.input} (${p.copyOf.value}), left as it is`);
       }
       try {
-        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
+        const task: MarkTask = { file, output: p.output, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
         if (outcome.kind === 'done-before') {
           counts.already++;
@@ -320,12 +319,12 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
   const planned: Planned[] = [];
   for (const [index, input] of files.entries()) {
     if (inPlace) {
-      planned.push({ input, output: input.path, dir: dirname(input.path) });
+      planned.push({ input, output: input.path });
       continue;
     }
     const dir = out === undefined ? dirname(input.path) : join(out, input.relative === undefined ? '' : dirname(input.relative));
     const extension = extensions[index] ?? 'jpg';
-    planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
+    planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)) });
   }
   const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
   if (!inPlace && marking) await takeMarkedCopies(planned, fold, marking);

@@ -1,7 +1,8 @@
 /**
  * `optmark protect` and `verify` at the edges of a batch, as a user meets
- * them: the built command in a child process, on real files. A run done
- * again over names among which its copies now are.
+ * them: the built command in a child process, on real files, marking here
+ * or through a real server (in this process). A run done again over names
+ * among which its copies now are; names a form encodes (a quote, a line end).
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, XMP_JPG } from '../process/support.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
+let t: TestServer;
 let dir: string;
 let env: Record<string, string>;
 
@@ -38,11 +41,23 @@ function folderWith(name: string, names: readonly string[]): string {
   return folder;
 }
 
-beforeAll(() => {
+/** The settings that make the command call the test server with a new account's key. */
+async function through(): Promise<{ key: string; env: Record<string, string> }> {
+  const key = await t.key('pro');
+  return { key, env: { OPTMARK_URL: t.url, OPTMARK_API_KEY: key } };
+}
+
+async function used(key: string): Promise<number> {
+  return ((await (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { protect: { used: number } }).protect.used;
+}
+
+beforeAll(async () => {
+  t = await startTestServer();
   dir = mkdtempSync(join(tmpdir(), 'optmark-batch-edges-'));
   env = { OPTMARK_DATA_DIR: join(dir, 'data') };
 });
-afterAll(() => {
+afterAll(async () => {
+  await t?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -78,5 +93,28 @@ describe('protect run again', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('c.jpg would be written to c-optout.jpg, which is another input');
     expect(readFileSync(join(folder, 'c-optout.jpg')).equals(readFileSync(XMP_JPG))).toBe(true);
+  });
+});
+
+describe('protect through a server, names a form encodes', () => {
+  it('writes each copy where it planned, so that a run done again finds it done and pays nothing', async () => {
+    const names = ['say "hi".jpg', 'new\nline.jpg'];
+    const folder = folderWith('encoded', names);
+    const { key, env: remote } = await through();
+    const first = await optmark(folder, ['protect', ...names], remote);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe('say "hi".jpg -> say-hi-optout.jpg (marked DMI-PROHIBITED-AIMLTRAINING)\nnew\nline.jpg -> new-line-optout.jpg (marked DMI-PROHIBITED-AIMLTRAINING)\n');
+    expect(readdirSync(folder).sort()).toEqual(['new-line-optout.jpg', 'new\nline.jpg', 'say "hi".jpg', 'say-hi-optout.jpg'].sort());
+    const paid = await used(key);
+    const again = await optmark(folder, ['protect', ...names], remote);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('optmark: 0 marked, 2 already marked');
+    expect(await used(key)).toBe(paid);
+  });
+
+  it('says a file it did not expect is in the way, not that it appeared', async () => {
+    const { writeAtomically } = await import('../../src/cli/batch/write.js');
+    const folder = folderWith('in-the-way', ['x.jpg']);
+    await expect(writeAtomically(join(folder, 'x.jpg'), new Uint8Array(1), { replace: false })).rejects.toThrow(`${join(folder, 'x.jpg')} is in the way; not replaced (pass --overwrite to replace it)`);
   });
 });

@@ -6,17 +6,19 @@
  * threads when this machine does (mark-worker.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { markedCopyOf, optOutOf } from '../../app/marked-copy.js';
 import { CliError } from '../files.js';
 import { writeAtomically, type Bytes } from './write.js';
 
 export interface MarkTask {
   readonly file: string;
-  /** Where its marked copy goes, as far as can be told before marking. */
+  /**
+   * Where its marked copy goes, as planned before marking: the copy is
+   * written there, whatever name the answer suggests (a server may clean a
+   * name otherwise, and a run done again looks for the copy here).
+   */
   readonly output: string;
-  /** The folder of its copy (the answer's filename decides the name). */
-  readonly dir: string;
   readonly inPlace: boolean;
   readonly overwrite: boolean;
   readonly fingerprint: boolean;
@@ -80,7 +82,7 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
     if (carried !== undefined) return { kind: 'carries', value: carried };
   }
   const result = await mark(bytes);
-  const output = inPlace ? file : join(task.dir, result.filename);
+  const output = inPlace ? file : task.output;
   if (resolve(output) === resolve(file) && !inPlace) {
     if (result.changed || task.fingerprint) throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR or --in-place`, 'would_overwrite_input');
   } else if (result.changed || !inPlace) {
