@@ -140,8 +140,10 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     run = (task, signal) =>
       markHere(task, async (bytes) => {
         const r = await client.protect(bytes, { filename: basename(task.file), signal });
-        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
-        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
+        // The answer says whether the opt-out was kept, not whether any byte changed: its bytes do.
+        const changed = !Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).equals(bytes);
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
+        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
   } else {
     // Many files (a folder, or several named): HERE at once on this thread, its hashing thread, and the rest
@@ -230,7 +232,9 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         if (outcome.kind === 'done-before') {
           counts.already++;
           rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
-          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
+          // A file that is its own output (photo-optout.jpg) was already marked: nothing was written.
+          const done = outcome.output === file ? `already marked ${outcome.value}, left unchanged` : `already done: it is this file's marked copy, ${outcome.value}`;
+          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (${done})`);
         }
         if (outcome.kind === 'carries') {
           counts.already++;

@@ -118,3 +118,23 @@ describe('protect through a server, names a form encodes', () => {
     await expect(writeAtomically(join(folder, 'x.jpg'), new Uint8Array(1), { replace: false })).rejects.toThrow(`${join(folder, 'x.jpg')} is in the way; not replaced (pass --overwrite to replace it)`);
   });
 });
+
+describe('protect through a server, a file already marked', () => {
+  it('that is its own output is done before any call: nothing is paid, nothing refused', async () => {
+    const folder = folderWith('own-output', ['img1.jpg']);
+    const { key, env: remote } = await through();
+    expect((await optmark(folder, ['protect', 'img1.jpg'], remote)).code).toBe(0);
+    const copy = readFileSync(join(folder, 'img1-optout.jpg'));
+    const paid = await used(key);
+    const run = await optmark(folder, ['protect', 'img1-optout.jpg'], remote);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('img1-optout.jpg -> img1-optout.jpg (already marked DMI-PROHIBITED-AIMLTRAINING, left unchanged)\n');
+    expect(await used(key)).toBe(paid);
+    expect(readFileSync(join(folder, 'img1-optout.jpg')).equals(copy)).toBe(true);
+    // Copied elsewhere, the server answers with the same bytes: said so, as here.
+    const elsewhere = await optmark(folder, ['protect', 'img1-optout.jpg', '--out', 'again', '--json'], remote);
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(JSON.parse(elsewhere.stdout)).toMatchObject({ file: 'img1-optout.jpg', changed: false });
+    expect(readFileSync(join(folder, 'again', 'img1-optout.jpg')).equals(copy)).toBe(true);
+  });
+});

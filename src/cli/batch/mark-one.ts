@@ -69,12 +69,14 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
   // (Not with --fingerprint: its copy's pixels, so its content digest, are not the input's.)
   if (task.fingerprint && !inPlace && !sameFile) {
     if (!task.overwrite && (await io.existing(task.output)) !== undefined) throw new CliError(`${task.output} is in the way; pass --overwrite to replace it`, 'output_exists');
-  } else if (inPlace || !sameFile) {
-    const existing = inPlace ? bytes : await io.existing(task.output);
+  } else {
+    // A file that is its own output (photo-optout.jpg) is done when it is already its own marked copy:
+    // a server would be paid to answer with the same bytes.
+    const existing = inPlace || sameFile ? bytes : await io.existing(task.output);
     if (existing !== undefined) {
       const copy = markedCopyOf(existing, bytes, task.value, task.otherConstraints);
       if (copy) return { kind: 'done-before', output: task.output, value: copy.value };
-      if (!inPlace && !task.overwrite) throw new CliError(`${task.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
+      if (!inPlace && !sameFile && !task.overwrite) throw new CliError(`${task.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
     }
   }
   if (task.skipMarked) {
