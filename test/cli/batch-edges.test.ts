@@ -5,10 +5,11 @@
  * among which its copies now are; names a form encodes (a quote, a line end).
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verify } from '../../src/index.js';
 import { BIN, childEnv, XMP_JPG } from '../process/support.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -136,5 +137,18 @@ describe('protect through a server, a file already marked', () => {
     expect(elsewhere.code, elsewhere.stderr).toBe(0);
     expect(JSON.parse(elsewhere.stdout)).toMatchObject({ file: 'img1-optout.jpg', changed: false });
     expect(readFileSync(join(folder, 'again', 'img1-optout.jpg')).equals(copy)).toBe(true);
+  });
+});
+
+describe('protect --in-place on a symbolic link', () => {
+  it('marks the file it points to and keeps the link', async () => {
+    const folder = folderWith('linked', ['real.jpg']);
+    symlinkSync('real.jpg', join(folder, 'link.jpg'));
+    const run = await optmark(folder, ['protect', 'link.jpg', '--in-place']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lstatSync(join(folder, 'link.jpg')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(folder, 'link.jpg'))).toBe('real.jpg');
+    expect(verify(readFileSync(join(folder, 'real.jpg'))).optedOut).toBe(true);
+    expect(readdirSync(folder).sort()).toEqual(['link.jpg', 'real.jpg']);
   });
 });

@@ -5,7 +5,7 @@
  * thread when a server marks (or with --fingerprint), and in the worker
  * threads when this machine does (mark-worker.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { markedCopyOf, optOutOf } from '../../app/marked-copy.js';
 import { CliError } from '../files.js';
@@ -88,7 +88,9 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
   if (resolve(output) === resolve(file) && !inPlace) {
     if (result.changed || task.fingerprint) throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR or --in-place`, 'would_overwrite_input');
   } else if (result.changed || !inPlace) {
-    await io.write(output, result.bytes, { replace: inPlace || task.overwrite });
+    // In place, a symbolic link's file is marked and the link kept: replacing the
+    // link with the marked copy left the file it points to unmarked.
+    await io.write(inPlace ? await realpath(file) : output, result.bytes, { replace: inPlace || task.overwrite });
   }
   const { bytes: _, filename: __, ...rest } = result;
   return { kind: 'marked', output, ...rest };
