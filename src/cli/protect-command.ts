@@ -18,7 +18,7 @@ import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { outputFilename } from '../app/filename.js';
 import { describeEncoding, sizeChange, type FingerprintEncoding } from '../core/formats/encoding-words.js';
 import { CliError, parse, readInput, reportFailure } from './files.js';
-import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
+import { collectInputs, extensionOf, notEnteredNote, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
@@ -289,6 +289,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
       process.stderr.write(`optmark: ${summary}${quota}\n`);
     }
+    const notEntered = notEnteredNote(inputs);
+    if (notEntered) process.stderr.write(`${notEntered}\n`);
     if (stop.reason === 'quota' && quotaError) {
       process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
     } else if (stop.reason === 'interrupted') {

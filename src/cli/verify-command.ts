@@ -1,6 +1,6 @@
 import type { VerifyDetails, VerifyResult } from '../app/verify-image.js';
 import { parse, readInput, reportFailure } from './files.js';
-import { collectInputs } from './batch/inputs.js';
+import { collectInputs, notEnteredNote } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
@@ -116,12 +116,17 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
   }
+  const notEntered = notEnteredNote(inputs);
+  if (notEntered) process.stderr.write(`${notEntered}\n`);
+  // Asked to fail on a file that does not opt out, a run that found no image shows nothing: it fails too.
+  const nothingChecked = values['fail-on-unmarked'] === true && inputs.files.length === 0;
+  if (nothingChecked) process.stderr.write(`optmark: no image found${inputs.notEntered > 0 ? ' (the subfolders were not entered)' : ''}: nothing checked, which --fail-on-unmarked does not take as a pass\n`);
   if (stop.reason === 'quota' && quotaMessage !== undefined) {
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
   }
   if (stop.reason === 'interrupted') return 130;
-  if (counts.failed > 0 || stop.reason === 'quota') return 1;
+  if (counts.failed > 0 || stop.reason === 'quota' || nothingChecked) return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

@@ -152,3 +152,19 @@ describe('protect --in-place on a symbolic link', () => {
     expect(readdirSync(folder).sort()).toEqual(['link.jpg', 'real.jpg']);
   });
 });
+
+describe('verify a folder without --recursive', () => {
+  it('says how many subfolders it did not enter, and under --fail-on-unmarked a run that found no image fails', async () => {
+    const folder = folderWith('deep', ['a/b/img.jpg']);
+    const run = await optmark(dir, ['verify', folder, '--fail-on-unmarked', '--report', join(dir, 'deep.csv')]);
+    expect(run.stderr).toContain('optmark: 1 subfolder(s) not entered: --recursive (-r) enters them\n');
+    expect(run.stderr).toContain('optmark: no image found (the subfolders were not entered): nothing checked, which --fail-on-unmarked does not take as a pass\n');
+    expect(run.code).toBe(1);
+    // Without --fail-on-unmarked it is said, not failed; with -r the image is found.
+    const plain = await optmark(dir, ['verify', folder]);
+    expect([plain.code, plain.stderr]).toEqual([0, 'optmark: 0 opted out\noptmark: 1 subfolder(s) not entered: --recursive (-r) enters them\n']);
+    const deep = await optmark(dir, ['verify', folder, '-r', '--fail-on-unmarked']);
+    expect(deep.code).toBe(3);
+    expect(deep.stderr).not.toContain('not entered');
+  });
+});

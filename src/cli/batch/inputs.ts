@@ -24,6 +24,8 @@ export interface Inputs {
   readonly skipped: string[];
   /** Whether a folder was named. */
   readonly folders: boolean;
+  /** Subfolders not entered, without --recursive (said, so that a run over nothing is not taken for a clean one). */
+  readonly notEntered: number;
 }
 
 const IMAGE_NAME = /\.(jpe?g|jpe|png|webp)$/i;
@@ -57,6 +59,7 @@ export interface CollectOptions {
 export async function collectInputs(args: readonly string[], options: CollectOptions): Promise<Inputs> {
   const files: Input[] = [];
   const skipped: string[] = [];
+  const walked = { notEntered: 0 };
   let folders = false;
   for (const arg of args) {
     let info;
@@ -72,12 +75,12 @@ export async function collectInputs(args: readonly string[], options: CollectOpt
       continue;
     }
     folders = true;
-    await walk(arg, arg, options, files, skipped);
+    await walk(arg, arg, options, files, skipped, walked);
   }
-  return { files, skipped, folders };
+  return { files, skipped, folders, notEntered: walked.notEntered };
 }
 
-async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[]): Promise<void> {
+async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[], walked: { notEntered: number }): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -88,7 +91,9 @@ async function walk(root: string, dir: string, options: CollectOptions, files: I
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (options.recursive && resolve(path) !== options.leaveOut) await walk(root, path, options, files, skipped);
+      if (resolve(path) === options.leaveOut) continue;
+      if (options.recursive) await walk(root, path, options, files, skipped, walked);
+      else walked.notEntered++;
       continue;
     }
     if (!entry.isFile() || TEMPORARY_NAME.test(entry.name)) {
@@ -108,4 +113,9 @@ export async function extensionOf(path: string): Promise<string | undefined> {
   if (head.length >= 12 && String.fromCharCode(...head.subarray(8, 12)) === 'WEBP') return 'webp';
   const ext = /\.([^.]+)$/.exec(basename(path))?.[1]?.toLowerCase();
   return ext === 'jpeg' || ext === 'jpe' ? 'jpg' : ext;
+}
+
+/** The line that says how many subfolders were not entered, or undefined when none was left out. */
+export function notEnteredNote(inputs: Inputs): string | undefined {
+  return inputs.notEntered > 0 ? `optmark: ${inputs.notEntered} subfolder(s) not entered: --recursive (-r) enters them` : undefined;
 }
