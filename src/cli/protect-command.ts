@@ -21,7 +21,7 @@ import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, notEnteredNote, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { Hasher } from './batch/hasher.js';
 import type { Marking } from './batch/mark-here.js';
@@ -205,6 +205,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
     const counts = { marked: 0, already: 0, failed: 0 };
     const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
+    const folderRows = reportUnreadableFolders(inputs, values.json);
+    counts.failed += folderRows.length;
     const many = planned.length > 1 || inputs.folders;
     const bar = many && process.stderr.isTTY === true;
     const progress = createProgress({
@@ -275,6 +277,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
       allowance = usage?.protect.remaining;
     }
+    rows.push(...folderRows);
     for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
     if (values.report !== undefined) await writeReport(values.report, rows);
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;

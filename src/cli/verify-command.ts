@@ -3,7 +3,7 @@ import { parse, readInput, reportFailure } from './files.js';
 import { collectInputs, notEnteredNote } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
 /** One file checked: what verify says, and everything it found. */
@@ -65,6 +65,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
 
   const counts = { optedOut: 0, notOptedOut: 0, failed: 0 };
   const rows: Row[] = inputs.files.map((input) => ({ file: input.path, outcome: 'not-done' }));
+  const folderRows = reportUnreadableFolders(inputs, values.json);
+  counts.failed += folderRows.length;
   const many = inputs.files.length > 1 || inputs.folders;
   const bar = many && process.stderr.isTTY === true;
   const progress = createProgress({
@@ -108,6 +110,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     }),
   );
   progress.finish();
+  rows.push(...folderRows);
   for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
   if (values.report !== undefined) await writeReport(values.report, rows);
   if (many || stop.reason !== undefined) {

@@ -4,8 +4,8 @@
  * or through a real server (in this process). A run done again over names
  * among which its copies now are; names a form encodes (a quote, a line end).
  */
-import { execFile } from 'node:child_process';
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,5 +166,51 @@ describe('verify a folder without --recursive', () => {
     const deep = await optmark(dir, ['verify', folder, '-r', '--fail-on-unmarked']);
     expect(deep.code).toBe(3);
     expect(deep.stderr).not.toContain('not entered');
+  });
+});
+
+/** Whether the command can be run as another user (nobody), for whom a folder can be unreadable: root reads any. */
+const asNobody = (() => {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a folder that cannot be read', () => {
+  it.skipIf(!asNobody)('is a failed row in the report and in --json, and the other files are still done', async () => {
+    // A tree of nobody's own, one folder of which it may not read.
+    const home = mkdtempSync(join(tmpdir(), 'optmark-unreadable-'));
+    try {
+      copyFileSync(XMP_JPG, join(home, 'ok.jpg'));
+      mkdirSync(join(home, 'locked'));
+      copyFileSync(XMP_JPG, join(home, 'locked', 'x.jpg'));
+      execFileSync('chown', ['-R', '65534:65534', home]);
+      chmodSync(join(home, 'locked'), 0o000);
+      const nobody = (args: readonly string[]): Promise<Run> =>
+        new Promise((resolve) => {
+          execFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args], { cwd: home, encoding: 'utf8', env: childEnv({ OPTMARK_DATA_DIR: join(home, 'data') }) }, (error, stdout, stderr) => {
+            resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+          });
+        });
+      const verified = await nobody(['verify', '.', '-r', '--report', 'check.csv']);
+      expect(verified.stderr).toContain('locked: cannot read the folder: permission denied\n');
+      expect(verified.stderr).toContain('optmark: 0 opted out, 1 not opted out, 1 failed\n');
+      expect(verified.code).toBe(1);
+      expect(readFileSync(join(home, 'check.csv'), 'utf8')).toContain('\r\nlocked,failed,,,,unreadable_file,cannot read the folder: permission denied,\r\n');
+      const marked = await nobody(['protect', '.', '-r', '--out', 'marked', '--json']);
+      expect(marked.code).toBe(1);
+      const lines = marked.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines[0]).toEqual({ file: 'locked', error: 'cannot read the folder: permission denied', code: 'unreadable_file' });
+      expect(lines[1]).toMatchObject({ file: 'ok.jpg', output: join('marked', 'ok-optout.jpg'), changed: true });
+      // (The skipped files are the data directory's and the report.)
+      expect(marked.stderr).toMatch(/optmark: 1 marked, \d+ skipped \(not images\), 1 failed\n/);
+    } finally {
+      chmodSync(join(home, 'locked'), 0o755);
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

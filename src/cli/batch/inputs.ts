@@ -9,7 +9,6 @@
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
-import { CliError } from '../files.js';
 
 export interface Input {
   /** The path as given or found. */
@@ -24,6 +23,8 @@ export interface Inputs {
   readonly skipped: string[];
   /** Whether a folder was named. */
   readonly folders: boolean;
+  /** Folders that could not be read (their files are not known), each as a failed file: the rest is still done. */
+  readonly unreadable: ReadonlyArray<{ readonly path: string; readonly error: string; readonly code: 'unreadable_file' }>;
   /** Subfolders not entered, without --recursive (said, so that a run over nothing is not taken for a clean one). */
   readonly notEntered: number;
 }
@@ -56,10 +57,16 @@ export interface CollectOptions {
   readonly leaveOut?: string;
 }
 
+/** What a walk found besides the files. */
+interface Walked {
+  notEntered: number;
+  readonly unreadable: Array<Inputs['unreadable'][number]>;
+}
+
 export async function collectInputs(args: readonly string[], options: CollectOptions): Promise<Inputs> {
   const files: Input[] = [];
   const skipped: string[] = [];
-  const walked = { notEntered: 0 };
+  const walked: Walked = { notEntered: 0, unreadable: [] };
   let folders = false;
   for (const arg of args) {
     let info;
@@ -77,15 +84,17 @@ export async function collectInputs(args: readonly string[], options: CollectOpt
     folders = true;
     await walk(arg, arg, options, files, skipped, walked);
   }
-  return { files, skipped, folders, notEntered: walked.notEntered };
+  return { files, skipped, folders, notEntered: walked.notEntered, unreadable: walked.unreadable };
 }
 
-async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[], walked: { notEntered: number }): Promise<void> {
+async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[], walked: Walked): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    throw new CliError(`cannot read the folder ${dir}: ${(error as Error).message}`, 'unreadable_file');
+    const reason = (error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    walked.unreadable.push({ path: dir, error: `cannot read the folder: ${reason}`, code: 'unreadable_file' });
+    return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
