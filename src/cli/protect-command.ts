@@ -20,7 +20,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../core/
 import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, notEnteredNote, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
-import { checkReportPath, writeReport, type Row } from './batch/report.js';
+import { checkReportPath, saveReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { Hasher } from './batch/hasher.js';
@@ -107,7 +107,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const otherConstraints = constraintsOption(value, values['other-constraints']);
   if (values['in-place'] && values.out !== undefined) throw new UsageError('--in-place and --out exclude each other');
   try {
-    checkReportPath(values.report);
+    await checkReportPath(values.report);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -279,7 +279,6 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     }
     rows.push(...folderRows);
     for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
-    if (values.report !== undefined) await writeReport(values.report, rows);
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     if (many || stop.reason !== undefined || client) {
       const summary = countsText([
@@ -292,6 +291,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
       process.stderr.write(`optmark: ${summary}${quota}\n`);
     }
+    // After the summary, which a report that cannot be written then does not take away.
+    const reported = values.report === undefined || (await saveReport(values.report, rows));
     const notEntered = notEnteredNote(inputs);
     if (notEntered) process.stderr.write(`${notEntered}\n`);
     if (stop.reason === 'quota' && quotaError) {
@@ -300,7 +301,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
       return 130;
     }
-    return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
+    return counts.failed > 0 || stop.reason === 'quota' || !reported ? 1 : 0;
   }
 }
 

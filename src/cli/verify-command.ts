@@ -2,7 +2,7 @@ import type { VerifyDetails, VerifyResult } from '../app/verify-image.js';
 import { parse, readInput, reportFailure } from './files.js';
 import { collectInputs, notEnteredNote } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
-import { checkReportPath, writeReport, type Row } from './batch/report.js';
+import { checkReportPath, saveReport, type Row } from './batch/report.js';
 import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
@@ -25,7 +25,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('verify needs at least one file or folder');
   if (values['allow-private'] && values.jwks === undefined) throw new UsageError('--allow-private only goes with --jwks URL');
   try {
-    checkReportPath(values.report);
+    await checkReportPath(values.report);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -112,13 +112,14 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   progress.finish();
   rows.push(...folderRows);
   for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
-  if (values.report !== undefined) await writeReport(values.report, rows);
   if (many || stop.reason !== undefined) {
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
   }
+  // After the summary, which a report that cannot be written then does not take away.
+  const reported = values.report === undefined || (await saveReport(values.report, rows));
   const notEntered = notEnteredNote(inputs);
   if (notEntered) process.stderr.write(`${notEntered}\n`);
   // Asked to fail on a file that does not opt out, a run that found no image shows nothing: it fails too.
@@ -129,7 +130,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
   }
   if (stop.reason === 'interrupted') return 130;
-  if (counts.failed > 0 || stop.reason === 'quota' || nothingChecked) return 1;
+  if (counts.failed > 0 || stop.reason === 'quota' || nothingChecked || !reported) return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

@@ -214,3 +214,21 @@ describe('a folder that cannot be read', () => {
     }
   });
 });
+
+describe('--report', () => {
+  it('that could not be written is refused before any work, exit 2', async () => {
+    const folder = folderWith('reported', ['a.jpg', 'b.jpg']);
+    const missing = join(dir, 'no-such-folder', 'rep.csv');
+    const run = await optmark(folder, ['protect', '.', '--out', 'marked', '--report', missing]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^optmark: --report ${missing}: the folder ${join(dir, 'no-such-folder')} does not exist\\nUsage:`));
+    expect(readdirSync(folder).sort()).toEqual(['a.jpg', 'b.jpg']);
+    const verified = await optmark(folder, ['verify', '.', '--report', join(folder, 'a.jpg', 'rep.json')]);
+    expect(verified.code).toBe(2);
+    expect(verified.stderr).toContain('does not exist');
+    mkdirSync(join(folder, 'taken.csv'));
+    const folderNamed = await optmark(folder, ['verify', '.', '--report', 'taken.csv']);
+    expect(folderNamed.code).toBe(2);
+    expect(folderNamed.stderr).toContain('optmark: --report taken.csv: it is a folder\n');
+  });
+});
