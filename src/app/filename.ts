@@ -34,3 +34,16 @@ export function keptName(name: string): string {
   const tail = chars.slice(-16);
   return [...chars.slice(0, MAX_KEPT_NAME - tail.length - 1), '…', ...tail].join('');
 }
+
+/**
+ * A multipart part's file name as its sender wrote it. Browsers and undici's
+ * FormData (the HTML standard's multipart/form-data encoding) send a `"`, a
+ * CR and an LF in a file name as %22, %0D and %0A, and encode nothing else:
+ * exactly those three are decoded, so that `say "hi".jpg` comes back as
+ * say-hi-optout.jpg, not say-22hi-22-optout.jpg (CR and LF then go by
+ * keptName's rule). A name typed with "%22" in it reads as a quote: the
+ * encoding cannot tell the two apart.
+ */
+export function formFilename(name: string): string {
+  return name.replace(/%(22|0d|0a)/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}

@@ -18,10 +18,10 @@ import { isProhibitedCode, PROHIBITED_CODES } from '../core/xmp/vocabulary.js';
 import { outputFilename } from '../app/filename.js';
 import { describeEncoding, sizeChange, type FingerprintEncoding } from '../core/formats/encoding-words.js';
 import { CliError, parse, readInput, reportFailure } from './files.js';
-import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
+import { collectInputs, extensionOf, notEnteredNote, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
-import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { checkReportPath, saveReport, type Row } from './batch/report.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { Hasher } from './batch/hasher.js';
 import type { Marking } from './batch/mark-here.js';
@@ -73,9 +73,14 @@ function reencoding(json: Record<string, unknown>): string {
 
 interface Planned {
   readonly input: Input;
-  /** Where its marked copy goes, as far as can be told before marking (the answer's filename decides). */
+  /** Where its marked copy goes. */
   readonly output: string;
-  readonly dir: string;
+  /**
+   * Set when this input is already another input's marked copy, at the very
+   * place that input's copy goes (photo-optout.jpg beside photo.jpg, on a
+   * second `protect *.jpg`): it is done, neither marked nor a clash.
+   */
+  readonly copyOf?: { readonly input: string; readonly value: string };
 }
 
 export async function protectCommand(args: readonly string[]): Promise<number> {
@@ -102,7 +107,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   const otherConstraints = constraintsOption(value, values['other-constraints']);
   if (values['in-place'] && values.out !== undefined) throw new UsageError('--in-place and --out exclude each other');
   try {
-    checkReportPath(values.report);
+    await checkReportPath(values.report);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -135,8 +140,10 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     run = (task, signal) =>
       markHere(task, async (bytes) => {
         const r = await client.protect(bytes, { filename: basename(task.file), signal });
-        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
-        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
+        // The answer says whether the opt-out was kept, not whether any byte changed: its bytes do.
+        const changed = !Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).equals(bytes);
+        const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
+        return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
   } else {
     // Many files (a folder, or several named): HERE at once on this thread, its hashing thread, and the rest
@@ -181,11 +188,12 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
   }
 
   async function protectFiles(): Promise<number> {
-    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
+    // The --out folder is not walked: the copies of an earlier run there are not inputs.
+    const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false, leaveOut: values.out === undefined ? undefined : resolve(values.out) });
     if (inputs.folders && values.out === undefined && !values['in-place']) {
       throw new UsageError(FOLDER_NEEDS_PLACE);
     }
-    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false);
+    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false, values.fingerprint ? undefined : { value, otherConstraints });
 
     let inHand = concurrency;
     if (batchHere && planned.length >= MANY_FILES) {
@@ -197,6 +205,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
     const counts = { marked: 0, already: 0, failed: 0 };
     const rows: Row[] = planned.map((p) => ({ file: p.input.path, outcome: 'not-done' }));
+    const folderRows = reportUnreadableFolders(inputs, values.json);
+    counts.failed += folderRows.length;
     const many = planned.length > 1 || inputs.folders;
     const bar = many && process.stderr.isTTY === true;
     const progress = createProgress({
@@ -213,13 +223,20 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
 
     const one = async (p: Planned, index: number) => {
       const file = p.input.path;
+      if (p.copyOf) {
+        counts.already++;
+        rows[index] = { file, outcome: 'already-marked', output: file, value: p.copyOf.value };
+        return progress.done(index, values.json ? JSON.stringify({ file, output: file, outcome: 'already-marked', value: p.copyOf.value, markedCopyOf: p.copyOf.input }) : `${file}: already done: it is the marked copy of ${p.copyOf.input} (${p.copyOf.value}), left as it is`);
+      }
       try {
-        const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
+        const task: MarkTask = { file, output: p.output, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
         if (outcome.kind === 'done-before') {
           counts.already++;
           rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
-          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (already done: it is this file's marked copy, ${outcome.value})`);
+          // A file that is its own output (photo-optout.jpg) was already marked: nothing was written.
+          const done = outcome.output === file ? `already marked ${outcome.value}, left unchanged` : `already done: it is this file's marked copy, ${outcome.value}`;
+          return progress.done(index, values.json ? JSON.stringify({ file, output: outcome.output, outcome: 'already-marked', value: outcome.value }) : `${file} -> ${outcome.output} (${done})`);
         }
         if (outcome.kind === 'carries') {
           counts.already++;
@@ -260,8 +277,8 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
       allowance = usage?.protect.remaining;
     }
+    rows.push(...folderRows);
     for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
-    if (values.report !== undefined) await writeReport(values.report, rows);
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     if (many || stop.reason !== undefined || client) {
       const summary = countsText([
@@ -274,18 +291,29 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       const quota = allowance !== undefined ? `; protect calls left this month: ${allowance}` : '';
       process.stderr.write(`optmark: ${summary}${quota}\n`);
     }
+    // After the summary, which a report that cannot be written then does not take away.
+    const reported = values.report === undefined || (await saveReport(values.report, rows));
+    const notEntered = notEnteredNote(inputs);
+    if (notEntered) process.stderr.write(`${notEntered}\n`);
     if (stop.reason === 'quota' && quotaError) {
       process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
     } else if (stop.reason === 'interrupted') {
       process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
       return 130;
     }
-    return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
+    return counts.failed > 0 || stop.reason === 'quota' || !reported ? 1 : 0;
   }
 }
 
-/** Where each input's marked copy goes; two inputs with one output are refused before any work. */
-async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean): Promise<Planned[]> {
+/**
+ * Where each input's marked copy goes; two inputs with one output are
+ * refused before any work. An input that is the output of another and
+ * already that input's marked copy (a run done before over the same names)
+ * is no clash: it is taken as done. `marking`: the value asked for, which a
+ * copy must carry (undefined with --fingerprint, whose copies are not
+ * recognised: their pixels changed).
+ */
+async function plan(files: readonly Input[], out: string | undefined, inPlace: boolean, marking: { value: string | undefined; otherConstraints: string | undefined } | undefined): Promise<Planned[]> {
   // The extension each copy gets, from its input's first bytes: read PLAN_READS files at a time.
   const extensions: Array<string | undefined> = [];
   if (!inPlace) {
@@ -301,22 +329,25 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
   const planned: Planned[] = [];
   for (const [index, input] of files.entries()) {
     if (inPlace) {
-      planned.push({ input, output: input.path, dir: dirname(input.path) });
+      planned.push({ input, output: input.path });
       continue;
     }
     const dir = out === undefined ? dirname(input.path) : join(out, input.relative === undefined ? '' : dirname(input.relative));
     const extension = extensions[index] ?? 'jpg';
-    planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)), dir });
+    planned.push({ input, output: join(dir, outputFilename(basename(input.path), extension)) });
   }
   const fold = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
+  if (!inPlace && marking) await takeMarkedCopies(planned, fold, marking);
+  // Inputs taken as done make no copy and are no other input's output.
+  const working = planned.filter((p) => !p.copyOf);
   const byOutput = new Map<string, string[]>();
-  for (const p of planned) {
+  for (const p of working) {
     const key = fold(resolve(p.output));
     byOutput.set(key, [...(byOutput.get(key) ?? []), p.input.path]);
   }
-  const inputsByPath = new Map(planned.map((p) => [fold(resolve(p.input.path)), p.input.path]));
+  const inputsByPath = new Map(working.map((p) => [fold(resolve(p.input.path)), p.input.path]));
   const clashes: string[] = [];
-  for (const p of planned) {
+  for (const p of working) {
     const key = fold(resolve(p.output));
     const sharing = byOutput.get(key)!;
     if (sharing.length > 1 && sharing[0] === p.input.path) clashes.push(`${sharing.join(' and ')} would all be written to ${p.output}`);
@@ -328,6 +359,29 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
     throw new UsageError(`nothing was done: ${clashes.length} output name(s) would be shared\n${shown}${clashes.length > 10 ? `\n  ... and ${clashes.length - 10} more` : ''}\nRename the inputs, or mark them into separate --out folders`);
   }
   return planned;
+}
+
+/**
+ * Marks as done (copyOf) each input that is where another input's copy
+ * goes and is already that input's marked copy. Only such pairs are read,
+ * so a first run over new files reads nothing more.
+ */
+async function takeMarkedCopies(planned: Planned[], fold: (path: string) => string, marking: { value: string | undefined; otherConstraints: string | undefined }): Promise<void> {
+  const byInput = new Map(planned.map((p, index) => [fold(resolve(p.input.path)), index]));
+  const pairs: Array<[number, number]> = [];
+  for (const [index, p] of planned.entries()) {
+    const copy = byInput.get(fold(resolve(p.output)));
+    if (copy !== undefined && copy !== index) pairs.push([index, copy]);
+  }
+  if (pairs.length === 0) return;
+  const [{ markedCopyOf }, { readFile }] = await Promise.all([import('../app/marked-copy.js'), import('node:fs/promises')]);
+  const read = (path: string) => readFile(path).catch(() => undefined);
+  for (const [original, copy] of pairs) {
+    const [originalBytes, copyBytes] = await Promise.all([read(planned[original]!.input.path), read(planned[copy]!.input.path)]);
+    if (!originalBytes || !copyBytes) continue;
+    const found = markedCopyOf(copyBytes, originalBytes, marking.value, marking.otherConstraints);
+    if (found) planned[copy] = { ...planned[copy]!, copyOf: { input: planned[original]!.input.path, value: found.value } };
+  }
 }
 
 /** Marking here: the key ring (created if missing, and said so) and with --fingerprint the fingerprint secrets; undefined when a key file cannot be used (said). */

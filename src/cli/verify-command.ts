@@ -1,9 +1,9 @@
 import type { VerifyDetails, VerifyResult } from '../app/verify-image.js';
 import { parse, readInput, reportFailure } from './files.js';
-import { collectInputs } from './batch/inputs.js';
+import { collectInputs, notEnteredNote } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
-import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { checkReportPath, saveReport, type Row } from './batch/report.js';
+import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
 /** One file checked: what verify says, and everything it found. */
@@ -25,7 +25,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('verify needs at least one file or folder');
   if (values['allow-private'] && values.jwks === undefined) throw new UsageError('--allow-private only goes with --jwks URL');
   try {
-    checkReportPath(values.report);
+    await checkReportPath(values.report);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -65,6 +65,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
 
   const counts = { optedOut: 0, notOptedOut: 0, failed: 0 };
   const rows: Row[] = inputs.files.map((input) => ({ file: input.path, outcome: 'not-done' }));
+  const folderRows = reportUnreadableFolders(inputs, values.json);
+  counts.failed += folderRows.length;
   const many = inputs.files.length > 1 || inputs.folders;
   const bar = many && process.stderr.isTTY === true;
   const progress = createProgress({
@@ -108,20 +110,27 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     }),
   );
   progress.finish();
+  rows.push(...folderRows);
   for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
-  if (values.report !== undefined) await writeReport(values.report, rows);
   if (many || stop.reason !== undefined) {
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
   }
+  // After the summary, which a report that cannot be written then does not take away.
+  const reported = values.report === undefined || (await saveReport(values.report, rows));
+  const notEntered = notEnteredNote(inputs);
+  if (notEntered) process.stderr.write(`${notEntered}\n`);
+  // Asked to fail on a file that does not opt out, a run that found no image shows nothing: it fails too.
+  const nothingChecked = values['fail-on-unmarked'] === true && inputs.files.length === 0;
+  if (nothingChecked) process.stderr.write(`optmark: no image found${inputs.notEntered > 0 ? ' (the subfolders were not entered)' : ''}: nothing checked, which --fail-on-unmarked does not take as a pass\n`);
   if (stop.reason === 'quota' && quotaMessage !== undefined) {
     const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
   }
   if (stop.reason === 'interrupted') return 130;
-  if (counts.failed > 0 || stop.reason === 'quota') return 1;
+  if (counts.failed > 0 || stop.reason === 'quota' || nothingChecked || !reported) return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

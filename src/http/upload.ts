@@ -21,7 +21,7 @@ import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { keptName } from '../app/filename.js';
+import { formFilename, keptName } from '../app/filename.js';
 import { CrossSiteRequestError, ImageTooLargeError, RequestError, type OptmarkError } from '../errors.js';
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
@@ -354,7 +354,7 @@ function readUpload(raw: IncomingMessage, limits: UploadLimits, fieldNames: read
       } else if (others.length > 0) {
         reject(tooMany(fieldNames, others));
       } else {
-        resolve({ bytes: image.bytes, filename: image.filename === undefined ? undefined : keptName(image.filename), fields });
+        resolve({ bytes: image.bytes, filename: image.filename === undefined ? undefined : keptName(formFilename(image.filename)), fields });
       }
     }
 

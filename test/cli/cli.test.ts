@@ -153,7 +153,7 @@ describe('optmark protect', () => {
       provenance: { present: true, valid: true, verifiable: true },
     });
     // Marked again here: nothing to change, and it says the value it carries.
-    expect((await optmark('protect', 'kept/photo-optout.jpg')).stdout).toBe('kept/photo-optout.jpg -> kept/photo-optout.jpg (already marked DMI-PROHIBITED-GENAIMLTRAINING, copied unchanged)\n');
+    expect((await optmark('protect', 'kept/photo-optout.jpg')).stdout).toBe('kept/photo-optout.jpg -> kept/photo-optout.jpg (already marked DMI-PROHIBITED-GENAIMLTRAINING, left unchanged)\n');
     // Another value asked for explicitly replaces it.
     const replaced = jsonLines((await optmark('protect', '--out', 'replaced', '--json', '--value', 'DMI-PROHIBITED', 'chosen/photo-optout.jpg')).stdout)[0]!;
     expect(replaced).toMatchObject({ value: 'DMI-PROHIBITED', alreadyCarried: false, changed: true });

@@ -33,7 +33,7 @@ const signer = (() => {
   return createProvenance({ keys: { active: { kid: 'here', privateKey }, publicKey: () => publicKey }, issuer: () => 'http://127.0.0.1', clock: { now: () => now } }).signer;
 })();
 
-const task = (file: string, output: string): MarkTask => ({ file, output, dir, inPlace: false, overwrite: false, fingerprint: false, skipMarked: false, value: undefined });
+const task = (file: string, output: string): MarkTask => ({ file, output, inPlace: false, overwrite: false, fingerprint: false, skipMarked: false, value: undefined });
 
 describe('marking a batch on the main thread', () => {
   it('writes protect’s file for each of many files of every format, three at a time, larger and smaller ones mixed', async () => {

@@ -189,6 +189,22 @@ describe('the request (rows 3-15)', () => {
     expect(answer.json.filename).toBe('a-optout.jpg');
   });
 
+  // Browsers and undici's FormData send a quote, a CR and an LF in a file name
+  // as %22, %0D and %0A: the name is read as its sender wrote it (it came back
+  // as say-22hi-22-optout.jpg, not the name the command line had planned).
+  it.each([
+    ['%22 for a quote', 'say %22hi%22.jpg', 'say-hi-optout.jpg'],
+    ['%0D%0A for a line end', 'a%0d%0Ab.jpg', 'ab-optout.jpg'],
+  ])('6: %s in the quoted file name: 200, the name decoded then cleaned', async (_, filename, expected) => {
+    const answer = await row(() => multipartPost(multipartBody([{ name: 'image', disposition: `form-data; name="image"; filename="${filename}"`, data: JPEG }])), 200, undefined, { protect: 1 });
+    expect(answer.json.filename).toBe(expected);
+  });
+
+  it("6: a quote and a line end in a name sent by undici's FormData: 200, the name as sent, cleaned", async () => {
+    const answer = await row(() => post(JPEG, '/api/v1/protect', 'image/jpeg', {}, { filename: 'say "hi"\r\nagain.jpg' }), 200, undefined, { protect: 1 });
+    expect(answer.json.filename).toBe('say-hi-again-optout.jpg');
+  });
+
   it('6: a NUL in the parameter name (the part has no name): 400 missing_image_part', async () => {
     const answer = await row(() => multipartPost(multipartBody([{ name: 'image', disposition: 'form-data; na\0me="image"; filename="a.jpg"', data: JPEG }])), 400, 'missing_image_part');
     expect(answer.json.error).toMatch(/a file part without a name/);

@@ -4,11 +4,11 @@
  * folder, an image is a file whose name ends in .jpg, .jpeg, .jpe, .png or
  * .webp, or whose first bytes are those of a JPEG, PNG or WebP; anything
  * else is skipped and counted, and so are symbolic links (never followed)
- * and the temporary files of an interrupted run.
+ * and the temporary files of an interrupted run. Protect's --out folder is
+ * not entered: its copies are not inputs.
  */
 import { open, readdir, stat } from 'node:fs/promises';
-import { basename, join, relative } from 'node:path';
-import { CliError } from '../files.js';
+import { basename, join, relative, resolve } from 'node:path';
 
 export interface Input {
   /** The path as given or found. */
@@ -23,6 +23,10 @@ export interface Inputs {
   readonly skipped: string[];
   /** Whether a folder was named. */
   readonly folders: boolean;
+  /** Folders that could not be read (their files are not known), each as a failed file: the rest is still done. */
+  readonly unreadable: ReadonlyArray<{ readonly path: string; readonly error: string; readonly code: 'unreadable_file' }>;
+  /** Subfolders not entered, without --recursive (said, so that a run over nothing is not taken for a clean one). */
+  readonly notEntered: number;
 }
 
 const IMAGE_NAME = /\.(jpe?g|jpe|png|webp)$/i;
@@ -47,9 +51,22 @@ async function readHead(path: string): Promise<Uint8Array> {
   }
 }
 
-export async function collectInputs(args: readonly string[], options: { recursive: boolean }): Promise<Inputs> {
+export interface CollectOptions {
+  readonly recursive: boolean;
+  /** A folder not entered (resolved): protect's --out, whose copies are not inputs. */
+  readonly leaveOut?: string;
+}
+
+/** What a walk found besides the files. */
+interface Walked {
+  notEntered: number;
+  readonly unreadable: Array<Inputs['unreadable'][number]>;
+}
+
+export async function collectInputs(args: readonly string[], options: CollectOptions): Promise<Inputs> {
   const files: Input[] = [];
   const skipped: string[] = [];
+  const walked: Walked = { notEntered: 0, unreadable: [] };
   let folders = false;
   for (const arg of args) {
     let info;
@@ -65,23 +82,27 @@ export async function collectInputs(args: readonly string[], options: { recursiv
       continue;
     }
     folders = true;
-    await walk(arg, arg, options.recursive, files, skipped);
+    await walk(arg, arg, options, files, skipped, walked);
   }
-  return { files, skipped, folders };
+  return { files, skipped, folders, notEntered: walked.notEntered, unreadable: walked.unreadable };
 }
 
-async function walk(root: string, dir: string, recursive: boolean, files: Input[], skipped: string[]): Promise<void> {
+async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[], walked: Walked): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    throw new CliError(`cannot read the folder ${dir}: ${(error as Error).message}`, 'unreadable_file');
+    const reason = (error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    walked.unreadable.push({ path: dir, error: `cannot read the folder: ${reason}`, code: 'unreadable_file' });
+    return;
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (recursive) await walk(root, path, recursive, files, skipped);
+      if (resolve(path) === options.leaveOut) continue;
+      if (options.recursive) await walk(root, path, options, files, skipped, walked);
+      else walked.notEntered++;
       continue;
     }
     if (!entry.isFile() || TEMPORARY_NAME.test(entry.name)) {
@@ -101,4 +122,9 @@ export async function extensionOf(path: string): Promise<string | undefined> {
   if (head.length >= 12 && String.fromCharCode(...head.subarray(8, 12)) === 'WEBP') return 'webp';
   const ext = /\.([^.]+)$/.exec(basename(path))?.[1]?.toLowerCase();
   return ext === 'jpeg' || ext === 'jpe' ? 'jpg' : ext;
+}
+
+/** The line that says how many subfolders were not entered, or undefined when none was left out. */
+export function notEnteredNote(inputs: Inputs): string | undefined {
+  return inputs.notEntered > 0 ? `optmark: ${inputs.notEntered} subfolder(s) not entered: --recursive (-r) enters them` : undefined;
 }

@@ -5,18 +5,20 @@
  * thread when a server marks (or with --fingerprint), and in the worker
  * threads when this machine does (mark-worker.ts).
  */
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { markedCopyOf, optOutOf } from '../../app/marked-copy.js';
 import { CliError } from '../files.js';
 import { writeAtomically, type Bytes } from './write.js';
 
 export interface MarkTask {
   readonly file: string;
-  /** Where its marked copy goes, as far as can be told before marking. */
+  /**
+   * Where its marked copy goes, as planned before marking: the copy is
+   * written there, whatever name the answer suggests (a server may clean a
+   * name otherwise, and a run done again looks for the copy here).
+   */
   readonly output: string;
-  /** The folder of its copy (the answer's filename decides the name). */
-  readonly dir: string;
   readonly inPlace: boolean;
   readonly overwrite: boolean;
   readonly fingerprint: boolean;
@@ -67,12 +69,14 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
   // (Not with --fingerprint: its copy's pixels, so its content digest, are not the input's.)
   if (task.fingerprint && !inPlace && !sameFile) {
     if (!task.overwrite && (await io.existing(task.output)) !== undefined) throw new CliError(`${task.output} is in the way; pass --overwrite to replace it`, 'output_exists');
-  } else if (inPlace || !sameFile) {
-    const existing = inPlace ? bytes : await io.existing(task.output);
+  } else {
+    // A file that is its own output (photo-optout.jpg) is done when it is already its own marked copy:
+    // a server would be paid to answer with the same bytes.
+    const existing = inPlace || sameFile ? bytes : await io.existing(task.output);
     if (existing !== undefined) {
       const copy = markedCopyOf(existing, bytes, task.value, task.otherConstraints);
       if (copy) return { kind: 'done-before', output: task.output, value: copy.value };
-      if (!inPlace && !task.overwrite) throw new CliError(`${task.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
+      if (!inPlace && !sameFile && !task.overwrite) throw new CliError(`${task.output} is in the way and is not this file's marked copy; pass --overwrite to replace it`, 'output_exists');
     }
   }
   if (task.skipMarked) {
@@ -80,11 +84,13 @@ export async function markOne(task: MarkTask, io: FileAccess, mark: (bytes: Uint
     if (carried !== undefined) return { kind: 'carries', value: carried };
   }
   const result = await mark(bytes);
-  const output = inPlace ? file : join(task.dir, result.filename);
+  const output = inPlace ? file : task.output;
   if (resolve(output) === resolve(file) && !inPlace) {
     if (result.changed || task.fingerprint) throw new CliError(`refusing to overwrite ${file} with its marked copy; pass --out DIR or --in-place`, 'would_overwrite_input');
   } else if (result.changed || !inPlace) {
-    await io.write(output, result.bytes, { replace: inPlace || task.overwrite });
+    // In place, a symbolic link's file is marked and the link kept: replacing the
+    // link with the marked copy left the file it points to unmarked.
+    await io.write(inPlace ? await realpath(file) : output, result.bytes, { replace: inPlace || task.overwrite });
   }
   const { bytes: _, filename: __, ...rest } = result;
   return { kind: 'marked', output, ...rest };

@@ -8,7 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { loadClientSettings } from '../../config.js';
 import type { OptmarkClient } from '../../client/index.js';
-import { describeFailure } from '../files.js';
+import { describeFailure, printJson } from '../files.js';
+import type { Inputs } from './inputs.js';
+import type { Row } from './report.js';
 import { UsageError } from '../usage-error.js';
 
 export interface Stop {
@@ -117,4 +119,17 @@ export function failureOf(error: unknown): { error: string; code: string; reques
     return { error: e.message ?? String(error), code: e.code, ...(e.requestId ? { requestId: e.requestId } : {}) };
   }
   return describeFailure(error);
+}
+
+/**
+ * The folders that could not be read, said as failed files are (a line on
+ * standard error, or with --json an object on standard output) before the
+ * files are done; their rows for the report.
+ */
+export function reportUnreadableFolders(inputs: Inputs, json: boolean | undefined): Row[] {
+  return inputs.unreadable.map(({ path, error, code }) => {
+    if (json) printJson({ file: path, error, code });
+    else process.stderr.write(`${path}: ${error}\n`);
+    return { file: path, outcome: 'failed', code, error };
+  });
 }

@@ -97,7 +97,7 @@ export async function writeAtomically(path: string, bytes: Bytes, options: Write
     }
   } catch (error) {
     rmSync(temporary, { force: true });
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${path} appeared while it was being written; not replaced`, 'output_exists');
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${path} is in the way; not replaced (pass --overwrite to replace it)`, 'output_exists');
     throw new CliError(`cannot write ${path}: ${(error as Error).message}`, 'unwritable_file');
   }
 }
