@@ -356,4 +356,40 @@ describe('on PostgreSQL, with OPTMARK_VAULT_BYTES', () => {
       await seeded.close();
     }
   });
+
+  // PostgreSQL runs markings side by side (the embedded database, one at a time): each must see what the
+  // markings that held the account's lock before it wrote. It read that as of before it waited: the same file
+  // kept by markings at once was written twice (a 500 on the key of its objects), and the limit was passed.
+  it('markings kept at once: the same file by six is stored once each, no failure; of ten near the limit, exactly those that fit', async () => {
+    const pg = await startTestServer({ backend: 'postgres' });
+    try {
+      const size = 64 * 1024;
+      const keepAll = async (name: string, pairs: ReadonlyArray<ReturnType<typeof pairOf>>) => {
+        await pg.server.admin.createAccount(name, 'pro');
+        const { user } = await pg.server.people.createUser({ account: name, email: `${name}@vault.example`, role: 'owner', password: PASSWORD, actor: 'cli' });
+        const account = (await pg.server.admin.showAccount(name)).id;
+        await pg.server.vault.setEnabled(user, 'pro', true, false, null);
+        await pg.server.admin.setLimits(name, { vaultBytes: 3 * 2 * size + size });
+        const outcomes = await Promise.all(pairs.map((pair) => pg.server.vault.keep({ account: { id: account }, user, recordId: Promise.resolve(null), batchId: null, ...pair })));
+        await pg.server.vault.idle();
+        return { outcomes: outcomes.map((o) => o.state).sort(), status: await pg.server.vault.status(account), objects: (await vaultRows(pg.server, name)).objects.length };
+      };
+      const same = pairOf(size);
+      expect(await keepAll('vault-pg-same', Array.from({ length: 6 }, () => same))).toEqual({ outcomes: Array(6).fill('stored'), status: expect.objectContaining({ used: 2 * size, files: 6 }), objects: 2 });
+      expect(await keepAll('vault-pg-limit', Array.from({ length: 10 }, () => pairOf(size)))).toEqual({
+        outcomes: [...Array(7).fill('full'), ...Array(3).fill('stored')],
+        status: expect.objectContaining({ used: 6 * size, files: 3 }),
+        objects: 6,
+      });
+    } finally {
+      await pg.close();
+    }
+  });
 });
+
+/** A marking's two files, of random bytes (distinct each time). */
+function pairOf(size: number) {
+  const original = randomBytes(size);
+  const marked = randomBytes(size);
+  return { original: { bytes: original, sha256: sha256(original), mimeType: 'image/jpeg', name: 'o.jpg' }, marked: { bytes: marked, sha256: sha256(marked), mimeType: 'image/jpeg', name: 'm.jpg' } };
+}

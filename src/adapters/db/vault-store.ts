@@ -112,20 +112,26 @@ export class SqlVaultStore implements VaultStore {
     return guarded(async () => {
       return this.db.transaction().execute(async (tx) => {
         const wanted = new Map([request.original, request.marked].map((blob) => [blob.sha256, blob]));
-        // One statement: the account's row locked, its switch and limit, the bytes it uses, and the objects it has of these files.
-        const { rows } = await sql<{ vault_enabled: boolean; limit: string | number; used: string | number; existing: Array<Selectable<VaultObjectsTable> & { created_at: string }> }>`
-          select a.vault_enabled, coalesce(a.vault_bytes, p.vault_bytes) as limit,
-            (select coalesce(sum(o.size), 0) from vault_objects o where o.account_id = a.id and o.state <> 'removing') as used,
-            (select coalesce(json_agg(o), '[]'::json) from vault_objects o where o.account_id = a.id and o.sha256 in (${sql.join([...wanted.keys()])})) as existing
+        // The account's row locked first, in a statement of its own, with its switch and limit. What the account
+        // holds is read in the next statement: under READ COMMITTED each statement sees what was committed when it
+        // began, so that one sees what a marking that held the lock before this one wrote. Read in the locking
+        // statement itself, it was as of that statement's start: a marking that waited for the lock did not see
+        // the other's objects, wrote them again and failed on their key (a 500), and both could pass the limit.
+        const { rows: locked } = await sql<{ vault_enabled: boolean; limit: string | number }>`
+          select a.vault_enabled, coalesce(a.vault_bytes, p.vault_bytes) as limit
           from accounts a join plan_limits p on p.plan = a.plan
           where a.id = ${request.accountId} for update of a`.execute(tx);
-        const account = rows[0];
+        const account = locked[0];
         if (!account?.vault_enabled) return { outcome: 'off' as const };
         const limit = Number(account.limit);
-        const existing = (typeof account.existing === 'string' ? (JSON.parse(account.existing) as typeof account.existing) : account.existing).map((row) => toObject({ ...row, created_at: new Date(row.created_at) }));
+        const { rows } = await sql<{ used: string | number; existing: Array<Selectable<VaultObjectsTable> & { created_at: string }> }>`
+          select (select coalesce(sum(o.size), 0) from vault_objects o where o.account_id = ${request.accountId} and o.state <> 'removing') as used,
+            (select coalesce(json_agg(o), '[]'::json) from vault_objects o where o.account_id = ${request.accountId} and o.sha256 in (${sql.join([...wanted.keys()])})) as existing`.execute(tx);
+        const held = rows[0]!;
+        const existing = (typeof held.existing === 'string' ? (JSON.parse(held.existing) as typeof held.existing) : held.existing).map((row) => toObject({ ...row, created_at: new Date(row.created_at) }));
         if (existing.some((o) => o.state === 'removing')) return { outcome: 'busy' as const };
         const fresh = [...wanted.values()].filter((blob) => !existing.some((o) => o.sha256 === blob.sha256));
-        const used = Number(account.used);
+        const used = Number(held.used);
         const needed = fresh.reduce((sum, blob) => sum + blob.size, 0);
         if (used + needed > limit) return { outcome: 'full' as const, used, limit, needed };
         const made: VaultObject[] = fresh.map((blob) => ({

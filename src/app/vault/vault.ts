@@ -287,7 +287,10 @@ export function createVault(deps: VaultDeps) {
         outcome = await begun;
       } catch (error) {
         await discardAll();
-        throw error;
+        // The database gone answers the marking as it is (503); anything else is this file not kept, not the marking failed.
+        if (error instanceof ServiceUnavailableError) throw error;
+        report(error, 'could not keep a marking in the vault');
+        return { state: 'not_stored' };
       }
       if (outcome.outcome !== 'write') {
         await discardAll();
