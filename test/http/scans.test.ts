@@ -373,6 +373,11 @@ describe('limits', () => {
     const listed = ((await (await api(t, key, '/api/v1/scans')).json()) as { scans: Array<Record<string, any>> }).scans;
     expect(listed).toEqual([expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') }), expect.objectContaining({ status: 'failed', reason: expect.stringContaining('not counted') })]);
     for (const scan of listed) expect((await sql<{ counted: boolean }>`select counted from scans where id = ${scan.id}`.execute(db)).rows).toEqual([{ counted: false }]);
+    // Ended before any image: its page says why, with no coverage (a full meter of 100 % of nothing) and no report.
+    const failedPage = (await dashboard.browser.page(`/scans/${String(listed[0]!.id)}`)).html;
+    expect(failedPage).toContain('not counted');
+    expect(failedPage).not.toContain('id="coverage-heading"');
+    expect(failedPage).not.toContain('id="report-heading"');
     const again = await submit(t, key, { repository: `${servers.daemonUrl}tiny.git` });
     expect(again.status).toBe(202);
     expect((await finished(t, key, ((await again.json()) as { id: string }).id)).status).toBe('done');

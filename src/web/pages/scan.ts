@@ -114,6 +114,17 @@ ${
 </section>`;
 }
 
+/**
+ * What an ended scan shows under its summary. With no image checked there is
+ * no coverage to show (a full meter saying 100 % of nothing read as a success
+ * on a scan that failed), and a scan that failed or was cancelled before any
+ * image has no report either: its summary and reason say it all.
+ */
+function endedSections(context: PageContext, scan: Scan, view: ScanView, fixable: number): Html {
+  if (scan.summary.images === 0) return scan.state === 'done' ? reportSection(scan, view) : html``;
+  return html`${coverageSection(scan, view.format)}${fixSection(context, scan, fixable, view.pushed)}${reportSection(scan, view)}`;
+}
+
 function coverageSection(scan: Scan, f: Format): Html {
   const s = scan.summary;
   return html`<section aria-labelledby="coverage-heading" class="coverage">
@@ -188,7 +199,7 @@ ${notice('error', view.error)}${notice('success', view.message)}
 <p class="scan-state"><span class="state ${scan.state}">${stateWords(scan.state)}</span>${scan.reason ? html`: ${scan.reason}` : ''}</p>
 ${ended ? html`<p class="summary" id="summary">${summaryWords(scan, f)}</p>` : ''}
 ${facts(scan, f)}
-${ended ? html`${coverageSection(scan, f)}${fixSection(context, scan, fixable, view.pushed)}${reportSection(scan, view)}` : progressSection(context, scan, f)}`,
+${ended ? endedSections(context, scan, view, fixable) : progressSection(context, scan, f)}`,
   );
 }
 
