@@ -69,6 +69,9 @@ describe('with OPTMARK_SIGNUP=open', () => {
     const overview = (await visitor.page('/overview?welcome=1')).html;
     expect(overview).toContain('studio-ria · Free plan');
     expect(overview).toContain('Your password is set: you are signed in.');
+    // The account's activity says who made it: the visitor, signing up (it said "by someone").
+    expect(overview).toMatch(/was added as owner \(by signing up\)/);
+    expect(overview).not.toContain('by someone');
     expect((await t.server.admin.showAccount('studio-ria')).plan).toBe('free');
     expect((await t.server.people.listUsers('studio-ria')).map((u) => [u.email, u.role, u.displayName])).toEqual([['ria@studio.example', 'owner', 'Ria']]);
     const account = await t.server.admin.showAccount('studio-ria');

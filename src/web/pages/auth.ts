@@ -45,7 +45,7 @@ ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
         : html`Forgot your password? Ask an owner of your account, or the service's team, for a reset link.`
     }</p>
 ${view.canSignUp ? html`<p class="note">No account yet? <a href="/sign-up">Create a Free account</a>.</p>` : ''}
-<p class="note">Integrations call the API with an API key, not with a password: see <a href="/api/v1/openapi.json">the API's description</a>.</p>`,
+<p class="note">Integrations call the API with an API key, not with a password: see <a href="/api">the API page</a>, where keys are requested.</p>`,
   );
 }
 

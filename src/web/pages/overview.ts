@@ -27,7 +27,8 @@ export function meter(id: string, label: string, a: UsageReport['protect'], f: F
 
 /** What an audit entry says, in words (the actor named by email where known). */
 function activityLine(entry: AuditEntry, members: readonly User[], f: Format): Html {
-  const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? actorWords(String(id)) ?? 'someone';
+  // An account opened on the sign-up page was made by its visitor, before they were a member.
+  const who = (id: unknown) => members.find((m) => m.id === id)?.email ?? (id === 'sign-up' ? 'signing up' : actorWords(String(id))) ?? 'someone';
   const d = entry.detail as Record<string, string | undefined>;
   const texts: Record<string, string> = {
     'user.created': `${d.email ?? 'a user'} was added as ${d.role ?? 'member'}`,

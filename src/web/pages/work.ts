@@ -76,7 +76,7 @@ export function markPage(context: PageContext, view: WorkView): string {
     context,
     { title: 'Mark images', current: 'mark', scripts: ['mark.js'] },
     html`<h1>Mark images</h1>
-<p>Marking writes the opt-out into each image's metadata and signs it. Every pixel and every other byte of the file stay as they are. Files that already carry the opt-out are found first, in your browser, and skipped unless you ask.</p>
+<p>Marking writes the opt-out into each image's metadata and signs it. Every pixel and every other byte of the file stay as they are, unless you add the experimental fingerprint below, which changes the pixels invisibly and so saves the image again. Files that already carry the opt-out are found first, in your browser, and skipped unless you ask.</p>
 ${usageMeters(view)}
 ${notice('error', view.error)}
 <form id="work-form" class="stack" method="post" action="/mark" enctype="multipart/form-data" data-max-bytes="${view.maxUploadBytes}" data-batch-size="${BATCH_SIZE}">
