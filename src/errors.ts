@@ -219,7 +219,8 @@ export class MethodNotAllowedError extends OptmarkError {
 export class ImageTooLargeError extends OptmarkError {
   readonly code = 'image_too_large';
   constructor(readonly limit: number) {
-    super(`The image is larger than the ${limit}-byte limit`);
+    // In the units people read (1 MB = 1,048,576 bytes, as the pages count), and the exact bytes.
+    super(`The image is larger than the limit of ${Number((limit / 1024 ** 2).toFixed(1))} MB (${limit} bytes)`);
   }
 }
 

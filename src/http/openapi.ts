@@ -78,7 +78,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_api_key: 'The API key is not valid',
   plan_not_allowed: 'The free plan does not include API access; the API and the dashboard are available on the Pro and Lifetime plans',
   request_timeout: 'The upload stalled: less than 65536 bytes arrived in 20 seconds',
-  image_too_large: 'The image is larger than the 26214400-byte limit',
+  image_too_large: 'The image is larger than the limit of 25 MB (26214400 bytes)',
   unsupported_image_format: 'The file is not a JPEG, PNG or WebP image (judged by its bytes, not its name or declared type)',
   corrupt_image: 'Corrupt JPEG: the file ends inside a segment',
   quota_exceeded: 'The monthly protect limit of 10000 calls is reached; it resets at 2026-12-01T00:00:00.000Z',

@@ -506,6 +506,34 @@ describe('marking and checking', () => {
     expect(await t.server.admin.usage('tokenfirst')).toMatchObject({ protect: { used: 1 }, verify: { used: 1 } });
   });
 
+  it('without JavaScript, an image refused comes back on its page with why, the choices kept; other refusals keep the navigation', async () => {
+    const browser = await user('nojs-refused', 'rafa@example.com');
+    const csrf = await browser.csrf();
+    const text = new TextEncoder().encode('not a picture at all');
+    const checked = await browser.upload('/check', imageForm(text, {}, 'notes.jpg'), csrf);
+    expect(checked.status).toBe(415);
+    const checkHtml = await checked.text();
+    expect(checkHtml).toContain('<h1>Check images</h1>');
+    expect(checkHtml).toMatch(/role="alert">notes\.jpg: The file is not a JPEG, PNG or WebP image/);
+    const marked = await browser.upload('/mark', imageForm(text, { value: 'DMI-PROHIBITED-GENAIMLTRAINING', fingerprint: 'on' }, 'notes.jpg'), csrf);
+    expect(marked.status).toBe(415);
+    const markHtml = await marked.text();
+    expect(markHtml).toContain('<h1>Mark images</h1>');
+    expect(markHtml).toContain('The file is not a JPEG, PNG or WebP image');
+    expect(markHtml).toMatch(/<option value="DMI-PROHIBITED-GENAIMLTRAINING" selected>/);
+    expect(markHtml).toMatch(/name="fingerprint" value="on"[^>]* checked>/);
+    // A refusal before the image is read (no image part): the error page, with the site's navigation and sign-out.
+    const empty = new FormData();
+    empty.append('csrf', csrf);
+    const none = await browser.request('/check', { method: 'POST', site: 'same-origin', body: empty });
+    expect(none.status).toBe(400);
+    const errorHtml = await none.text();
+    expect(errorHtml).toContain('That did not work');
+    expect(errorHtml).toContain('<nav aria-label="Main">');
+    expect(errorHtml).toContain('Sign out');
+    expect(await t.server.admin.usage('nojs-refused')).toMatchObject({ protect: { used: 0 }, verify: { used: 0 } });
+  });
+
   it('the check answer puts the verdict in words: opted out; stripped of its metadata but fingerprinted; not opted out, never a percentage', async () => {
     const browser = await user('checker', 'pat@example.com');
     const csrf = await browser.csrf();

@@ -14,6 +14,7 @@ import { accountPage, type AccountView } from '../../web/pages/account.js';
 import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
 import { runCallWork } from '../call-work.js';
+import { STATUS } from '../error-handler.js';
 import { holdTicket, readCallUpload } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader, RECORD_HEADER } from '../schemas.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
@@ -30,6 +31,14 @@ export function attachment(filename: string): string {
 /** Refusals a person can act on: shown on the form, with what was typed kept. (Someone not in the account is a 404, not a form's problem.) */
 const FORM_ERRORS = new Set(['invalid_option', 'password_not_accepted', 'user_exists', 'invalid_credentials']);
 const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
+/**
+ * What the image itself was refused for, once it was read whole: the Mark or
+ * Check page again, with why and the choices kept, rather than an error page.
+ * (A refusal while reading, such as an image over the size limit, closes the
+ * connection and is the error page.)
+ */
+const IMAGE_ERRORS = new Set(['unsupported_image_format', 'corrupt_image', 'image_dimensions_too_large', 'invalid_xmp', 'ambiguous_xmp', 'conflicting_xmp', 'fingerprint_not_possible', 'empty_image', 'missing_image_part']);
+const imageError = (error: unknown): error is OptmarkError => isOptmarkError(error) && IMAGE_ERRORS.has(error.code);
 
 /** The overview's recent activity: the last few lines a person may see, out of the account's latest. */
 const ACTIVITY_SHOWN = 10;
@@ -88,10 +97,11 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
           : protectOffLoop(upload.bytes, options, provenance, { workers, signal }),
       );
     } catch (error) {
-      // A choice the form can put right (the value, its constraints text): the form again, as it was sent, with why.
-      if (!formError(error)) throw error;
+      // A choice the form can put right (the value, its constraints text), or the image: the form again, as it was sent, with why.
+      const byForm = formError(error);
+      if (!byForm && !imageError(error)) throw error;
       const markForm = { value: fields.value, otherConstraints: fields.otherConstraints, overwrite: fields.overwrite === 'on', fingerprint: fields.fingerprint === 'on' };
-      return sendPage(reply, markPage(context(request), { ...(await workView(request, error.message)), markForm }), 422);
+      return sendPage(reply, markPage(context(request), { ...(await workView(request, error.message)), markForm }), byForm ? 422 : STATUS[(error as OptmarkError).code]);
     }
     const { user, account } = request.signedIn!;
     // Its dated service record (docs/records.md): named in a header; the records page lists it.
@@ -111,9 +121,16 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   // One image, without JavaScript: a result page, the verdict in words first.
   app.post('/check', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload);
-    const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>
-      inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
-    );
+    let checked;
+    try {
+      checked = await runCallWork(request, reply, deps.callSeconds, (signal) =>
+        inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
+      );
+    } catch (error) {
+      if (!imageError(error)) throw error;
+      return sendPage(reply, checkPage(context(request), await workView(request, `${upload.filename ?? 'The file'}: ${error.message}`)), STATUS[error.code]);
+    }
+    const { result, details } = checked;
     const record = await recordLink(deps.records, request.signedIn!.account.id, result.sha256);
     return sendPage(reply, checkResultPage(context(request), { filename: upload.filename, result, details, verdict: verdictOf(result, details), record, format: formatOf(request) }));
   });

@@ -3,6 +3,7 @@
  * show the problem itself: what happened in words, and the request id to
  * quote when reporting it.
  */
+import type { SignedIn } from '../../app/people/sessions.js';
 import { html } from '../html.js';
 import { layout } from '../layout.js';
 
@@ -11,6 +12,8 @@ export interface ErrorView {
   readonly message: string;
   readonly code: string;
   readonly requestId: string;
+  /** The person, when signed in: the page keeps the site's navigation and sign-out, and is no dead end. */
+  readonly signedIn?: SignedIn | undefined;
 }
 
 /** Built-asset URLs without their version (this page is made where the asset list is not at hand; the stylesheet is then cached for minutes). */
@@ -18,11 +21,11 @@ const plainAsset = (name: string) => `/assets/${name}`;
 
 export function errorPage(view: ErrorView): string {
   return layout(
-    { asset: plainAsset },
+    { asset: plainAsset, signedIn: view.signedIn },
     { title: 'Error' },
     html`<h1>That did not work</h1>
 <div class="notice error" role="alert"><p>${view.message}</p></div>
 <p class="note">HTTP ${view.status} · <code>${view.code}</code> · request ${view.requestId}</p>
-<p><a href="/overview">Back to the overview</a></p>`,
+<p>${view.signedIn ? html`Your browser's Back button returns to the form as you left it; or go to <a href="/overview">the overview</a>.` : html`<a href="/overview">Back to the overview</a>`}</p>`,
   );
 }
