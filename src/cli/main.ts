@@ -42,7 +42,8 @@ export const USAGE: Readonly<Record<string, string>> = {
       --server URL marks through that deployment's API (or OPTMARK_URL); its key comes from
       OPTMARK_API_KEY or --key-file FILE (- reads standard input); --key KEY works but shows
       in the process list. --concurrency: files at once (default: the CPUs here, with one more read ahead; 4 with a server).
-      --report writes one row per file. On a terminal a progress bar, else one line per file.
+      --report writes one row per file. On a terminal a progress bar, else one line per file
+      (--json: one object per file in either case).
 `,
   verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL [--allow-private]] [--fail-on-unmarked]
                  [--concurrency N] [--report FILE.csv|FILE.json] [--json] [--server URL [--key-file FILE|-]]
@@ -53,6 +54,8 @@ export const USAGE: Readonly<Record<string, string>> = {
       and not from a loopback, private or link-local address unless --allow-private.
       With --server, the deployment's API checks (each file counts toward its verify limit).
       --fail-on-unmarked: exit 3 when a file does not opt out (a failed file, exit 1, wins).
+      On a terminal a progress bar, with each file that does not opt out and each failure
+      above it; else every file's lines (--json: one object per file in either case).
 `,
   serve: `  optmark serve [--workers N]
       Run the HTTP API (configuration: environment variables, see README).

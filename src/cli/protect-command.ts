@@ -203,7 +203,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       total: planned.length,
       verb: 'protect',
       bar,
-      lines: !(bar && process.stdout.isTTY),
+      lines: values.json === true || !(bar && process.stdout.isTTY),
       counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
       columns: () => process.stderr.columns ?? 80,
     });

@@ -67,11 +67,14 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const rows: Row[] = inputs.files.map((input) => ({ file: input.path, outcome: 'not-done' }));
   const many = inputs.files.length > 1 || inputs.folders;
   const bar = many && process.stderr.isTTY === true;
+  // On the terminal the bar is drawn on, a file's lines are shown only when it does not opt out: a gate
+  // (--fail-on-unmarked) names what it failed on. JSON is for a program, which wants every object.
+  const everyLine = values.json === true || !(bar && process.stdout.isTTY);
   const progress = createProgress({
     total: inputs.files.length,
     verb: 'verify',
     bar,
-    lines: !(bar && process.stdout.isTTY),
+    lines: everyLine,
     counts: () => countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['failed', counts.failed]]),
     columns: () => process.stderr.columns ?? 80,
   });
@@ -86,7 +89,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
         else counts.notOptedOut++;
         rows[index] = { file, outcome: result.optedOut ? 'opted-out' : 'not-opted-out', value: details.dataMining.find((d) => d.prohibited)?.code ?? undefined, sha256: result.sha256 };
         if (values.json) progress.done(index, JSON.stringify({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
-        else progress.done(index, describe(file, result, details));
+        else if (everyLine) progress.done(index, describe(file, result, details));
+        else progress.done(index, result.optedOut ? undefined : `${file}: not opted out (${details.format.toUpperCase()})`, true);
       } catch (error) {
         if (stop.abort.signal.aborted) return progress.skip(index);
         const failure = failureOf(error);
