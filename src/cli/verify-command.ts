@@ -3,7 +3,7 @@ import { parse, readInput, reportFailure } from './files.js';
 import { collectInputs } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, remoteTarget, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
 /** One file checked: what verify says, and everything it found. */
@@ -88,22 +88,22 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
         if (result.optedOut) counts.optedOut++;
         else counts.notOptedOut++;
         rows[index] = { file, outcome: result.optedOut ? 'opted-out' : 'not-opted-out', value: details.dataMining.find((d) => d.prohibited)?.code ?? undefined, sha256: result.sha256 };
-        if (values.json) progress.done(index, JSON.stringify({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
+        if (values.json) progress.done(index, JSON.stringify({ file, outcome: rows[index]!.outcome, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
         else if (everyLine) progress.done(index, describe(file, result, details));
         else progress.done(index, result.optedOut ? undefined : `${file}: not opted out (${details.format.toUpperCase()})`, true);
       } catch (error) {
-        if (stop.abort.signal.aborted) return progress.skip(index);
+        if (stop.abort.signal.aborted) return progress.skip(index, values.json ? notDoneLine(file, 'interrupted') : undefined);
         const failure = failureOf(error);
         if (failure.code === 'quota_exceeded') {
           // Every further call would get the same answer: stop starting them (as protect does).
           quotaMessage ??= failure.error;
           stop.reason ??= 'quota';
           rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
-          return progress.skip(index);
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
         }
         counts.failed++;
         rows[index] = { file, outcome: 'failed', ...failure };
-        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        if (values.json) progress.done(index, JSON.stringify({ file, outcome: 'failed', error: failure.error, code: failure.code }));
         else {
           progress.note(`${file}: ${failure.error}`);
           progress.done(index);
@@ -111,20 +111,24 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       }
     }),
   );
-  progress.finish();
+  // The files the run stopped before starting carry why it stopped.
+  for (const [index, row] of rows.entries()) if (row.outcome === 'not-done' && row.code === undefined) rows[index] = { ...row, code: stopCode(stop) };
+  progress.finish(values.json ? (index) => notDoneLine(rows[index]!.file, rows[index]!.code!) : undefined);
   for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
   if (values.report !== undefined) await writeReport(values.report, rows);
+  const notDone = rows.filter((r) => r.outcome === 'not-done').length;
   if (many || stop.reason !== undefined) {
-    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
   }
   if (stop.reason === 'quota' && quotaMessage !== undefined) {
-    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
-    process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
+    sayStopped(values.json, `${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.`, 'quota_exceeded', notDone);
   }
-  if (stop.reason === 'interrupted') return 130;
+  if (stop.reason === 'interrupted') {
+    sayStopped(values.json, `stopped; ${notDone} file(s) not checked.`, 'interrupted', notDone);
+    return 130;
+  }
   if (counts.failed > 0 || stop.reason === 'quota') return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }

@@ -5,7 +5,7 @@
  * server that cannot be reached) and under a server's limit of calls in
  * flight. The built command in child processes, a real server in this one.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protect } from '../../src/app/protect-image.js';
 import { childEnv } from '../process/support.js';
+import { frontServer } from '../support/front-server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 const BIN = fileURLToPath(new URL('../../bin/optmark.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'optmark-batch-output-'));
@@ -57,6 +59,17 @@ const image = (i: number) => sharp({ create: { width: 24 + i, height: 24, channe
 
 /** `mixed`: two marked images and two without the opt-out. */
 const mixed = join(dir, 'mixed');
+/** `five`: a corrupt PNG first, then five images. */
+const five = join(dir, 'five');
+let t: TestServer;
+
+/** An account whose key may make `protects` protect calls this month. */
+async function keyWithProtects(protects: number): Promise<string> {
+  const name = `batch-output-${protects}-${Math.random().toString(36).slice(2, 8)}`;
+  await t.key('pro', name);
+  await t.server.admin.setLimits(name, { protectPerMonth: protects });
+  return (await t.server.admin.issueKey(name)).key;
+}
 
 beforeAll(async () => {
   mkdirSync(join(mixed, 'sub'), { recursive: true });
@@ -64,9 +77,14 @@ beforeAll(async () => {
   writeFileSync(join(mixed, 'b-plain.png'), await image(2));
   writeFileSync(join(mixed, 'sub', 'c-marked.png'), protect(await image(3)).bytes);
   writeFileSync(join(mixed, 'sub', 'd-plain.png'), await image(4));
+  mkdirSync(five);
+  writeFileSync(join(five, 'a-broken.png'), (await image(5)).subarray(0, 60));
+  for (let i = 1; i <= 5; i++) writeFileSync(join(five, `img${i}.png`), await image(10 + i));
+  t = await startTestServer();
 });
 
-afterAll(() => {
+afterAll(async () => {
+  await t?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -97,5 +115,71 @@ describe('on a terminal', () => {
     expect(run.code).toBe(0);
     expect(run.screen).toMatch(/protect \[#+\] 4\/4 100%/);
     expect(jsonLines(run.screen).map((o) => o.file)).toEqual([join(mixed, 'a-marked.png'), join(mixed, 'b-plain.png'), join(mixed, 'sub', 'c-marked.png'), join(mixed, 'sub', 'd-plain.png')]);
+  });
+});
+
+describe('--json when a run stops or is refused', () => {
+  it('the monthly limit: an object for each file done (each with its outcome), one per file not done, and one for the stop', async () => {
+    const key = await keyWithProtects(2);
+    const run = await optmark(['protect', five, '--json', '--concurrency', '1', '--out', join(dir, 'quota-out'), '--server', t.url], { OPTMARK_API_KEY: key });
+    expect(run.code).toBe(1);
+    const objects = jsonLines(run.stdout);
+    expect(objects.map((o) => [o.file, o.outcome, o.code])).toEqual([
+      [join(five, 'a-broken.png'), 'failed', 'corrupt_image'],
+      [join(five, 'img1.png'), 'marked', undefined],
+      [join(five, 'img2.png'), 'marked', undefined],
+      [join(five, 'img3.png'), 'not-done', 'quota_exceeded'],
+      [join(five, 'img4.png'), 'not-done', 'quota_exceeded'],
+      [join(five, 'img5.png'), 'not-done', 'quota_exceeded'],
+      [undefined, undefined, 'quota_exceeded'],
+    ]);
+    expect(objects.at(-1)).toMatchObject({ error: expect.stringMatching(/^The monthly protect limit of 2 calls is reached; it resets at .+\. 3 file\(s\) not done/), notDone: 3 });
+    // The same in words on standard error without --json, as before.
+    expect(run.stderr).not.toContain('monthly protect limit');
+  });
+
+  it('inputs that would share an output: the failure object, not the usage', async () => {
+    const clash = join(dir, 'clash');
+    mkdirSync(join(clash, 'a'), { recursive: true });
+    mkdirSync(join(clash, 'b'), { recursive: true });
+    writeFileSync(join(clash, 'a', 'photo.png'), await image(20));
+    writeFileSync(join(clash, 'b', 'photo.png'), await image(21));
+    const run = await optmark(['protect', join(clash, 'a', 'photo.png'), join(clash, 'b', 'photo.png'), '--json', '--out', join(dir, 'clash-out')]);
+    expect(run.code).toBe(2);
+    expect(jsonLines(run.stdout)).toEqual([{ error: expect.stringContaining('nothing was done: 1 output name(s) would be shared'), code: 'output_names_shared' }]);
+    expect(run.stderr).not.toContain('Usage:');
+    const words = await optmark(['protect', join(clash, 'a', 'photo.png'), join(clash, 'b', 'photo.png'), '--out', join(dir, 'clash-out')]);
+    expect(words.code).toBe(2);
+    expect(words.stderr).toMatch(/^optmark: nothing was done: 1 output name\(s\) would be shared\n/);
+  });
+
+  it('Ctrl-C: one object per file not done, and {"code": "interrupted"} last; exit 130', async () => {
+    const key = await keyWithProtects(100);
+    const slow = await frontServer(t.url, async (request) => {
+      if (request.url?.startsWith('/api/v1/protect')) await new Promise((resolve) => setTimeout(resolve, 400));
+      return undefined;
+    });
+    try {
+      const child = spawn(process.execPath, [BIN, 'protect', five, '--json', '--concurrency', '1', '--out', join(dir, 'interrupted-out'), '--server', slow.url], {
+        cwd: dir,
+        env: childEnv({ OPTMARK_DATA_DIR: data, OPTMARK_API_KEY: key }),
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      // Once the first image is marked (its line printed), well before the last.
+      for (const end = Date.now() + 20_000; !stdout.includes('img1.png') && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      const objects = jsonLines(stdout);
+      expect(objects.every((o, i) => i === objects.length - 1 || typeof o.outcome === 'string')).toBe(true);
+      const notDone = objects.filter((o) => o.outcome === 'not-done');
+      expect(notDone.length).toBeGreaterThanOrEqual(2);
+      expect(notDone.every((o) => o.code === 'interrupted')).toBe(true);
+      expect(objects.at(-1)).toMatchObject({ code: 'interrupted', notDone: notDone.length });
+      expect(objects.map((o) => o.file).slice(0, -1)).toEqual([join(five, 'a-broken.png'), ...[1, 2, 3, 4, 5].map((i) => join(five, `img${i}.png`))]);
+    } finally {
+      await slow.close();
+    }
   });
 });

@@ -15,9 +15,10 @@ export interface Progress {
   done(index: number, line?: string, wanted?: boolean): void;
   /** A line for standard error (a failure, a warning), shown above the bar on a terminal. */
   note(line: string): void;
-  /** File `index` will not be done (the run stopped): later lines need not wait for it. */
-  skip(index: number): void;
-  finish(): void;
+  /** File `index` will not be done (the run stopped); its `line` (if any, when lines are shown) takes its turn. */
+  skip(index: number, line?: string): void;
+  /** The end; `unstarted` gives the line of each file the run stopped before (printed when lines are shown). */
+  finish(unstarted?: (index: number) => string | undefined): void;
 }
 
 export interface ProgressOptions {
@@ -75,33 +76,41 @@ export function createProgress(options: ProgressOptions): Progress {
   };
   draw(true);
 
+  /** Prints the lines now in turn. */
+  const flush = () => {
+    let out = '';
+    while (waiting.has(next)) {
+      const ready = waiting.get(next);
+      waiting.delete(next++);
+      if (ready !== undefined) out += `${ready}\n`;
+    }
+    if (out) {
+      if (options.bar) clear();
+      process.stdout.write(out);
+      if (options.bar) draw(true);
+    }
+  };
+
   return {
     done(index, line, wanted = false) {
       finished++;
       waiting.set(index, options.lines || wanted ? line : undefined);
-      let out = '';
-      while (waiting.has(next)) {
-        const ready = waiting.get(next);
-        waiting.delete(next++);
-        if (ready !== undefined) out += `${ready}\n`;
-      }
-      if (out) {
-        if (options.bar) clear();
-        process.stdout.write(out);
-        if (options.bar) draw(true);
-      }
+      flush();
       draw(finished === total);
     },
-    skip(index) {
-      waiting.set(index, undefined);
-      while (waiting.has(next)) waiting.delete(next++);
+    skip(index, line) {
+      waiting.set(index, options.lines ? line : undefined);
+      flush();
     },
     note(line) {
       clear();
       process.stderr.write(`${line}\n`);
       draw(true);
     },
-    finish() {
+    finish(unstarted) {
+      // The files started form the first `next` (each is done or skipped by now); the others were never started.
+      if (unstarted) for (let index = next; index < total; index++) waiting.set(index, options.lines ? unstarted(index) : undefined);
+      flush();
       if (options.bar) {
         draw(true);
         process.stderr.write('\n');

@@ -17,6 +17,26 @@ export interface Stop {
   readonly abort: AbortController;
 }
 
+/** Why a run stopped, as a code: what each file not done carries with --json and in the report. */
+export function stopCode(stop: Stop): string {
+  return stop.reason === 'quota' ? 'quota_exceeded' : 'interrupted';
+}
+
+/** A file the run stopped before doing, as --json prints it. */
+export function notDoneLine(file: string, code: string): string {
+  return JSON.stringify({ file, outcome: 'not-done', code });
+}
+
+/**
+ * The line that ends a stopped run: on standard error, or with --json the
+ * failure object on standard output (after the files' objects), so a
+ * program reading only the objects learns why the run ended.
+ */
+export function sayStopped(json: boolean | undefined, error: string, code: string, notDone: number): void {
+  if (json) process.stdout.write(`${JSON.stringify({ error, code, notDone })}\n`);
+  else process.stderr.write(`optmark: ${error}\n`);
+}
+
 /** Run `work` over `items`, at most `concurrency` at once, in order of start; stops starting when `stop.reason` is set. */
 export async function runPool<T>(items: readonly T[], concurrency: number, stop: Stop, work: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;
