@@ -21,7 +21,7 @@ import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, remoteTarget, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, reachability, remoteTarget, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
 import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { Hasher } from './batch/hasher.js';
 import type { Marking } from './batch/mark-here.js';
@@ -218,12 +218,14 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     const stop: Stop = { reason: undefined, abort: new AbortController() };
     let quotaError: ClientError | undefined;
     let allowance: number | undefined;
+    const reach = reachability(stop);
 
     const one = async (p: Planned, index: number) => {
       const file = p.input.path;
       try {
         const task: MarkTask = { file, output: p.output, dir: p.dir, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
+        reach.answered();
         if (outcome.kind === 'done-before') {
           counts.already++;
           rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
@@ -251,6 +253,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
           rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
           return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
         }
+        if (failure.code !== 'network_error') reach.answered();
+        else if (reach.unreachable(failure.error)) {
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
+        }
         counts.failed++;
         rows[index] = { file, outcome: 'failed', code: failure.code, error: failure.error, requestId: failure.requestId };
         if (values.json) progress.done(index, JSON.stringify({ file, outcome: 'failed', error: failure.error, code: failure.code }));
@@ -266,7 +273,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     for (const [index, row] of rows.entries()) if (row.outcome === 'not-done' && row.code === undefined) rows[index] = { ...row, code: stopCode(stop) };
     progress.finish(values.json ? (index) => notDoneLine(rows[index]!.file, rows[index]!.code!) : undefined);
 
-    if (client) {
+    if (client && stop.reason !== 'unreachable') {
       const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
       allowance = usage?.protect.remaining;
     }
@@ -289,8 +296,10 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     } else if (stop.reason === 'interrupted') {
       sayStopped(values.json, `stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).`, 'interrupted', notDone);
       return 130;
+    } else if (stop.reason === 'unreachable') {
+      sayStopped(values.json, reach.said(notDone, 'done'), 'network_error', notDone);
     }
-    return counts.failed > 0 || stop.reason === 'quota' ? 1 : 0;
+    return counts.failed > 0 || stop.reason !== undefined ? 1 : 0;
   }
 }
 

@@ -3,7 +3,7 @@ import { parse, readInput, reportFailure } from './files.js';
 import { collectInputs } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, writeReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, remoteTarget, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, reachability, remoteTarget, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
 /** One file checked: what verify says, and everything it found. */
@@ -80,11 +80,13 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   });
   const stop: Stop = { reason: undefined, abort: new AbortController() };
   let quotaMessage: string | undefined;
+  const reach = reachability(stop);
 
   await withInterrupt(stop, (line) => progress.note(line), () =>
     runPool(inputs.files, concurrency, stop, async ({ path: file }, index) => {
       try {
         const { result, details } = await check(await readInput(file), stop.abort.signal);
+        reach.answered();
         if (result.optedOut) counts.optedOut++;
         else counts.notOptedOut++;
         rows[index] = { file, outcome: result.optedOut ? 'opted-out' : 'not-opted-out', value: details.dataMining.find((d) => d.prohibited)?.code ?? undefined, sha256: result.sha256 };
@@ -98,6 +100,11 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
           // Every further call would get the same answer: stop starting them (as protect does).
           quotaMessage ??= failure.error;
           stop.reason ??= 'quota';
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
+        }
+        if (failure.code !== 'network_error') reach.answered();
+        else if (reach.unreachable(failure.error)) {
           rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
           return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
         }
@@ -129,7 +136,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     sayStopped(values.json, `stopped; ${notDone} file(s) not checked.`, 'interrupted', notDone);
     return 130;
   }
-  if (counts.failed > 0 || stop.reason === 'quota') return 1;
+  if (stop.reason === 'unreachable') sayStopped(values.json, reach.said(notDone, 'checked'), 'network_error', notDone);
+  if (counts.failed > 0 || stop.reason !== undefined) return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

@@ -229,7 +229,7 @@ export function createClient(options: ClientOptions): OptmarkClient {
       if (call.signal?.aborted) throw call.signal.reason;
       if (timeout.aborted) throw new OptmarkError(`No whole answer from ${base} within ${timeoutMs} ms`, 0, 'timeout', undefined, undefined, { cause: error });
       if (error instanceof OptmarkError) throw error;
-      throw new OptmarkError(`Cannot reach ${base}: ${(error as Error).message}`, 0, 'network_error', undefined, undefined, { cause: error });
+      throw new OptmarkError(`Cannot reach ${base}: ${(error as Error).message}${causeOf(error)}`, 0, 'network_error', undefined, undefined, { cause: error });
     }
   }
 
@@ -334,6 +334,18 @@ export function createClient(options: ClientOptions): OptmarkClient {
       },
     },
   };
+}
+
+/**
+ * Why fetch failed, as " (ECONNREFUSED)": its own message is only "fetch
+ * failed", and the reason (a refused connection, a name not found, a
+ * certificate) is in its cause.
+ */
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return ` (${cause.code})`;
+  if (typeof cause?.message === 'string' && cause.message !== '') return ` (${cause.message})`;
+  return '';
 }
 
 function retryable(error: OptmarkError, maxRetryAfter: number): boolean {

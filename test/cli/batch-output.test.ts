@@ -7,6 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -181,5 +182,36 @@ describe('--json when a run stops or is refused', () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('a server that cannot be reached', () => {
+  it('stops the run after three files in a row fail network_error, naming the cause; the rest are not done', async () => {
+    // A port that was just free and is closed again: connections are refused.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const env = { OPTMARK_URL: `http://127.0.0.1:${port}`, OPTMARK_API_KEY: await keyWithProtects(100) };
+
+    const run = await optmark(['protect', five, '--json', '--concurrency', '1', '--out', join(dir, 'unreachable-out')], env);
+    expect(run.code).toBe(1);
+    const objects = jsonLines(run.stdout);
+    expect(objects.map((o) => [o.outcome, o.code])).toEqual([
+      ['failed', 'network_error'],
+      ['failed', 'network_error'],
+      ['not-done', 'network_error'],
+      ['not-done', 'network_error'],
+      ['not-done', 'network_error'],
+      ['not-done', 'network_error'],
+      [undefined, 'network_error'],
+    ]);
+    expect(objects[0]!.error).toBe(`Cannot reach http://127.0.0.1:${port}: fetch failed (ECONNREFUSED)`);
+    expect(objects.at(-1)!.error).toMatch(/^stopped: the server cannot be reached \(3 files in a row: Cannot reach .+ \(ECONNREFUSED\)\); 4 file\(s\) not done/);
+
+    const words = await optmark(['verify', five, '--concurrency', '1'], env);
+    expect(words.code).toBe(1);
+    expect(words.stderr).toContain(`optmark: stopped: the server cannot be reached (3 files in a row: Cannot reach http://127.0.0.1:${port}: fetch failed (ECONNREFUSED)); 4 file(s) not checked`);
+    expect(words.stderr).toContain('optmark: 0 opted out, 2 failed, 4 not done');
   });
 });

@@ -12,14 +12,44 @@ import { describeFailure } from '../files.js';
 import { UsageError } from '../usage-error.js';
 
 export interface Stop {
-  /** Why no new file is started: Ctrl-C, or a refusal that every further call would get (the monthly limit). */
-  reason: 'interrupted' | 'quota' | undefined;
+  /** Why no new file is started: Ctrl-C, or a refusal that every further call would get (the monthly limit, a server that cannot be reached). */
+  reason: 'interrupted' | 'quota' | 'unreachable' | undefined;
   readonly abort: AbortController;
 }
 
 /** Why a run stopped, as a code: what each file not done carries with --json and in the report. */
 export function stopCode(stop: Stop): string {
-  return stop.reason === 'quota' ? 'quota_exceeded' : 'interrupted';
+  return stop.reason === 'quota' ? 'quota_exceeded' : stop.reason === 'unreachable' ? 'network_error' : 'interrupted';
+}
+
+/**
+ * Files in a row that end in network_error before a run stops as it does at
+ * the monthly limit. Each has had the client's five tries already (seconds
+ * of backoff), so three in a row are a server down or an address wrong, not
+ * a connection dropped once; without this, each further file took its five
+ * tries too and failed the same way.
+ */
+export const UNREACHABLE_AFTER = 3;
+
+/** Watches for a server that cannot be reached: `answered` for each file that got an answer, `unreachable` for each network_error. */
+export function reachability(stop: Stop) {
+  let inARow = 0;
+  let last: string | undefined;
+  return {
+    answered(): void {
+      inARow = 0;
+    },
+    /** Counts a network_error; true once the run stops for it (this file is then not done, but left for the next run). */
+    unreachable(message: string): boolean {
+      last = message;
+      if (++inARow >= UNREACHABLE_AFTER) stop.reason ??= 'unreachable';
+      return stop.reason === 'unreachable';
+    },
+    /** The line that ends a run stopped for it. */
+    said(notDone: number, what: string): string {
+      return `stopped: the server cannot be reached (${UNREACHABLE_AFTER} files in a row: ${last ?? 'network_error'}); ${notDone} file(s) not ${what}: run the same command again once it answers.`;
+    },
+  };
 }
 
 /** A file the run stopped before doing, as --json prints it. */
