@@ -131,10 +131,13 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     return markOne(task, ASYNC_ACCESS(readInput), mark);
   };
   const client = target ? await createRemote(target) : undefined;
+  /** Where a lowered gate is said: standard error, then above the progress bar once there is one. */
+  let say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
   if (client) {
+    const gate = (await import('./batch/server-gate.js')).createServerGate(concurrency, (line) => say(line));
     run = (task, signal) =>
       markHere(task, async (bytes) => {
-        const r = await client.protect(bytes, { filename: basename(task.file), signal });
+        const r = await gate.run(() => client.protect(bytes, { filename: basename(task.file), signal }), signal);
         const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
         return { bytes: r.bytes, filename: r.filename, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed: true, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, json };
       });
@@ -215,6 +218,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
       columns: () => process.stderr.columns ?? 80,
     });
+    say = (line) => progress.note(line);
     const stop: Stop = { reason: undefined, abort: new AbortController() };
     let quotaError: ClientError | undefined;
     let allowance: number | undefined;

@@ -35,10 +35,13 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
 
   let check: Check;
+  /** Where a lowered gate is said: standard error, then above the progress bar once there is one. */
+  let say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
   if (target) {
     const client = await createRemote(target);
+    const gate = (await import('./batch/server-gate.js')).createServerGate(concurrency, (line) => say(line));
     check = async (bytes, signal) => {
-      const { details, requestId: _r, replayed: _p, allowance: _a, ...result } = await client.verify(bytes, { detail: true, signal });
+      const { details, requestId: _r, replayed: _p, allowance: _a, ...result } = await gate.run(() => client.verify(bytes, { detail: true, signal }), signal);
       return { result, details: details as VerifyDetails };
     };
   } else {
@@ -78,6 +81,7 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
     counts: () => countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['failed', counts.failed]]),
     columns: () => process.stderr.columns ?? 80,
   });
+  say = (line) => progress.note(line);
   const stop: Stop = { reason: undefined, abort: new AbortController() };
   let quotaMessage: string | undefined;
   const reach = reachability(stop);

@@ -215,3 +215,41 @@ describe('a server that cannot be reached', () => {
     expect(words.stderr).toContain('optmark: 0 opted out, 2 failed, 4 not done');
   });
 });
+
+describe("a server's limit of calls in flight", () => {
+  it('--concurrency 8 against a key that may have 2 calls in progress: lowered to 2 at the first refusal, every file checked, no try spent', async () => {
+    const many = join(dir, 'many');
+    mkdirSync(many);
+    for (let i = 0; i < 30; i++) writeFileSync(join(many, `img${String(i).padStart(2, '0')}.png`), await image(30 + i));
+    // In front of the server, the admission of a server with OPTMARK_MAX_IN_FLIGHT_PER_KEY=2 and its answer
+    // (app/admission.ts), with calls slow enough to overlap.
+    let inFlight = 0;
+    let refused = 0;
+    let most = 0;
+    const limited = await frontServer(t.url, async (request) => {
+      if (!request.url?.startsWith('/api/v1/verify')) return undefined;
+      if (inFlight >= 2) {
+        refused++;
+        return { status: 429, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: 'This API key already has 2 calls in progress; wait for one to finish', code: 'too_many_requests', requestId: 'in-flight' }) };
+      }
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      inFlight--;
+      return undefined;
+    });
+    try {
+      const run = await optmark(['verify', many, '--concurrency', '8', '--json', '--server', limited.url], { OPTMARK_API_KEY: await t.key() });
+      expect(run.code, run.stderr).toBe(0);
+      expect(jsonLines(run.stdout).filter((o) => o.outcome === 'not-opted-out')).toHaveLength(30);
+      // The first eight went out together (two taken, up to six refused, fewer when the first answers came
+      // before the last of them reached the server), and after them none was refused.
+      expect(refused).toBeGreaterThan(0);
+      expect(refused).toBeLessThanOrEqual(6);
+      expect(most).toBe(2);
+      expect(run.stderr).toContain('optmark: the server takes 2 call(s) at once from this key: 2 file(s) at once from now on');
+    } finally {
+      await limited.close();
+    }
+  });
+});
