@@ -116,7 +116,8 @@ export const USAGE: Readonly<Record<string, string>> = {
       private repository comes from OPTMARK_SCAN_TOKEN (never from the command line).
       --json prints the summary and every image as one JSON object (the API's shapes);
       --csv FILE writes the report. --fix --out DIR writes a marked copy of each image
-      without the opt-out into DIR at its path in the tree.
+      without the opt-out into DIR at its path in the tree, never over a file; a copy already
+      there that is the image's marked copy (a stopped run's) counts as done.
       --fail-on-unmarked: exit 3 when an image lacks the opt-out (a failed image, exit 1, wins).
 `,
   scans: `  optmark scans status|pause|resume [--json]
