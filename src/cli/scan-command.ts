@@ -190,7 +190,11 @@ async function fixInto(
         fixed.push({ path: item.path, out: destination, already: true });
         continue;
       }
-      await writeAtomically(destination, protect(bytes, { signer, filename: item.path }).bytes, { replace: false });
+      await writeAtomically(destination, protect(bytes, { signer, filename: item.path }).bytes, { replace: false }).catch((error: unknown) => {
+        // A file that appeared there meanwhile: scan has no --overwrite to offer (write.ts's message names it, for protect).
+        if (error instanceof CliError && error.code === 'output_exists') throw new CliError(`${destination} exists already (nothing is overwritten)`, 'output_exists');
+        throw error;
+      });
       fixed.push({ path: item.path, out: destination });
     } catch (error) {
       failed.push({ path: item.path, error: (error as Error).message });

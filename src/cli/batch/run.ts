@@ -179,7 +179,7 @@ export function failureOf(error: unknown): { error: string; code: string; reques
  */
 export function reportUnreadableFolders(inputs: Inputs, json: boolean | undefined): Row[] {
   return inputs.unreadable.map(({ path, error, code }) => {
-    if (json) printJson({ file: path, error, code });
+    if (json) printJson({ file: path, outcome: 'failed', error, code });
     else process.stderr.write(`${path}: ${error}\n`);
     return { file: path, outcome: 'failed', code, error };
   });
