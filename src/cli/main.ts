@@ -42,7 +42,10 @@ export const USAGE: Readonly<Record<string, string>> = {
       --server URL marks through that deployment's API (or OPTMARK_URL); its key comes from
       OPTMARK_API_KEY or --key-file FILE (- reads standard input); --key KEY works but shows
       in the process list. --concurrency: files at once (default: the CPUs here, with one more read ahead; 4 with a server).
-      --report writes one row per file. On a terminal a progress bar, else one line per file.
+      With a server, no more than it takes from one key at once: its 429 for calls in progress
+      lowers the number, and the file refused waits for a place, spending none of its tries.
+      --report writes one row per file. On a terminal a progress bar, else one line per file
+      (--json: one object per file in either case).
 `,
   verify: `  optmark verify <file|folder...> [--recursive] [--jwks FILE|URL [--allow-private]] [--fail-on-unmarked]
                  [--concurrency N] [--report FILE.csv|FILE.json] [--json] [--server URL [--key-file FILE|-]]
@@ -52,7 +55,11 @@ export const USAGE: Readonly<Record<string, string>> = {
       A JWKS URL is fetched without following redirects, at most 1 MB within 10 s,
       and not from a loopback, private or link-local address unless --allow-private.
       With --server, the deployment's API checks (each file counts toward its verify limit).
+      --concurrency: files at once (default: the CPUs here; 4 with a server, and no more than
+      it takes from one key at once, as for protect).
       --fail-on-unmarked: exit 3 when a file does not opt out (a failed file, exit 1, wins).
+      On a terminal a progress bar, with each file that does not opt out and each failure
+      above it; else every file's lines (--json: one object per file in either case).
 `,
   serve: `  optmark serve [--workers N]
       Run the HTTP API (configuration: environment variables, see README).
@@ -109,7 +116,8 @@ export const USAGE: Readonly<Record<string, string>> = {
       private repository comes from OPTMARK_SCAN_TOKEN (never from the command line).
       --json prints the summary and every image as one JSON object (the API's shapes);
       --csv FILE writes the report. --fix --out DIR writes a marked copy of each image
-      without the opt-out into DIR at its path in the tree.
+      without the opt-out into DIR at its path in the tree, never over a file; a copy already
+      there that is the image's marked copy (a stopped run's) counts as done.
       --fail-on-unmarked: exit 3 when an image lacks the opt-out (a failed image, exit 1, wins).
 `,
   scans: `  optmark scans status|pause|resume [--json]

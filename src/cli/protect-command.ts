@@ -21,7 +21,7 @@ import { CliError, parse, readInput, reportFailure } from './files.js';
 import { collectInputs, extensionOf, notEnteredNote, type Input } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, saveReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, reachability, remoteTarget, reportUnreadableFolders, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
 import type { Marked, MarkOutcome, MarkTask } from './batch/mark-one.js';
 import type { Hasher } from './batch/hasher.js';
 import type { Marking } from './batch/mark-here.js';
@@ -136,10 +136,13 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     return markOne(task, ASYNC_ACCESS(readInput), mark);
   };
   const client = target ? await createRemote(target) : undefined;
+  /** Where a lowered gate is said: standard error, then above the progress bar once there is one. */
+  let say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
   if (client) {
+    const gate = (await import('./batch/server-gate.js')).createServerGate(concurrency, (line) => say(line));
     run = (task, signal) =>
       markHere(task, async (bytes) => {
-        const r = await client.protect(bytes, { filename: basename(task.file), signal });
+        const r = await gate.run(() => client.protect(bytes, { filename: basename(task.file), signal }), signal);
         // The answer says whether the opt-out was kept, not whether any byte changed: its bytes do.
         const changed = !Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).equals(bytes);
         const json = { mimeType: r.mimeType, filename: r.filename, sha256: r.sha256, signals: r.signals, value: r.optOut.value, alreadyCarried: r.optOut.action === 'kept', changed, c2paInvalidated: r.c2paInvalidated, requestId: r.requestId, replayed: r.replayed };
@@ -193,7 +196,15 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     if (inputs.folders && values.out === undefined && !values['in-place']) {
       throw new UsageError(FOLDER_NEEDS_PLACE);
     }
-    const planned = await plan(inputs.files, values.out, values['in-place'] ?? false, values.fingerprint ? undefined : { value, otherConstraints });
+    let planned: Planned[];
+    try {
+      planned = await plan(inputs.files, values.out, values['in-place'] ?? false, values.fingerprint ? undefined : { value, otherConstraints });
+    } catch (error) {
+      if (!(error instanceof SharedOutputsError)) throw error;
+      // A fault of the inputs, not of the command line: said without the usage, and with --json as the failure object.
+      reportFailure(error, values.json);
+      return 2;
+    }
 
     let inHand = concurrency;
     if (batchHere && planned.length >= MANY_FILES) {
@@ -213,13 +224,15 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       total: planned.length,
       verb: 'protect',
       bar,
-      lines: !(bar && process.stdout.isTTY),
+      lines: values.json === true || !(bar && process.stdout.isTTY),
       counts: () => countsText([['marked', counts.marked], ['already marked', counts.already], ['failed', counts.failed]]),
       columns: () => process.stderr.columns ?? 80,
     });
+    say = (line) => progress.note(line);
     const stop: Stop = { reason: undefined, abort: new AbortController() };
     let quotaError: ClientError | undefined;
     let allowance: number | undefined;
+    const reach = reachability(stop);
 
     const one = async (p: Planned, index: number) => {
       const file = p.input.path;
@@ -231,6 +244,7 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
       try {
         const task: MarkTask = { file, output: p.output, inPlace: values['in-place'] ?? false, overwrite: values.overwrite ?? false, fingerprint: values.fingerprint ?? false, skipMarked: values['skip-marked'] ?? false, value, otherConstraints };
         const outcome = await run(task, stop.abort.signal);
+        reach.answered();
         if (outcome.kind === 'done-before') {
           counts.already++;
           rows[index] = { file, outcome: 'already-marked', output: outcome.output, value: outcome.value };
@@ -247,22 +261,27 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
         counts.marked++;
         rows[index] = { file, outcome: 'marked', output, value: outcome.value, sha256: outcome.json.sha256 as string | undefined, requestId: outcome.requestId };
         if (outcome.c2paInvalidated && !values.json) progress.note(`${file}: warning: its C2PA manifest no longer validates in the marked copy (writing XMP changes bytes the manifest's hash covers)`);
-        if (values.json) return progress.done(index, JSON.stringify({ file, output, ...outcome.json }));
+        if (values.json) return progress.done(index, JSON.stringify({ file, output, outcome: 'marked', ...outcome.json }));
         const marking = !outcome.changed ? `already marked ${outcome.value}, copied unchanged` : outcome.alreadyCarried ? `already carried ${outcome.value}, kept` : `marked ${outcome.value}`;
         progress.done(index, `${file} -> ${output} (${marking}${FINGERPRINT_NOTE[(outcome.json.fingerprint as 'added' | 'found' | undefined) ?? 'none']}${reencoding(outcome.json)})`);
       } catch (error) {
-        if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index);
+        if (stop.abort.signal.aborted && !(error instanceof CliError)) return progress.skip(index, values.json ? notDoneLine(file, 'interrupted') : undefined);
         const failure = failureOf(error);
         if (failure.code === 'quota_exceeded') {
           // Every further call would get the same answer: stop starting them.
           quotaError = error as ClientError;
           stop.reason ??= 'quota';
           rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
-          return progress.skip(index);
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
+        }
+        if (failure.code !== 'network_error') reach.answered();
+        else if (reach.unreachable(failure.error)) {
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
         }
         counts.failed++;
         rows[index] = { file, outcome: 'failed', code: failure.code, error: failure.error, requestId: failure.requestId };
-        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        if (values.json) progress.done(index, JSON.stringify({ file, outcome: 'failed', error: failure.error, code: failure.code }));
         else {
           progress.note(`${file}: ${failure.error}`);
           progress.done(index);
@@ -271,9 +290,11 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     };
 
     await withInterrupt(stop, (line) => progress.note(line), () => runPool(planned, inHand, stop, one));
-    progress.finish();
+    // The files the run stopped before starting carry why it stopped.
+    for (const [index, row] of rows.entries()) if (row.outcome === 'not-done' && row.code === undefined) rows[index] = { ...row, code: stopCode(stop) };
+    progress.finish(values.json ? (index) => notDoneLine(rows[index]!.file, rows[index]!.code!) : undefined);
 
-    if (client) {
+    if (client && stop.reason !== 'unreachable') {
       const usage = await client.usage({ timeoutMs: 10_000 }).catch(() => undefined);
       allowance = usage?.protect.remaining;
     }
@@ -296,12 +317,21 @@ export async function protectCommand(args: readonly string[]): Promise<number> {
     const notEntered = notEnteredNote(inputs);
     if (notEntered) process.stderr.write(`${notEntered}\n`);
     if (stop.reason === 'quota' && quotaError) {
-      process.stderr.write(`optmark: ${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.\n`);
+      sayStopped(values.json, `${quotaError.message.replace(/\.?$/, '')}. ${notDone} file(s) not done: run the same command again then, and only they will be marked.`, 'quota_exceeded', notDone);
     } else if (stop.reason === 'interrupted') {
-      process.stderr.write(`optmark: stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).\n`);
+      sayStopped(values.json, `stopped; ${notDone} file(s) not done: run the same command again to finish (files already done are not marked or paid for again).`, 'interrupted', notDone);
       return 130;
+    } else if (stop.reason === 'unreachable') {
+      sayStopped(values.json, reach.said(notDone, 'done'), 'network_error', notDone);
     }
-    return counts.failed > 0 || stop.reason === 'quota' || !reported ? 1 : 0;
+    return counts.failed > 0 || stop.reason !== undefined || !reported ? 1 : 0;
+  }
+}
+
+/** Two inputs or more would make one output (or an output would be another input); nothing is done (exit 2). */
+class SharedOutputsError extends CliError {
+  constructor(message: string) {
+    super(message, 'output_names_shared');
   }
 }
 
@@ -356,7 +386,7 @@ async function plan(files: readonly Input[], out: string | undefined, inPlace: b
   }
   if (clashes.length > 0) {
     const shown = clashes.slice(0, 10).map((c) => `  ${c}`).join('\n');
-    throw new UsageError(`nothing was done: ${clashes.length} output name(s) would be shared\n${shown}${clashes.length > 10 ? `\n  ... and ${clashes.length - 10} more` : ''}\nRename the inputs, or mark them into separate --out folders`);
+    throw new SharedOutputsError(`nothing was done: ${clashes.length} output name(s) would be shared\n${shown}${clashes.length > 10 ? `\n  ... and ${clashes.length - 10} more` : ''}\nRename the inputs, or mark them into separate --out folders`);
   }
   return planned;
 }

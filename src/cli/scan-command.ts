@@ -6,9 +6,9 @@
  * removed afterwards). The same classification and the same verify core;
  * `--json` prints the API's summary object with the report.
  */
-import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import type { ScanItem, ScanSource } from '../app/scans/ports.js';
 import { EMPTY_SUMMARY, ScanSourceError, addToSummary } from '../app/scans/ports.js';
 import { CliError, parse, reportFailure } from './files.js';
@@ -98,9 +98,9 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
     summary = { ...summary, otherFiles: outcome.otherFiles };
     items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
-    let fixed: Array<{ path: string; out: string }> = [];
+    let fixed: Fixed[] = [];
     const fixFailed: Array<{ path: string; error: string }> = [];
-    if (values.fix) ({ fixed } = await fixInto(values.out!, source, items, config, fixFailed));
+    if (values.fix) ({ fixed } = await fixInto(values.out!, source, items, config, fixFailed, interrupt.signal));
 
     if (values.csv !== undefined) await writeFile(values.csv, report.reportCsv(items));
     const where = isUrl ? { repository: target, ref: values.ref ?? null, commit: source.commit } : { path: resolve(target) };
@@ -113,7 +113,7 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
       for (const item of items.filter((i) => i.status !== 'optedOut')) {
         lines.push(`  ${item.status === 'notOptedOut' ? 'no opt-out' : item.status}: ${item.path}${item.reason ? ` (${item.reason})` : ''}`);
       }
-      for (const f of fixed) lines.push(`  marked: ${f.path} -> ${f.out}`);
+      for (const f of fixed) lines.push(`  ${f.already ? 'already marked' : 'marked'}: ${f.path} -> ${f.out}${f.already ? ' (its marked copy was there)' : ''}`);
       for (const f of fixFailed) lines.push(`  not marked: ${f.path} (${f.error})`);
       process.stdout.write(`${lines.join('\n')}\n`);
     }
@@ -138,20 +138,42 @@ export async function scanCommand(args: readonly string[]): Promise<number> {
   }
 }
 
-/** Marked copies of the images without the opt-out, under `out` at their paths (never outside it, never over a file). */
+/** A marked copy under --out; `already`: it was there from an earlier run (the image's marked copy), and was kept. */
+interface Fixed {
+  readonly path: string;
+  readonly out: string;
+  readonly already?: true;
+}
+
+/**
+ * Marked copies of the images without the opt-out, under `out` at their
+ * paths (never outside it, never over a file). Each is written whole or not
+ * at all (batch/write.ts: a crash leaves no cut-off image for a later run to
+ * find); one already there that is the image's marked copy (an earlier run's,
+ * stopped) is counted as done, so running again finishes the job. Ctrl-C
+ * stops it between two files.
+ */
 async function fixInto(
   out: string,
   source: ScanSource,
   items: readonly ScanItem[],
   config: import('../config.js').Config,
   failed: Array<{ path: string; error: string }>,
-): Promise<{ fixed: Array<{ path: string; out: string }> }> {
-  const [{ protect }, { signingProvenance }, { MAX_SCAN_FILE_BYTES }] = await Promise.all([import('../app/protect-image.js'), import('./keys-for-cli.js'), import('../app/scans/classify.js')]);
+  signal: AbortSignal,
+): Promise<{ fixed: Fixed[] }> {
+  const [{ protect }, { markedCopyOf }, { signingProvenance }, { MAX_SCAN_FILE_BYTES }, { writeAtomically }] = await Promise.all([
+    import('../app/protect-image.js'),
+    import('../app/marked-copy.js'),
+    import('./keys-for-cli.js'),
+    import('../app/scans/classify.js'),
+    import('./batch/write.js'),
+  ]);
   const signer = signingProvenance(config).signer;
   const root = resolve(out);
   const byPath = new Map(source.entries.map((e) => [e.path, e]));
-  const fixed: Array<{ path: string; out: string }> = [];
+  const fixed: Fixed[] = [];
   for (const item of items.filter((i) => i.status === 'notOptedOut')) {
+    signal.throwIfAborted();
     const destination = resolve(root, item.path);
     if (isAbsolute(item.path) || !destination.startsWith(root + sep)) {
       failed.push({ path: item.path, error: 'the path leads outside the output folder' });
@@ -159,12 +181,23 @@ async function fixInto(
     }
     try {
       const bytes = await source.read(byPath.get(item.path)!, MAX_SCAN_FILE_BYTES);
-      const marked = protect(bytes, { signer, filename: item.path });
-      await mkdir(dirname(destination), { recursive: true });
-      await writeFile(destination, marked.bytes, { flag: 'wx' });
+      const there = await readFile(destination).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (there !== undefined) {
+        if (!markedCopyOf(there, bytes)) throw new CliError(`${destination} exists already and is not this image's marked copy (nothing is overwritten)`, 'output_exists');
+        fixed.push({ path: item.path, out: destination, already: true });
+        continue;
+      }
+      await writeAtomically(destination, protect(bytes, { signer, filename: item.path }).bytes, { replace: false }).catch((error: unknown) => {
+        // A file that appeared there meanwhile: scan has no --overwrite to offer (write.ts's message names it, for protect).
+        if (error instanceof CliError && error.code === 'output_exists') throw new CliError(`${destination} exists already (nothing is overwritten)`, 'output_exists');
+        throw error;
+      });
       fixed.push({ path: item.path, out: destination });
     } catch (error) {
-      failed.push({ path: item.path, error: (error as NodeJS.ErrnoException).code === 'EEXIST' ? `${destination} exists already (nothing is overwritten)` : (error as Error).message });
+      failed.push({ path: item.path, error: (error as Error).message });
     }
   }
   return { fixed };

@@ -3,7 +3,7 @@ import { parse, readInput, reportFailure } from './files.js';
 import { collectInputs, notEnteredNote } from './batch/inputs.js';
 import { createProgress } from './batch/progress.js';
 import { checkReportPath, saveReport, type Row } from './batch/report.js';
-import { concurrencyOption, countsText, createRemote, failureOf, remoteTarget, reportUnreadableFolders, runPool, withInterrupt, type Stop } from './batch/run.js';
+import { concurrencyOption, countsText, createRemote, failureOf, notDoneLine, reachability, remoteTarget, reportUnreadableFolders, runPool, sayStopped, stopCode, withInterrupt, type Stop } from './batch/run.js';
 import { UsageError } from './usage-error.js';
 
 /** One file checked: what verify says, and everything it found. */
@@ -35,10 +35,13 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const inputs = await collectInputs(positionals, { recursive: values.recursive ?? false });
 
   let check: Check;
+  /** Where a lowered gate is said: standard error, then above the progress bar once there is one. */
+  let say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`);
   if (target) {
     const client = await createRemote(target);
+    const gate = (await import('./batch/server-gate.js')).createServerGate(concurrency, (line) => say(line));
     check = async (bytes, signal) => {
-      const { details, requestId: _r, replayed: _p, allowance: _a, ...result } = await client.verify(bytes, { detail: true, signal });
+      const { details, requestId: _r, replayed: _p, allowance: _a, ...result } = await gate.run(() => client.verify(bytes, { detail: true, signal }), signal);
       return { result, details: details as VerifyDetails };
     };
   } else {
@@ -69,39 +72,51 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   counts.failed += folderRows.length;
   const many = inputs.files.length > 1 || inputs.folders;
   const bar = many && process.stderr.isTTY === true;
+  // On the terminal the bar is drawn on, a file's lines are shown only when it does not opt out: a gate
+  // (--fail-on-unmarked) names what it failed on. JSON is for a program, which wants every object.
+  const everyLine = values.json === true || !(bar && process.stdout.isTTY);
   const progress = createProgress({
     total: inputs.files.length,
     verb: 'verify',
     bar,
-    lines: !(bar && process.stdout.isTTY),
+    lines: everyLine,
     counts: () => countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['failed', counts.failed]]),
     columns: () => process.stderr.columns ?? 80,
   });
+  say = (line) => progress.note(line);
   const stop: Stop = { reason: undefined, abort: new AbortController() };
   let quotaMessage: string | undefined;
+  const reach = reachability(stop);
 
   await withInterrupt(stop, (line) => progress.note(line), () =>
     runPool(inputs.files, concurrency, stop, async ({ path: file }, index) => {
       try {
         const { result, details } = await check(await readInput(file), stop.abort.signal);
+        reach.answered();
         if (result.optedOut) counts.optedOut++;
         else counts.notOptedOut++;
         rows[index] = { file, outcome: result.optedOut ? 'opted-out' : 'not-opted-out', value: details.dataMining.find((d) => d.prohibited)?.code ?? undefined, sha256: result.sha256 };
-        if (values.json) progress.done(index, JSON.stringify({ file, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
-        else progress.done(index, describe(file, result, details));
+        if (values.json) progress.done(index, JSON.stringify({ file, outcome: rows[index]!.outcome, ...result, format: details.format, dataMining: details.dataMining.map((d) => d.value), warnings: details.warnings, details }));
+        else if (everyLine) progress.done(index, describe(file, result, details));
+        else progress.done(index, result.optedOut ? undefined : `${file}: not opted out (${details.format.toUpperCase()})`, true);
       } catch (error) {
-        if (stop.abort.signal.aborted) return progress.skip(index);
+        if (stop.abort.signal.aborted) return progress.skip(index, values.json ? notDoneLine(file, 'interrupted') : undefined);
         const failure = failureOf(error);
         if (failure.code === 'quota_exceeded') {
           // Every further call would get the same answer: stop starting them (as protect does).
           quotaMessage ??= failure.error;
           stop.reason ??= 'quota';
           rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
-          return progress.skip(index);
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
+        }
+        if (failure.code !== 'network_error') reach.answered();
+        else if (reach.unreachable(failure.error)) {
+          rows[index] = { file, outcome: 'not-done', code: failure.code, error: failure.error };
+          return progress.skip(index, values.json ? notDoneLine(file, failure.code) : undefined);
         }
         counts.failed++;
         rows[index] = { file, outcome: 'failed', ...failure };
-        if (values.json) progress.done(index, JSON.stringify({ file, error: failure.error, code: failure.code }));
+        if (values.json) progress.done(index, JSON.stringify({ file, outcome: 'failed', error: failure.error, code: failure.code }));
         else {
           progress.note(`${file}: ${failure.error}`);
           progress.done(index);
@@ -109,11 +124,13 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
       }
     }),
   );
-  progress.finish();
+  // The files the run stopped before starting carry why it stopped.
+  for (const [index, row] of rows.entries()) if (row.outcome === 'not-done' && row.code === undefined) rows[index] = { ...row, code: stopCode(stop) };
+  progress.finish(values.json ? (index) => notDoneLine(rows[index]!.file, rows[index]!.code!) : undefined);
   rows.push(...folderRows);
   for (const path of inputs.skipped) rows.push({ file: path, outcome: 'skipped' });
+  const notDone = rows.filter((r) => r.outcome === 'not-done').length;
   if (many || stop.reason !== undefined) {
-    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
     process.stderr.write(
       `optmark: ${countsText([['opted out', counts.optedOut], ['not opted out', counts.notOptedOut], ['skipped (not images)', inputs.skipped.length], ['failed', counts.failed], ['not done', notDone]])}\n`,
     );
@@ -126,11 +143,14 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
   const nothingChecked = values['fail-on-unmarked'] === true && inputs.files.length === 0;
   if (nothingChecked) process.stderr.write(`optmark: no image found${inputs.notEntered > 0 ? ' (the subfolders were not entered)' : ''}: nothing checked, which --fail-on-unmarked does not take as a pass\n`);
   if (stop.reason === 'quota' && quotaMessage !== undefined) {
-    const notDone = rows.filter((r) => r.outcome === 'not-done').length;
-    process.stderr.write(`optmark: ${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.\n`);
+    sayStopped(values.json, `${quotaMessage.replace(/\.?$/, '')}. ${notDone} file(s) not checked: run the same command again then.`, 'quota_exceeded', notDone);
   }
-  if (stop.reason === 'interrupted') return 130;
-  if (counts.failed > 0 || stop.reason === 'quota' || nothingChecked || !reported) return 1;
+  if (stop.reason === 'interrupted') {
+    sayStopped(values.json, `stopped; ${notDone} file(s) not checked.`, 'interrupted', notDone);
+    return 130;
+  }
+  if (stop.reason === 'unreachable') sayStopped(values.json, reach.said(notDone, 'checked'), 'network_error', notDone);
+  if (counts.failed > 0 || stop.reason !== undefined || nothingChecked || !reported) return 1;
   return values['fail-on-unmarked'] && counts.notOptedOut > 0 ? 3 : 0;
 }
 

@@ -102,6 +102,17 @@ export class OptmarkError extends Error {
   private readonly at = Date.now();
 }
 
+/**
+ * The server's 429 too_many_requests for calls in flight: the key has
+ * OPTMARK_MAX_IN_FLIGHT_PER_KEY calls in progress, or its account its share
+ * while other accounts wait ("This API key already has 8 calls in progress;
+ * wait for one to finish"). The other too_many_requests (too many invalid
+ * keys from this address) says nothing of calls in progress.
+ */
+export function isCallsInFlight(error: unknown): error is OptmarkError {
+  return error instanceof OptmarkError && error.code === 'too_many_requests' && /calls in progress/.test(error.message);
+}
+
 /** Bytes of an image: a File (its name names the marked copy), a Blob, or the bytes themselves. */
 export type ImageInput = Blob | ArrayBuffer | ArrayBufferView;
 
@@ -133,6 +144,14 @@ export interface ClientOptions {
   readonly backoffMs?: { readonly base: number; readonly max: number };
   /** Milliseconds one try may take (default 120000, the server's own request timeout). */
   readonly timeoutMs?: number;
+  /**
+   * Whether a 429 too_many_requests for the key's (or account's) calls in
+   * flight is tried again as the other retryable failures are, spending a
+   * try (default true). A caller that bounds its own calls at once (the
+   * command line does) passes false, to wait for one of its calls to finish
+   * instead (isCallsInFlight tells that answer).
+   */
+  readonly retryCallsInFlight?: boolean;
   /** Told about each retry before its wait. */
   readonly onRetry?: (retry: { readonly attempt: number; readonly delayMs: number; readonly error: OptmarkError }) => void;
   /** Another fetch (a proxy's, a test's). */
@@ -229,7 +248,7 @@ export function createClient(options: ClientOptions): OptmarkClient {
       if (call.signal?.aborted) throw call.signal.reason;
       if (timeout.aborted) throw new OptmarkError(`No whole answer from ${base} within ${timeoutMs} ms`, 0, 'timeout', undefined, undefined, { cause: error });
       if (error instanceof OptmarkError) throw error;
-      throw new OptmarkError(`Cannot reach ${base}: ${(error as Error).message}`, 0, 'network_error', undefined, undefined, { cause: error });
+      throw new OptmarkError(`Cannot reach ${base}: ${(error as Error).message}${causeOf(error)}`, 0, 'network_error', undefined, undefined, { cause: error });
     }
   }
 
@@ -240,6 +259,7 @@ export function createClient(options: ClientOptions): OptmarkClient {
         return await once(path, init(), options2);
       } catch (error) {
         if (!(error instanceof OptmarkError) || !retryable(error, maxRetryAfter) || attempt >= maxTries) throw error;
+        if (options.retryCallsInFlight === false && isCallsInFlight(error)) throw error;
         if (unsafe && (error.code === 'network_error' || error.code === 'timeout')) throw error;
         const jitter = random() * Math.min(backoff.max, backoff.base * 2 ** (attempt - 1));
         const delayMs = Math.round((error.retryAfter ?? 0) * 1000 + jitter);
@@ -334,6 +354,18 @@ export function createClient(options: ClientOptions): OptmarkClient {
       },
     },
   };
+}
+
+/**
+ * Why fetch failed, as " (ECONNREFUSED)": its own message is only "fetch
+ * failed", and the reason (a refused connection, a name not found, a
+ * certificate) is in its cause.
+ */
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return ` (${cause.code})`;
+  if (typeof cause?.message === 'string' && cause.message !== '') return ` (${cause.message})`;
+  return '';
 }
 
 function retryable(error: OptmarkError, maxRetryAfter: number): boolean {

@@ -75,6 +75,12 @@ describe('protect run again', () => {
     expect(again.stdout).toContain('a.jpg -> a-optout.jpg (already done');
     expect(readFileSync(join(folder, 'a-optout.jpg')).equals(copy)).toBe(true);
     expect(readdirSync(folder).sort()).toEqual(['a-optout.jpg', 'a.jpg', 'b-optout.jpg', 'b.jpg']);
+    // With --json, each object has its outcome, as every other file's does.
+    const json = await optmark(folder, ['protect', '--json', ...readdirSync(folder).sort()]);
+    expect(json.code).toBe(0);
+    const objects = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(objects[0]).toEqual({ file: 'a-optout.jpg', output: 'a-optout.jpg', outcome: 'already-marked', value: 'DMI-PROHIBITED-AIMLTRAINING', markedCopyOf: 'a.jpg' });
+    expect(objects.map((o) => o.outcome)).toEqual(['already-marked', 'already-marked', 'already-marked', 'already-marked']);
   });
 
   it('over a folder whose --out is inside it: the --out folder is not walked', async () => {
@@ -94,6 +100,11 @@ describe('protect run again', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('c.jpg would be written to c-optout.jpg, which is another input');
     expect(readFileSync(join(folder, 'c-optout.jpg')).equals(readFileSync(XMP_JPG))).toBe(true);
+    // With --json, the one object output_names_shared (no file's object: nothing was done).
+    const json = await optmark(folder, ['protect', '--json', 'c.jpg', 'c-optout.jpg']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ code: 'output_names_shared' });
+    expect(JSON.parse(json.stdout).error).toContain('c.jpg would be written to c-optout.jpg, which is another input');
   });
 });
 
@@ -204,8 +215,8 @@ describe('a folder that cannot be read', () => {
       const marked = await nobody(['protect', '.', '-r', '--out', 'marked', '--json']);
       expect(marked.code).toBe(1);
       const lines = marked.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(lines[0]).toEqual({ file: 'locked', error: 'cannot read the folder: permission denied', code: 'unreadable_file' });
-      expect(lines[1]).toMatchObject({ file: 'ok.jpg', output: join('marked', 'ok-optout.jpg'), changed: true });
+      expect(lines[0]).toEqual({ file: 'locked', outcome: 'failed', error: 'cannot read the folder: permission denied', code: 'unreadable_file' });
+      expect(lines[1]).toMatchObject({ file: 'ok.jpg', outcome: 'marked', output: join('marked', 'ok-optout.jpg'), changed: true });
       // (The skipped files are the data directory's and the report.)
       expect(marked.stderr).toMatch(/optmark: 1 marked, \d+ skipped \(not images\), 1 failed\n/);
     } finally {

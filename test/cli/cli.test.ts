@@ -97,8 +97,8 @@ describe('optmark protect', () => {
     expect(run.stdout).toContain('hopper.webp -> hopper-optout.webp');
     const json = jsonLines((await optmark('protect', '--json', 'missing.jpg', 'notes.txt')).stdout);
     expect(json).toEqual([
-      { file: 'missing.jpg', error: 'cannot read the file: no such file', code: 'unreadable_file' },
-      { file: 'notes.txt', error: 'The file is not a JPEG, PNG or WebP image (judged by its bytes, not its name or declared type)', code: 'unsupported_image_format' },
+      { file: 'missing.jpg', outcome: 'failed', error: 'cannot read the file: no such file', code: 'unreadable_file' },
+      { file: 'notes.txt', outcome: 'failed', error: 'The file is not a JPEG, PNG or WebP image (judged by its bytes, not its name or declared type)', code: 'unsupported_image_format' },
     ]);
     // A folder is not a file that fails: its copies need a place, said before any work.
     const folder = await optmark('protect', '.');

@@ -237,6 +237,7 @@ describe('protect --fingerprint over the pixel decoder limit', () => {
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toEqual({
       file: 'big.jpg',
+      outcome: 'failed',
       error: 'This image cannot be fingerprinted: it is 1200 x 900 pixels, more than the 500000 pixels this deployment decodes for the fingerprint (OPTMARK_MAX_PIXELS); protect it without the fingerprint, which decodes no pixels',
       code: 'fingerprint_not_possible',
     });
@@ -244,6 +245,6 @@ describe('protect --fingerprint over the pixel decoder limit', () => {
     expect((await optmarkIn(dir, env, 'protect', '--out', 'out', 'big.jpg')).code).toBe(0);
     // Over OPTMARK_MAX_IMAGE_PIXELS, protect's own refusal, with or without the fingerprint: no word about the decoder.
     const over = await optmarkIn(dir, { ...env, OPTMARK_MAX_IMAGE_PIXELS: '500000' }, 'protect', '--fingerprint', '--json', '--out', 'over', 'big.jpg');
-    expect(JSON.parse(over.stdout)).toEqual({ file: 'big.jpg', error: 'The image is 1200x900 pixels, over the limit of 500000 pixels', code: 'image_dimensions_too_large' });
+    expect(JSON.parse(over.stdout)).toEqual({ file: 'big.jpg', outcome: 'failed', error: 'The image is 1200x900 pixels, over the limit of 500000 pixels', code: 'image_dimensions_too_large' });
   });
 });

@@ -6,6 +6,7 @@
  * copies.
  */
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -150,11 +151,51 @@ describe('optmark scan', () => {
     expect(result.stdout).toContain(`marked: img/nested/plain.png -> ${join(out, 'img', 'nested', 'plain.png')}`);
     const { stdout } = await exiftool.run(['-j', '-XMP-plus:DataMining', join(out, 'img', 'nested', 'plain.png')]);
     expect((JSON.parse(stdout) as Array<{ DataMining?: string }>)[0]?.DataMining).toBe('Prohibited for AI/ML training');
+    // Run again: the copy there is this image's marked copy, done; a file of another kind in its place is not replaced.
     const again = await optmark('scan', 'site', '--fix', '--out', out);
-    expect(again.code).toBe(1);
-    expect(again.stdout).toContain('exists already');
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toContain(`already marked: img/nested/plain.png -> ${join(out, 'img', 'nested', 'plain.png')} (its marked copy was there)`);
+    writeFileSync(join(out, 'img', 'nested', 'plain.png'), unmarked.subarray(0, 100));
+    const inTheWay = await optmark('scan', 'site', '--fix', '--out', out);
+    expect(inTheWay.code).toBe(1);
+    expect(inTheWay.stdout).toContain(`not marked: img/nested/plain.png (${join(out, 'img', 'nested', 'plain.png')} exists already and is not this image's marked copy (nothing is overwritten))`);
+    expect(readFileSync(join(out, 'img', 'nested', 'plain.png'))).toEqual(unmarked.subarray(0, 100));
     expect((await optmark('scan', 'site', '--fix')).code).toBe(2);
     expect((await optmark('scan', join(site, 'img', 'marked.jpg'))).code).toBe(2);
+  });
+
+  it('Ctrl-C while --fix writes stops between two images and exits 130; each copy written is whole, and a second run finishes', async () => {
+    const many = mkdtempSync(join(dir, 'many-'));
+    // Noise, so that each copy is some 200 KB and the fix takes a while.
+    const big = await sharp(randomBytes(256 * 256 * 3), { raw: { width: 256, height: 256, channels: 3 } }).png().toBuffer();
+    for (let i = 0; i < 400; i++) writeFileSync(join(many, `img${String(i).padStart(3, '0')}.png`), big);
+    const out = join(dir, 'many-fixed');
+    const child = spawn(process.execPath, [BIN, 'scan', many, '--fix', '--out', out], { cwd: dir, env: childEnv({ OPTMARK_DATA_DIR: join(dir, 'data') }) });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Once the first copies are written.
+    const written = () => readdirSync(out);
+    for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 5))) {
+      try {
+        if (written().length > 0) break;
+      } catch {
+        // not made yet
+      }
+    }
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    expect(stderr).toContain('optmark: the scan was interrupted');
+    const copies = written();
+    expect(copies.length).toBeGreaterThan(0);
+    expect(copies.length).toBeLessThan(400);
+    expect(copies.filter((name) => !/^img\d{3}\.png$/.test(name))).toEqual([]);
+    const { verify } = await import('../../src/index.js');
+    for (const name of copies) expect(verify(readFileSync(join(out, name))).optedOut, name).toBe(true);
+    const rest = await optmark('scan', many, '--fix', '--out', out);
+    expect(rest.code, rest.stdout).toBe(0);
+    expect(rest.stdout.match(/^ {2}already marked: /gm)).toHaveLength(copies.length);
+    expect(rest.stdout.match(/^ {2}marked: /gm)).toHaveLength(400 - copies.length);
   });
 
   it('Ctrl-C while a repository is fetched stops git, removes the folder it fetched into, and exits 130 saying so', async () => {

@@ -1,21 +1,24 @@
 /**
  * What a batch run shows while it works. On a terminal: one bar on standard
  * error, redrawn at most ten times a second, with the count, the rate and
- * the time left; failures and warnings are printed above it. Otherwise
- * (a pipe, a file, CI): plain lines, one per file, and nothing redrawn.
+ * the time left; failures, warnings and the lines that must be seen (a file
+ * that does not opt out) are printed above it. Otherwise (a pipe, a file,
+ * CI): plain lines, one per file, and nothing redrawn.
  */
 export interface Progress {
   /**
    * File `index` is done, whatever its outcome; `line` (if any) goes to
-   * standard output when lines are shown, in the order of the files (a file
-   * done early waits for those before it).
+   * standard output when lines are shown, or when it is `wanted` (shown
+   * above the bar too), in the order of the files (a file done early waits
+   * for those before it).
    */
-  done(index: number, line?: string): void;
+  done(index: number, line?: string, wanted?: boolean): void;
   /** A line for standard error (a failure, a warning), shown above the bar on a terminal. */
   note(line: string): void;
-  /** File `index` will not be done (the run stopped): later lines need not wait for it. */
-  skip(index: number): void;
-  finish(): void;
+  /** File `index` will not be done (the run stopped); its `line` (if any, when lines are shown) takes its turn. */
+  skip(index: number, line?: string): void;
+  /** The end; `unstarted` gives the line of each file the run stopped before (printed when lines are shown). */
+  finish(unstarted?: (index: number) => string | undefined): void;
 }
 
 export interface ProgressOptions {
@@ -23,7 +26,11 @@ export interface ProgressOptions {
   readonly verb: string;
   /** Draw the bar (standard error is a terminal and there is more than one file). */
   readonly bar: boolean;
-  /** Print each file's line on standard output (it is not the terminal the bar is drawn on). */
+  /**
+   * Print each file's line on standard output: it is not the terminal the
+   * bar is drawn on, or the lines are JSON, which a program reads whatever
+   * the output is. Otherwise only the lines `done` is told are wanted.
+   */
   readonly lines: boolean;
   readonly counts: () => string;
   readonly columns?: () => number;
@@ -42,7 +49,7 @@ export function createProgress(options: ProgressOptions): Progress {
   const started = performance.now();
   let finished = 0;
   let drawn = 0;
-  /** Lines of files done before those ahead of them, by index; `next` is the first not printed yet. */
+  /** Lines (to print) of files done before those ahead of them, by index; `next` is the first not printed yet. */
   const waiting = new Map<number, string | undefined>();
   let next = 0;
   let shown = false;
@@ -69,33 +76,41 @@ export function createProgress(options: ProgressOptions): Progress {
   };
   draw(true);
 
+  /** Prints the lines now in turn. */
+  const flush = () => {
+    let out = '';
+    while (waiting.has(next)) {
+      const ready = waiting.get(next);
+      waiting.delete(next++);
+      if (ready !== undefined) out += `${ready}\n`;
+    }
+    if (out) {
+      if (options.bar) clear();
+      process.stdout.write(out);
+      if (options.bar) draw(true);
+    }
+  };
+
   return {
-    done(index, line) {
+    done(index, line, wanted = false) {
       finished++;
-      waiting.set(index, line);
-      let out = '';
-      while (waiting.has(next)) {
-        const ready = waiting.get(next);
-        waiting.delete(next++);
-        if (ready !== undefined && options.lines) out += `${ready}\n`;
-      }
-      if (out) {
-        if (options.bar) clear();
-        process.stdout.write(out);
-        if (options.bar) draw(true);
-      }
+      waiting.set(index, options.lines || wanted ? line : undefined);
+      flush();
       draw(finished === total);
     },
-    skip(index) {
-      waiting.set(index, undefined);
-      while (waiting.has(next)) waiting.delete(next++);
+    skip(index, line) {
+      waiting.set(index, options.lines ? line : undefined);
+      flush();
     },
     note(line) {
       clear();
       process.stderr.write(`${line}\n`);
       draw(true);
     },
-    finish() {
+    finish(unstarted) {
+      // The files started form the first `next` (each is done or skipped by now); the others were never started.
+      if (unstarted) for (let index = next; index < total; index++) waiting.set(index, options.lines ? unstarted(index) : undefined);
+      flush();
       if (options.bar) {
         draw(true);
         process.stderr.write('\n');

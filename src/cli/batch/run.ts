@@ -14,9 +14,59 @@ import type { Row } from './report.js';
 import { UsageError } from '../usage-error.js';
 
 export interface Stop {
-  /** Why no new file is started: Ctrl-C, or a refusal that every further call would get (the monthly limit). */
-  reason: 'interrupted' | 'quota' | undefined;
+  /** Why no new file is started: Ctrl-C, or a refusal that every further call would get (the monthly limit, a server that cannot be reached). */
+  reason: 'interrupted' | 'quota' | 'unreachable' | undefined;
   readonly abort: AbortController;
+}
+
+/** Why a run stopped, as a code: what each file not done carries with --json and in the report. */
+export function stopCode(stop: Stop): string {
+  return stop.reason === 'quota' ? 'quota_exceeded' : stop.reason === 'unreachable' ? 'network_error' : 'interrupted';
+}
+
+/**
+ * Files in a row that end in network_error before a run stops as it does at
+ * the monthly limit. Each has had the client's five tries already (seconds
+ * of backoff), so three in a row are a server down or an address wrong, not
+ * a connection dropped once; without this, each further file took its five
+ * tries too and failed the same way.
+ */
+export const UNREACHABLE_AFTER = 3;
+
+/** Watches for a server that cannot be reached: `answered` for each file that got an answer, `unreachable` for each network_error. */
+export function reachability(stop: Stop) {
+  let inARow = 0;
+  let last: string | undefined;
+  return {
+    answered(): void {
+      inARow = 0;
+    },
+    /** Counts a network_error; true once the run stops for it (this file is then not done, but left for the next run). */
+    unreachable(message: string): boolean {
+      last = message;
+      if (++inARow >= UNREACHABLE_AFTER) stop.reason ??= 'unreachable';
+      return stop.reason === 'unreachable';
+    },
+    /** The line that ends a run stopped for it. */
+    said(notDone: number, what: string): string {
+      return `stopped: the server cannot be reached (${UNREACHABLE_AFTER} files in a row: ${last ?? 'network_error'}); ${notDone} file(s) not ${what}: run the same command again once it answers.`;
+    },
+  };
+}
+
+/** A file the run stopped before doing, as --json prints it. */
+export function notDoneLine(file: string, code: string): string {
+  return JSON.stringify({ file, outcome: 'not-done', code });
+}
+
+/**
+ * The line that ends a stopped run: on standard error, or with --json the
+ * failure object on standard output (after the files' objects), so a
+ * program reading only the objects learns why the run ended.
+ */
+export function sayStopped(json: boolean | undefined, error: string, code: string, notDone: number): void {
+  if (json) process.stdout.write(`${JSON.stringify({ error, code, notDone })}\n`);
+  else process.stderr.write(`optmark: ${error}\n`);
 }
 
 /** Run `work` over `items`, at most `concurrency` at once, in order of start; stops starting when `stop.reason` is set. */
@@ -99,9 +149,10 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The client of a remote batch: a 429 for calls in flight is left to the batch's ServerGate (batch/server-gate.ts), which waits for one of its calls. */
 export async function createRemote(target: { url: string; key: string }): Promise<OptmarkClient> {
   const { createClient } = await import('../../client/index.js');
-  return createClient({ baseUrl: target.url, apiKey: target.key });
+  return createClient({ baseUrl: target.url, apiKey: target.key, retryCallsInFlight: false });
 }
 
 /** "3 marked, 1 failed" from the counts that are not zero (and the first always). */
@@ -128,7 +179,7 @@ export function failureOf(error: unknown): { error: string; code: string; reques
  */
 export function reportUnreadableFolders(inputs: Inputs, json: boolean | undefined): Row[] {
   return inputs.unreadable.map(({ path, error, code }) => {
-    if (json) printJson({ file: path, error, code });
+    if (json) printJson({ file: path, outcome: 'failed', error, code });
     else process.stderr.write(`${path}: ${error}\n`);
     return { file: path, outcome: 'failed', code, error };
   });
