@@ -340,6 +340,19 @@ describe('marking and checking', () => {
     expect((await t.server.admin.usage('batcher')).protect.used).toBe(25);
   });
 
+  it("calls refused for the month's limit take no place in their batch: once the limit is raised, the batch still takes 25 files", async () => {
+    const browser = await user('batch-limit', 'lim@example.com');
+    const csrf = await browser.csrf();
+    await t.server.admin.setLimits('batch-limit', { verifyPerMonth: 0 });
+    const batch = String((await browser.app('/app/batches', { csrf })).json.id);
+    const send = (key: string) => browser.app('/app/check', { csrf, body: imageForm(JPEG), headers: { 'X-Batch-Id': batch, 'Idempotency-Key': key } });
+    for (let i = 1; i <= 25; i++) expect((await send(`refused-${i}`)).json.code).toBe('quota_exceeded');
+    await t.server.admin.setLimits('batch-limit', { verifyPerMonth: null });
+    for (let i = 1; i <= 25; i++) expect((await send(`taken-${i}`)).status, `file ${i}`).toBe(200);
+    expect((await send('taken-26')).json.code).toBe('batch_full');
+    expect((await t.server.admin.usage('batch-limit')).verify.used).toBe(25);
+  });
+
   it("a file's own opt-out is kept unless the person asks for theirs to be written everywhere", async () => {
     const browser = await user('keeper', 'ray@example.com');
     const csrf = await browser.csrf();

@@ -73,15 +73,21 @@ const ROUTES = { protect: 'mark', verify: 'check' } as const;
 export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repeats: Repeats; readonly requestTimeoutMs: number }): void {
   const { access, repeats } = deps;
 
-  /** Before the body is read: the file's place in its batch, then one unit of the account reserved. */
+  /**
+   * Before the body is read: one unit of the account reserved, then the
+   * file's place in its batch. In that order, a call refused for the month's
+   * limit or for too many calls at once takes no place (25 such refusals
+   * filled a batch that had marked nothing); one refused for a full batch
+   * gives its unit back with its answer, as every failure does.
+   */
   const admit = (operation: 'protect' | 'verify') => async (request: FastifyRequest, reply: FastifyReply) => {
     const { user, account } = request.signedIn!;
     const key = checkIdempotencyKey(header(request, 'idempotency-key'));
     const batch = header(request, 'x-batch-id');
-    if (batch !== undefined) await repeats.admitToBatch(batch, account.id, key);
     // The repeat of a file that was marked or checked is answered again at the month's limit too: it counts nothing.
     const countsNothing = key === undefined ? undefined : (accountId: string) => repeats.succeeded(accountId, ROUTES[operation], key);
     await holdTicket(request, reply, await access.openForUser({ accountId: account.id, accountName: account.name, plan: account.plan, userId: user.id }, operation, countsNothing));
+    if (batch !== undefined) await repeats.admitToBatch(batch, account.id, key);
   };
 
   app.post('/app/batches', { config: { access: 'paid', csrf: 'session' } }, async (request) => {
