@@ -171,7 +171,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // The header block's limit (431 header_too_large past it) is Node's
     // default today, 16 KiB, set here so that it is our documented limit and
     // not whatever a future Node or a --max-http-header-size flag makes it.
-    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, maxHeaderSize: MAX_HEADER_BYTES },
+    // A request of HTTP/1.1 without Host is refused below, in JSON like every refusal (Node's own answer is a bare 400).
+    http: { headersTimeout: config.headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
     bodyLimit: 1024 * 1024,
     // request.ip is the TCP peer, unless it is one of the configured reverse
     // proxies: then the client X-Forwarded-For names (the auth-failure limit
@@ -225,6 +226,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     if (stopping) {
       reply.header('Connection', 'close');
       return sendError(request, reply, new ServiceUnavailableError('The server is stopping; try again in a moment', 1), clock);
+    }
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return sendError(request, reply, new RequestError('malformed_request', 'The request has no Host header, which HTTP/1.1 requires'), clock);
     }
     // No path or query of this service holds a NUL (the database cannot store one: it would fail as a 500).
     if (request.url.includes('%00') || request.url.includes('\u0000')) {

@@ -176,6 +176,9 @@ describe('the request (rows 3-15)', () => {
   it('4: multipart without a boundary: 400 malformed_request', () =>
     row(() => multipartPost(multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]), 'multipart/form-data'), 400, 'malformed_request'));
 
+  it('5: an HTTP/1.1 request without Host: 400 malformed_request in JSON, like every refusal (Node answered a bare 400)', () =>
+    row(() => raw(`GET /api/v1/usage HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`), 400, 'malformed_request'));
+
   it('5: multipart without its closing boundary: 400 malformed_request', () =>
     row(() => multipartPost(multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }], BOUNDARY, false)), 400, 'malformed_request'));
 
