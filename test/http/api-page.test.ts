@@ -6,7 +6,8 @@
  * by the bundled Swagger UI, and names every operation of the server's own
  * OpenAPI document; the page logs no error (a script, style, font or image
  * refused by the policy would show as one); no request leaves the server's
- * origin; axe-core finds no serious or critical violation in light and dark
+ * origin; axe-core finds no moderate, serious or critical violation (but four
+ * moderate ones of Swagger UI's own markup, named) in light and dark
  * mode at 1280 and 375 pixels (screenshots in test-output/screenshots, not
  * committed); the "Request access" link is reached by keyboard and takes a
  * signed-out visitor to sign in, then to /keys.
@@ -55,6 +56,8 @@ const audit = (p: Page, name: string) =>
     reducedMotion: true,
     settled: (scheme) => expect.poll(() => p.evaluate("document.documentElement.classList.contains('dark-mode')")).toBe(scheme === 'dark'),
     overflowInside: 'any-scroller',
+    // Swagger UI's own markup: a <main> of its own inside the page's (three landmark rules), and its tag headings (h3) under the page's h1.
+    moderateAllowed: ['landmark-main-is-top-level', 'landmark-no-duplicate-main', 'landmark-unique', 'heading-order'],
   });
 
 /** The reference's block of one operation. */

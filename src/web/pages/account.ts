@@ -90,7 +90,7 @@ ${feedback(view, 'password')}
 <section aria-labelledby="members">
 <h2 id="members">People in ${account.name}</h2>
 ${feedback(view, 'members')}
-<div class="table-scroll" tabindex="0" role="region" aria-labelledby="members">
+<div class="table-scroll" tabindex="0" role="region" aria-labelledby="members members-table"><span id="members-table" hidden>table</span>
 <table>
 <thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.members.map((m) => memberRow(m, user, owner, csrf, f))}</tbody>

@@ -31,7 +31,7 @@ function plansTable(view: ApiPageView): Html {
     const included = view.apiPlans.includes(plan);
     return html`<tr><th scope="row">${planName(plan)}</th><td>${included ? 'Included' : 'Not included'}</td><td>${included && limits ? f.number(limits.protectPerMonth) : '–'}</td><td>${included && limits ? f.number(limits.verifyPerMonth) : '–'}</td></tr>`;
   });
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="plans-heading">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="plans-heading plans-heading-table"><span id="plans-heading-table" hidden>table</span>
 <table>
 <thead><tr><th scope="col">Plan</th><th scope="col">API</th><th scope="col">Protect calls a month</th><th scope="col">Verify calls a month</th></tr></thead>
 <tbody>${rows}</tbody>

@@ -199,7 +199,7 @@ ${grantsToReveal(view, user.id, csrf)}
 <h2 id="keys-heading">Keys</h2>
 ${
   view.keys.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table class="cards">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading keys-heading-table"><span id="keys-heading-table" hidden>table</span><table class="cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.keys.map((k) => keyRow(k, view, owner || k.userId === user.id, k.userId === null || k.userId === user.id, csrf))}</tbody>
 </table></div>
@@ -212,7 +212,7 @@ ${
 <h2 id="requests-heading">Requests</h2>
 ${
   view.requests.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="requests-heading"><table class="cards">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="requests-heading requests-heading-table"><span id="requests-heading-table" hidden>table</span><table class="cards">
 <thead><tr><th scope="col">Integration</th><th scope="col">Asked by</th><th scope="col">Scopes</th><th scope="col">Asked</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.requests.map(
         (r) => html`<tr><th scope="row">${r.name}</th><td data-label="Asked by">${r.userEmail}</td><td data-label="Scopes">${r.scopes.join(', ')}</td><td data-label="Asked">${f.date(r.createdAt)}</td><td data-label="State">${requestState(r, view.now, f)}</td><td>${

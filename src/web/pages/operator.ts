@@ -172,7 +172,7 @@ ${scansSection(view, csrf)}
 <h2 id="decided-heading">Decided requests</h2>
 ${
   view.decided.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="decided-heading"><table class="cards">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="decided-heading decided-heading-table"><span id="decided-heading-table" hidden>table</span><table class="cards">
 <thead><tr><th scope="col">Integration</th><th scope="col">Account</th><th scope="col">Asked by</th><th scope="col">Decision</th></tr></thead>
 <tbody>${view.decided.map((r) => html`<tr><th scope="row">${r.name}</th><td data-label="Account">${r.accountName}</td><td data-label="Asked by">${r.userEmail}</td><td data-label="Decision">${decidedState(r, view.now, f)}</td></tr>`)}</tbody>
 </table></div>`
@@ -185,7 +185,7 @@ ${
 <p class="note">Only a key's prefix is ever shown: its requester revealed the key once, and optmark keeps a digest.</p>
 ${
   view.keys.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading"><table class="cards">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading keys-heading-table"><span id="keys-heading-table" hidden>table</span><table class="cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Account</th><th scope="col">Person</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.keys.map((k) => {
         const live = keyActive(k, view.now);

@@ -122,7 +122,7 @@ ${searchForm(view)}
 <h2 id="list-heading">${count}</h2>
 ${
   view.records.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="list-heading"><table class="records cards">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="list-heading list-heading-table"><span id="list-heading-table" hidden>table</span><table class="records cards">
 <thead><tr><th scope="col">File</th><th scope="col">Marked</th><th scope="col">Opt-out</th><th scope="col">By</th><th scope="col">SHA-256</th><th scope="col">Certificates</th></tr></thead>
 <tbody>${view.records.map((r) => recordRow(r, f))}</tbody>
 </table></div>

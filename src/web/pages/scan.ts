@@ -174,7 +174,7 @@ ${ITEM_STATUSES.map((s) => html`<option value="${s}"${view.filter === s ? html` 
 <p id="report-count" role="status">${count}${shown.length > REPORT_ROWS ? ` (the first ${f.number(REPORT_ROWS)} are shown; the exports hold every one)` : ''}</p>
 ${
   rows.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="report-heading"><table class="cards report">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="report-heading report-heading-table"><span id="report-heading-table" hidden>table</span><table class="cards report">
 <thead><tr><th scope="col">Path</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Value</th><th scope="col">Provenance</th></tr></thead>
 <tbody>${rows.map(
         (i) => html`<tr data-status="${i.status}"><th scope="row"><code>${i.path}</code></th><td data-label="Status"><span class="state ${i.status}">${ITEM_STATUS_WORDS[i.status]}</span></td><td data-label="Reason">${i.reason ?? ''}</td><td data-label="Value">${valueWords(i.value)}</td><td data-label="Provenance">${provenanceWords(i.provenance)}</td></tr>`,

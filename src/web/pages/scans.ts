@@ -122,7 +122,7 @@ ${error ? notice('error', error) : ''}
 function scansTable(view: ScansView): Html {
   const f = view.format;
   if (view.scans.length === 0) return html`<p>No scans yet.</p>`;
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="recent-heading"><table class="cards scans">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="recent-heading recent-heading-table"><span id="recent-heading-table" hidden>table</span><table class="cards scans">
 <thead><tr><th scope="col">Repository</th><th scope="col">Status</th><th scope="col">When</th><th scope="col">Coverage</th></tr></thead>
 <tbody>${view.scans.map(
     (s) => html`<tr data-scan="${s.id}"><th scope="row"><a href="/scans/${s.id}">${repositoryNameHtml(s)}</a></th><td data-label="Status"><span class="state ${s.state}">${stateWords(s.state)}</span></td><td data-label="When"><time datetime="${s.createdAt.toISOString()}">${f.dateTime(s.createdAt)}</time></td><td data-label="Coverage">${coverageCell(s, f)}</td></tr>`,

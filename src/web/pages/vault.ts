@@ -145,7 +145,11 @@ ${settingsSection(context, view)}
 ${searchForm(view)}
 ${
   view.files.length
-    ? html`<form method="post" action="/vault/download" id="vault-files" class="vault-files">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="files-heading files-heading-table"><span id="files-heading-table" hidden>table</span><table class="records vault cards">
+<thead><tr><th scope="col" class="pick"><span class="visually-hidden">Choose</span></th><th scope="col">File</th><th scope="col">Marked</th><th scope="col">Size</th><th scope="col">SHA-256</th><th scope="col">Files</th></tr></thead>
+<tbody>${view.files.map((file) => fileRow(file, f))}</tbody>
+</table></div>
+<form method="post" action="/vault/download" id="vault-files" class="vault-files">
 <input type="hidden" name="csrf" value="${session.formToken}">
 <div class="actions choose-actions">
 <button type="submit" formaction="/vault/download" id="download-chosen">Download chosen (zip)</button>
@@ -153,10 +157,6 @@ ${
 <span id="chosen-count" class="note" role="status"></span>
 </div>
 </form>
-<div class="table-scroll" tabindex="0" role="region" aria-labelledby="files-heading"><table class="records vault cards">
-<thead><tr><th scope="col" class="pick"><span class="visually-hidden">Choose</span></th><th scope="col">File</th><th scope="col">Marked</th><th scope="col">Size</th><th scope="col">SHA-256</th><th scope="col">Files</th></tr></thead>
-<tbody>${view.files.map((file) => fileRow(file, f))}</tbody>
-</table></div>
 ${pages(view)}`
     : html`<p>${searching ? 'No file matches.' : view.status.enabled ? 'Nothing kept yet: mark files on the Mark page.' : 'Nothing kept.'}</p>`
 }
