@@ -204,6 +204,63 @@ describe('the people’s pages in a browser', () => {
     expect(await page.locator('#rows li').count()).toBe(1);
   });
 
+  it('the same file picked twice makes one row, marked and counted once; a row is removed by keyboard, the focus kept in the list', { timeout: 90_000 }, async () => {
+    const dir = join(scratch, 'twice');
+    const [first, second] = await images(dir, 2);
+    // The same bytes under another name are the same file.
+    const renamed = join(dir, 'renamed.jpg');
+    writeFileSync(renamed, readFileSync(first!));
+    // A page of its own: its refusals are not the ones the last test counts.
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      await p.setInputFiles('#files', [first!]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.setInputFiles('#files', [first!, second!]);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(2);
+      expect(await p.textContent('.notice.error')).toBe('image 01.jpg is already in the list');
+      await p.setInputFiles('#files', [renamed]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('renamed.jpg is already in the list, as image 01.jpg');
+      expect(await p.locator('#rows li').count()).toBe(2);
+      await audit(p, 'mark-duplicate');
+
+      // Remove, by keyboard: the keyboard lands on the next row, then, with none left, on the file picker.
+      await p.getByRole('button', { name: 'Remove image 01.jpg' }).focus();
+      await p.keyboard.press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      expect(await p.evaluate("document.activeElement?.closest('li')?.querySelector('.name')?.textContent")).toBe('image 02.png');
+      expect(await p.textContent('#status')).toBe('image 01.jpg removed from the list');
+      await p.keyboard.press('Tab');
+      expect(await p.evaluate('document.activeElement?.textContent')).toBe('Remove image 02.png');
+      await p.keyboard.press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('files');
+
+      // Removed, the file may come back; marked, it is counted once.
+      await p.setInputFiles('#files', [first!, renamed]);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(1);
+      const before = await apiUsage();
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      await p.setInputFiles('#files', [first!]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('image 01.jpg is already in the list');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      expect(await p.isDisabled('#start')).toBe(true);
+      expect((await apiUsage()).protect).toBe(before.protect + 1);
+
+      // The check page, the same.
+      await p.goto(`${t.url}/check`);
+      await p.setInputFiles('#files', [first!, renamed]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('renamed.jpg is already in the list, as image 01.jpg');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      await p.getByRole('button', { name: 'Remove image 01.jpg' }).press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('files');
+    } finally {
+      await p.close();
+    }
+  });
+
   it('a file refused with one option is marked when retried with another: the retry is a new call, not a repeat of the refusal', { timeout: 60_000 }, async () => {
     // Too small to carry the fingerprint: refused with it, marked without it.
     const path = join(scratch, 'tiny.png');

@@ -6,18 +6,21 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, thumbnail, upload, type ApiError } from './common.js';
+import { admissible, announce, batchPage, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
 interface Row {
   readonly file: File;
+  /** Its bytes' SHA-256: the same bytes picked again do not make a second row. */
+  readonly sha256: string;
   readonly key: string;
   readonly li: HTMLLIElement;
   readonly progress: HTMLProgressElement;
   readonly state: HTMLElement;
   readonly result: HTMLElement;
-  status: 'ready' | 'working' | 'done' | 'failed';
+  readonly actions: HTMLElement;
+  status: 'ready' | 'queued' | 'working' | 'done' | 'failed';
 }
 
 const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = batchPage(addFiles);
@@ -32,17 +35,36 @@ function setState(row: Row, status: Row['status'], text: string): void {
 
 async function addFiles(files: readonly File[]): Promise<void> {
   const room = batchSize - rows.filter((r) => r.status !== 'done').length;
-  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check');
-  for (const file of accepted) {
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check', (sha256) => rows.find((r) => r.sha256 === sha256)?.file.name);
+  for (const { file, sha256 } of accepted) {
     const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
     const state = element('span', { class: 'state' }, 'Ready');
     const result = element('div', { class: 'result' });
-    const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result));
+    const actions = element('div', { class: 'row-actions' });
+    const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
     rowsList.append(li);
-    rows.push({ file, key: crypto.randomUUID(), li, progress, state, result, status: 'ready' });
+    const row: Row = { file, sha256, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready' };
+    rows.push(row);
+    offerRemove(row);
   }
   showErrors(problems);
-  start.disabled = running || !rows.some((r) => r.status !== 'done' && r.status !== 'working');
+  updateStart();
+}
+
+/** Check is there for rows that can go, and not while a batch runs. */
+function updateStart(): void {
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+}
+
+/** A row that has not gone (ready or failed) may leave the list, and its bytes be picked again. */
+function offerRemove(row: Row): void {
+  row.actions.replaceChildren(
+    removeButton(row.file.name, () => {
+      rows.splice(rows.indexOf(row), 1);
+      removeRow(row.li, row.file.name);
+      updateStart();
+    }),
+  );
 }
 
 function fact(term: string, ...value: Array<Node | string>): [HTMLElement, HTMLElement] {
@@ -123,6 +145,7 @@ async function checkOne(row: Row, batch: string): Promise<void> {
   const body = new FormData();
   body.append('image', row.file, row.file.name);
   setState(row, 'working', 'Uploading…');
+  row.actions.replaceChildren();
   try {
     const answer = await upload('/app/check', body, { 'X-Batch-Id': batch, 'Idempotency-Key': row.key }, (fraction) => {
       row.progress.value = fraction;
@@ -134,6 +157,7 @@ async function checkOne(row: Row, batch: string): Promise<void> {
   } catch (error) {
     setState(row, 'failed', `Not checked: ${(error as ApiError).error}`);
     row.progress.value = 0;
+    offerRemove(row);
   }
 }
 
@@ -146,6 +170,11 @@ form.addEventListener('submit', (event) => {
     start.disabled = true;
     start.textContent = 'Checking…';
     form.setAttribute('aria-busy', 'true');
+    // Rows on their way lose their Remove button: a file in a batch that runs is sent.
+    for (const row of selected) {
+      setState(row, 'queued', 'Waiting to be sent…');
+      row.actions.replaceChildren();
+    }
     try {
       const batch = String((await postJson('/app/batches')).id);
       await inParallel(selected, PARALLEL, (row) => checkOne(row, batch).then(() => refreshUsage()));
@@ -154,9 +183,15 @@ form.addEventListener('submit', (event) => {
     } catch (error) {
       showErrors([(error as ApiError).error ?? String(error)]);
     } finally {
+      // The batch itself could not be made: nothing of it was sent.
+      for (const row of selected) {
+        if (row.status !== 'queued') continue;
+        setState(row, 'ready', 'Ready');
+        offerRemove(row);
+      }
       running = false;
       start.textContent = 'Check';
-      start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+      updateStart();
       form.removeAttribute('aria-busy');
     }
   })();

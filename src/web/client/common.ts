@@ -238,22 +238,68 @@ export function batchPage(onFiles: (files: File[]) => Promise<void>): BatchPage 
   };
 }
 
+/** A file that may join the list: its bytes, read once, and their SHA-256 (hex). */
+export interface Admitted {
+  readonly file: File;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+  readonly sha256: string;
+}
+
+/** The SHA-256 of some bytes, in hex: how the page knows the same file picked twice, whatever its name. */
+export async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /**
  * The files of a pick that may join the list: at most `room` more, each
- * under the size limit and an image by its bytes; the others named, with
- * why, in words (`verb`: what the page does with them, "mark" or "check").
+ * under the size limit, an image by its bytes, and not already in the list
+ * (`inList` names the file of the list with those bytes: the same bytes
+ * would be marked and counted twice); the others named, with why, in words
+ * (`verb`: what the page does with them, "mark" or "check").
  */
-export async function admissible(files: readonly File[], room: number, maxBytes: number, batchSize: number, verb: string): Promise<{ accepted: File[]; problems: string[] }> {
-  const accepted: File[] = [];
+export async function admissible(files: readonly File[], room: number, maxBytes: number, batchSize: number, verb: string, inList: (sha256: string) => string | undefined): Promise<{ accepted: Admitted[]; problems: string[] }> {
+  const accepted: Admitted[] = [];
   const problems: string[] = [];
   for (const file of files) {
+    const why = await refusal(file, maxBytes);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const sha256 = await sha256Hex(bytes);
+    // The same bytes twice in one pick count as already in the list too.
+    const twin = inList(sha256) ?? accepted.find((a) => a.sha256 === sha256)?.file.name;
+    if (twin !== undefined) {
+      problems.push(twin === file.name ? `${file.name} is already in the list` : `${file.name} is already in the list, as ${twin}`);
+      continue;
+    }
     if (accepted.length >= room) {
       problems.push(`${file.name}: a batch takes ${batchSize} images at most; ${verb} these first, then add more`);
       continue;
     }
-    const why = await refusal(file, maxBytes);
-    if (why) problems.push(why);
-    else accepted.push(file);
+    accepted.push({ file, bytes, sha256 });
   }
   return { accepted, problems };
+}
+
+/** A row's Remove button, named with its file for a screen reader (every row has one). */
+export function removeButton(name: string, onRemove: () => void): HTMLButtonElement {
+  const button = element('button', { type: 'button', class: 'secondary' }, 'Remove', element('span', { class: 'visually-hidden' }, ` ${name}`));
+  button.addEventListener('click', onRemove);
+  return button;
+}
+
+/**
+ * Take a row out of the list, and put the keyboard where the person can go
+ * on: the next row's file line, else the one before, else the file picker
+ * (focus would otherwise fall to the page's start with the removed button).
+ */
+export function removeRow(li: HTMLLIElement, name: string): void {
+  const next = (li.nextElementSibling ?? li.previousElementSibling) as HTMLElement | null;
+  li.remove();
+  const target = next?.querySelector<HTMLElement>('.file') ?? document.getElementById('files');
+  target?.focus();
+  announce(`${name} removed from the list`);
 }

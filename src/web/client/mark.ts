@@ -13,14 +13,16 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, thumbnail, uniqueNames, upload, type ApiError } from './common.js';
+import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
-type State = 'ready' | 'skipped' | 'uploading' | 'working' | 'done' | 'failed';
+type State = 'ready' | 'skipped' | 'queued' | 'uploading' | 'working' | 'done' | 'failed';
 
 interface Row {
   readonly file: File;
+  /** Its bytes' SHA-256: the same bytes picked again do not make a second row. */
+  readonly sha256: string;
   /** Kept across retries with the same options (the server recognises the same file); new when the options change, since another marking is another call. */
   key: string;
   /** The options the key was sent with. */
@@ -63,32 +65,49 @@ function setState(row: Row, status: State, text: string): void {
   row.li.dataset.state = status;
 }
 
+/** Mark is there for rows that can go, and not while a batch runs. */
+function updateStart(): void {
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+}
+
 async function addFiles(files: readonly File[]): Promise<void> {
   const room = batchSize - rows.filter((r) => r.status !== 'done').length;
-  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'mark');
-  for (const file of accepted) rows.push(await newRow(file));
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'mark', (sha256) => rows.find((r) => r.sha256 === sha256)?.file.name);
+  for (const admitted of accepted) rows.push(await newRow(admitted));
   showErrors(problems);
-  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+  updateStart();
   announce(`${rows.length} file${rows.length === 1 ? '' : 's'} in the list${problems.length ? `; ${problems.length} not added` : ''}`);
 }
 
-async function newRow(file: File): Promise<Row> {
+async function newRow({ file, bytes, sha256 }: Admitted): Promise<Row> {
   const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
   const state = element('span', { class: 'state' });
   const result = element('div', { class: 'result' });
   const actions = element('div', { class: 'row-actions' });
-  const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
+  const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
   rowsList.append(li);
-  const row: Row = { file, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready', alreadyOptedOut: undefined };
+  const row: Row = { file, sha256, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready', alreadyOptedOut: undefined };
   try {
-    const reading = readOptOut(new Uint8Array(await file.arrayBuffer()));
+    const reading = readOptOut(bytes);
     if (reading.optedOut) row.alreadyOptedOut = reading.code;
   } catch {
     // Not readable here: the server will say what is wrong with it.
   }
   if (row.alreadyOptedOut && !includeMarked.checked) skip(row);
-  else setState(row, 'ready', 'Ready');
+  else showReady(row);
   return row;
+}
+
+function showReady(row: Row): void {
+  setState(row, 'ready', 'Ready');
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
+}
+
+/** A row that has not gone (ready, skipped or failed) leaves the list, and its bytes may be picked again. */
+function remove(row: Row): void {
+  rows.splice(rows.indexOf(row), 1);
+  removeRow(row.li, row.file.name);
+  updateStart();
 }
 
 function skip(row: Row): void {
@@ -96,11 +115,10 @@ function skip(row: Row): void {
   setState(row, 'skipped', `Already opted out (${label}): skipped, nothing counted.`);
   const again = element('button', { type: 'button', class: 'secondary' }, 'Mark it anyway');
   again.addEventListener('click', () => {
-    setState(row, 'ready', 'Ready');
-    row.actions.replaceChildren();
-    start.disabled = running;
+    showReady(row);
+    updateStart();
   });
-  row.actions.replaceChildren(again);
+  row.actions.replaceChildren(again, removeButton(row.file.name, () => remove(row)));
 }
 
 /** A fingerprint added: how the image was re-encoded, and the size change it made. */
@@ -140,7 +158,7 @@ function showFailure(row: Row, error: ApiError): void {
   row.progress.value = 0;
   const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
   retry.addEventListener('click', () => void run([row]));
-  row.actions.replaceChildren(retry);
+  row.actions.replaceChildren(retry, removeButton(row.file.name, () => remove(row)));
 }
 
 async function markOne(row: Row, batch: string, fields: FormData): Promise<void> {
@@ -172,6 +190,11 @@ async function run(selected: Row[]): Promise<void> {
   running = true;
   start.disabled = true;
   start.textContent = 'Marking…';
+  // Rows on their way lose their Remove button: a file in a batch that runs is sent.
+  for (const row of selected) {
+    setState(row, 'queued', 'Waiting to be sent…');
+    row.actions.replaceChildren();
+  }
   form.setAttribute('aria-busy', 'true');
   const fields = new FormData(form);
   // The text goes with its value only (a text typed, then another value chosen, stays in the hidden field).
@@ -196,9 +219,11 @@ async function run(selected: Row[]): Promise<void> {
   } catch (error) {
     showErrors([(error as ApiError).error ?? String(error)]);
   } finally {
+    // The batch itself could not be made: nothing of it was sent.
+    for (const row of selected) if (row.status === 'queued') showReady(row);
     running = false;
     start.textContent = 'Mark';
-    start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+    updateStart();
     form.removeAttribute('aria-busy');
     downloadAll.disabled = !rows.some((r) => r.marked);
   }
@@ -212,12 +237,10 @@ form.addEventListener('submit', (event) => {
 includeMarked.addEventListener('change', () => {
   for (const row of rows) {
     if (!row.alreadyOptedOut) continue;
-    if (includeMarked.checked && row.status === 'skipped') {
-      setState(row, 'ready', 'Ready');
-      row.actions.replaceChildren();
-    } else if (!includeMarked.checked && row.status === 'ready') skip(row);
+    if (includeMarked.checked && row.status === 'skipped') showReady(row);
+    else if (!includeMarked.checked && row.status === 'ready') skip(row);
   }
-  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+  updateStart();
 });
 
 downloadAll.addEventListener('click', async () => {
