@@ -261,6 +261,73 @@ describe('the people’s pages in a browser', () => {
     }
   });
 
+  it('when the month’s markings run out mid-batch the rest is not sent, said in words with the date they return; a batch longer than the meter’s rest asks first', { timeout: 120_000 }, async () => {
+    const dir = join(scratch, 'quota');
+    const paths = await images(dir, 7);
+    const p = await context.newPage();
+    const sent: string[] = [];
+    p.on('request', (request) => {
+      if (request.method() === 'POST' && /\/app\/(mark|check)$/.test(request.url())) sent.push(new URL(request.url()).pathname);
+    });
+    const now = new Date();
+    const returns = new Intl.DateTimeFormat(String(await p.evaluate('navigator.language')), { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)));
+    const usedUp = (what: string) => new RegExp(`^Not (sent|marked|checked): this month's ${what} are used up; they start again on ${returns}\\.$`);
+    try {
+      // The meter says plenty are left; the limit changes under it: one marking left.
+      await p.goto(`${t.url}/mark`);
+      await t.server.admin.setLimits('studio', { protectPerMonth: (await apiUsage()).protect + 1 });
+      await p.setInputFiles('#files', paths.slice(0, 5));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(5);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"], #rows li[data-state="unsent"]').count(), { timeout: 60_000 }).toBe(5);
+      expect(await p.locator('#rows li[data-state="done"]').count()).toBe(1);
+      for (const text of await p.$$eval('#rows li[data-state="unsent"] .state', (items) => items.map((i) => i.textContent))) expect(text).toMatch(usedUp('markings'));
+      // Three go at a time: the refusal stops the two that had not gone.
+      expect(sent.length).toBeLessThanOrEqual(3);
+      expect(await p.locator('#rows button', { hasText: 'Retry' }).count()).toBe(0);
+      expect(await p.isDisabled('#start')).toBe(true);
+      await audit(p, 'mark-used-up');
+
+      // The meter says one is left: three files are asked about first; nothing is sent until the answer.
+      await t.server.admin.setLimits('studio', { protectPerMonth: (await apiUsage()).protect + 1 });
+      await p.goto(`${t.url}/mark`);
+      sent.length = 0;
+      await p.setInputFiles('#files', paths.slice(0, 3));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(3);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      expect(await p.textContent('.confirm')).toContain('Only one marking is left this month, for 3 files: the first file will be marked, the other 2 not sent. Go on?');
+      expect(sent).toEqual([]);
+      await audit(p, 'mark-confirm');
+      await p.getByRole('button', { name: 'Mark 1 of 3' }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 30_000 }).toBe(1);
+      expect(await p.$$eval('#rows li .state', (items) => items.map((i) => i.textContent))).toEqual(['Marked', expect.stringMatching(/^Not sent: /), expect.stringMatching(/^Not sent: /)]);
+      expect(await p.textContent('#rows li:nth-child(3) .state')).toMatch(usedUp('markings'));
+      expect(sent).toEqual(['/app/mark']);
+
+      // The check page, the same: one check left, two files; Cancel sends nothing, going on checks one.
+      await t.server.admin.setLimits('studio', { verifyPerMonth: (await apiUsage()).verify + 1 });
+      await p.goto(`${t.url}/check`);
+      sent.length = 0;
+      await p.setInputFiles('#files', paths.slice(5, 7));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(2);
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      expect(await p.textContent('.confirm')).toContain('Only one check is left this month, for 2 files: the first file will be checked, the other file not sent. Go on?');
+      await p.getByRole('button', { name: 'Cancel' }).click();
+      expect(await p.locator('.confirm').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('start');
+      expect(sent).toEqual([]);
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      await p.getByRole('button', { name: 'Check 1 of 2' }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 30_000 }).toBe(1);
+      expect(await p.textContent('#rows li:nth-child(2) .state')).toMatch(usedUp('checks'));
+      expect(sent).toEqual(['/app/check']);
+      expect(await p.isDisabled('#start')).toBe(true);
+    } finally {
+      await t.server.admin.setLimits('studio', { protectPerMonth: null, verifyPerMonth: null });
+      await p.close();
+    }
+  });
+
   it('a file refused with one option is marked when retried with another: the retry is a new call, not a repeat of the refusal', { timeout: 60_000 }, async () => {
     // Too small to carry the fingerprint: refused with it, marked without it.
     const path = join(scratch, 'tiny.png');

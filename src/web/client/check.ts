@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, confirmInPage, download, element, formatBytes, formatNumber, inParallel, json, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -20,12 +20,17 @@ interface Row {
   readonly state: HTMLElement;
   readonly result: HTMLElement;
   readonly actions: HTMLElement;
-  status: 'ready' | 'queued' | 'working' | 'done' | 'failed';
+  /** `unsent`: the month's checks ran out before this file was checked; it waits for the next month, without a retry. */
+  status: 'ready' | 'queued' | 'working' | 'done' | 'failed' | 'unsent';
 }
 
 const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = batchPage(addFiles);
 const rows: Row[] = [];
 let running = false;
+/** A question of the page is open (the month's checks would not reach every file): nothing starts meanwhile. */
+let confirming = false;
+/** Set in a run once the server says the month's checks are used up: when they start again. The rest of the batch is not sent. */
+let usedUpUntil: Date | undefined;
 
 function setState(row: Row, status: Row['status'], text: string): void {
   row.status = status;
@@ -134,7 +139,8 @@ function remarkButton(row: Row): HTMLElement {
       box.replaceChildren('Marked again: the opt-out is back in its metadata. ', save);
       void refreshUsage();
     } catch (error) {
-      box.replaceChildren(`Not marked: ${(error as ApiError).error}`);
+      const refusal = error as ApiError;
+      box.replaceChildren(`Not marked: ${refusal.code === 'quota_exceeded' ? `${usedUp('protect', allowanceReturns(refusal))}.` : refusal.error}`);
     }
   });
   box.append(button);
@@ -155,18 +161,67 @@ async function checkOne(row: Row, batch: string): Promise<void> {
     setState(row, 'done', 'Checked');
     showVerdict(row, await json(answer));
   } catch (error) {
-    setState(row, 'failed', `Not checked: ${(error as ApiError).error}`);
+    const refusal = error as ApiError;
+    if (refusal.code === 'quota_exceeded') {
+      usedUpUntil ??= allowanceReturns(refusal);
+      showUsedUp(row, true, usedUpUntil);
+      return;
+    }
+    setState(row, 'failed', `Not checked: ${refusal.error}`);
     row.progress.value = 0;
     offerRemove(row);
   }
 }
 
+/** A file the month's checks did not reach (refused, or never sent): a retry would be refused the same until the month's end. */
+function showUsedUp(row: Row, sent: boolean, returns: Date): void {
+  setState(row, 'unsent', `${sent ? 'Not checked' : 'Not sent'}: ${usedUp('verify', returns)}.`);
+  row.progress.value = 0;
+  offerRemove(row);
+}
+
+/**
+ * Before a batch the meter says the month's checks will not reach: say how
+ * many will be checked, and ask. Resolves with the rows to send (none when
+ * the person says no); those beyond are shown as not sent.
+ */
+async function withinAllowance(selected: Row[]): Promise<Row[]> {
+  const left = leftOnMeter('usage-verify');
+  if (left === undefined || selected.length <= left) return selected;
+  const returns = allowanceReturns();
+  if (left === 0) {
+    showErrors([`Nothing was sent: ${usedUp('verify', returns)}.`]);
+    return [];
+  }
+  confirming = true;
+  start.disabled = true;
+  const n = selected.length;
+  const goOn = await confirmInPage(
+    start.parentElement!,
+    `Only ${left === 1 ? 'one check is' : `${formatNumber(left)} checks are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be checked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
+    `Check ${formatNumber(left)} of ${formatNumber(n)}`,
+  );
+  confirming = false;
+  updateStart();
+  if (!goOn) {
+    start.focus();
+    return [];
+  }
+  // A row removed while the question was open stays out.
+  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
+  for (const row of still.slice(left)) showUsedUp(row, false, returns);
+  return still.slice(0, left);
+}
+
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   void (async () => {
-    const selected = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
+    const chosen = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
+    if (running || confirming || chosen.length === 0) return;
+    const selected = await withinAllowance(chosen);
     if (running || selected.length === 0) return;
     running = true;
+    usedUpUntil = undefined;
     start.disabled = true;
     start.textContent = 'Checking…';
     form.setAttribute('aria-busy', 'true');
@@ -177,9 +232,16 @@ form.addEventListener('submit', (event) => {
     }
     try {
       const batch = String((await postJson('/app/batches')).id);
-      await inParallel(selected, PARALLEL, (row) => checkOne(row, batch).then(() => refreshUsage()));
+      await inParallel(selected, PARALLEL, async (row) => {
+        // The month's checks ran out in this batch: the rest would only be refused.
+        if (usedUpUntil) return showUsedUp(row, false, usedUpUntil);
+        await checkOne(row, batch);
+        await refreshUsage();
+      });
+      const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;
-      announce(`${selected.length - failed} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+      const unsent = selected.filter((r) => r.status === 'unsent').length;
+      announce(`${done} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not checked: ${usedUp('verify', usedUpUntil)}` : ''}.`);
     } catch (error) {
       showErrors([(error as ApiError).error ?? String(error)]);
     } finally {

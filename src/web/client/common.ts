@@ -37,6 +37,8 @@ export interface ApiError {
   readonly status: number;
   readonly error: string;
   readonly code: string;
+  /** Retry-After, in seconds, when the answer had one (a quota_exceeded: until the month's end). */
+  readonly retryAfter?: number;
 }
 
 /** The answer of a form posted with `upload`: the body (a Blob), and the headers asked for. */
@@ -69,7 +71,13 @@ export function upload(url: string, form: FormData, headers: Record<string, stri
         } catch {
           // not JSON: a proxy's page, say
         }
-        reject({ status: xhr.status, error: typeof parsed.error === 'string' ? parsed.error : `The server answered ${xhr.status}`, code: typeof parsed.code === 'string' ? parsed.code : 'unknown' } satisfies ApiError);
+        const retryAfter = Number(xhr.getResponseHeader('Retry-After') ?? Number.NaN);
+        reject({
+          status: xhr.status,
+          error: typeof parsed.error === 'string' ? parsed.error : `The server answered ${xhr.status}`,
+          code: typeof parsed.code === 'string' ? parsed.code : 'unknown',
+          ...(Number.isFinite(retryAfter) ? { retryAfter } : {}),
+        } satisfies ApiError);
       });
     };
     xhr.onerror = () => reject({ status: 0, error: 'The connection failed: check your network and try again', code: 'network' } satisfies ApiError);
@@ -151,7 +159,59 @@ export async function refreshUsage(): Promise<void> {
     const text = box.querySelector('.meter-text');
     if (text) text.textContent = `${formatNumber(a.used)} of ${formatNumber(a.limit)} used · ${formatNumber(a.remaining)} left`;
     box.dataset.used = String(a.used);
+    box.dataset.limit = String(a.limit);
   }
+}
+
+/** What a meter of the page says is left this month (data-used, data-limit), or undefined without one. */
+export function leftOnMeter(id: 'usage-protect' | 'usage-verify'): number | undefined {
+  const box = document.getElementById(id);
+  const used = Number(box?.dataset.used);
+  const limit = Number(box?.dataset.limit);
+  return Number.isFinite(used) && Number.isFinite(limit) ? Math.max(limit - used, 0) : undefined;
+}
+
+/** Dates as the server's pages write them (src/web/format.ts: long, UTC). */
+const day = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' });
+
+/**
+ * When the month's allowance starts again: a refusal's Retry-After counted
+ * from now, rounded to the hour (the month starts at 00:00 UTC, and this
+ * clock may be a little off the server's); without one, the next month's
+ * first day, UTC.
+ */
+export function allowanceReturns(error?: ApiError): Date {
+  if (error?.retryAfter !== undefined) return new Date(Math.round((Date.now() + error.retryAfter * 1000) / 3_600_000) * 3_600_000);
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/** The month's allowance used up, in words: "this month's markings are used up; they start again on 1 December 2026". */
+export function usedUp(operation: 'protect' | 'verify', returns: Date): string {
+  return `this month's ${operation === 'protect' ? 'markings' : 'checks'} are used up; they start again on ${day.format(returns)}`;
+}
+
+/**
+ * Ask, in the page (not a browser dialog), whether to go on: `question`
+ * above a button that goes on (`goOn`) and one that does not; the
+ * keyboard goes to the first, which the question describes. Resolves with
+ * the answer; the box is gone then.
+ */
+export function confirmInPage(after: Element, question: string, goOn: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const text = element('p', { id: 'confirm-question' }, question);
+    const yes = element('button', { type: 'button', 'aria-describedby': 'confirm-question' }, goOn);
+    const no = element('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const box = element('div', { class: 'notice info confirm', role: 'group', 'aria-labelledby': 'confirm-question' }, text, element('div', { class: 'actions' }, yes, ' ', no));
+    const answer = (value: boolean) => {
+      box.remove();
+      resolve(value);
+    };
+    yes.addEventListener('click', () => answer(true));
+    no.addEventListener('click', () => answer(false));
+    after.after(box);
+    yes.focus();
+  });
 }
 
 /** Hand a blob to the browser as a download named `name`. */

@@ -13,11 +13,12 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, confirmInPage, download, element, formatBytes, formatNumber, inParallel, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
-type State = 'ready' | 'skipped' | 'queued' | 'uploading' | 'working' | 'done' | 'failed';
+/** `unsent`: the month's markings ran out before this file was marked; it waits for the next month, without a Retry. */
+type State = 'ready' | 'skipped' | 'queued' | 'uploading' | 'working' | 'done' | 'failed' | 'unsent';
 
 interface Row {
   readonly file: File;
@@ -46,6 +47,10 @@ const constraintsField = document.getElementById('constraints-field') as HTMLEle
 const constraints = document.getElementById('other-constraints') as HTMLInputElement;
 const rows: Row[] = [];
 let running = false;
+/** A question of the page is open (the month's markings would not reach every file): nothing starts meanwhile. */
+let confirming = false;
+/** Set in a run once the server says the month's markings are used up: when they start again. The rest of the batch is not sent. */
+let usedUpUntil: Date | undefined;
 /** After a run: what was marked in it, and the certificate of its batch. */
 const summary = element('p', { class: 'batch-summary', hidden: '' });
 rowsList.after(summary);
@@ -153,6 +158,13 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
   row.actions.replaceChildren(save, ...(certificate ? [certificate] : []));
 }
 
+/** A file the month's markings did not reach (refused, or never sent): a Retry would be refused the same until the month's end. */
+function showUsedUp(row: Row, sent: boolean, returns: Date): void {
+  setState(row, 'unsent', `${sent ? 'Not marked' : 'Not sent'}: ${usedUp('protect', returns)}.`);
+  row.progress.value = 0;
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
+}
+
 function showFailure(row: Row, error: ApiError): void {
   setState(row, 'failed', `Not marked: ${error.error}`);
   row.progress.value = 0;
@@ -179,15 +191,55 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
     setState(row, 'done', 'Marked');
     showResult(row, answer.body, markFacts(answer));
   } catch (error) {
-    showFailure(row, error as ApiError);
+    const refusal = error as ApiError;
+    if (refusal.code === 'quota_exceeded') {
+      usedUpUntil ??= allowanceReturns(refusal);
+      showUsedUp(row, true, usedUpUntil);
+    } else showFailure(row, refusal);
   }
 }
 
-async function run(selected: Row[]): Promise<void> {
-  if (running || selected.length === 0) return;
+/**
+ * Before a batch the meter says the month's markings will not reach: say
+ * how many will be marked, and ask. Resolves with the rows to send (none
+ * when the person says no); those beyond are shown as not sent.
+ */
+async function withinAllowance(selected: Row[]): Promise<Row[]> {
+  const left = leftOnMeter('usage-protect');
+  if (left === undefined || selected.length <= left) return selected;
+  const returns = allowanceReturns();
+  if (left === 0) {
+    showErrors([`Nothing was sent: ${usedUp('protect', returns)}.`]);
+    return [];
+  }
+  confirming = true;
+  start.disabled = true;
+  const n = selected.length;
+  const goOn = await confirmInPage(
+    start.parentElement!,
+    `Only ${left === 1 ? 'one marking is' : `${formatNumber(left)} markings are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be marked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
+    `Mark ${formatNumber(left)} of ${formatNumber(n)}`,
+  );
+  confirming = false;
+  updateStart();
+  if (!goOn) {
+    start.focus();
+    return [];
+  }
+  // A row removed while the question was open stays out.
+  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
+  for (const row of still.slice(left)) showUsedUp(row, false, returns);
+  return still.slice(0, left);
+}
+
+async function run(chosen: Row[]): Promise<void> {
+  if (running || confirming || chosen.length === 0) return;
   // A retry comes here without the form's own check: the constraints text the value needs, asked for in the form.
   if (!form.reportValidity()) return;
+  const selected = await withinAllowance(chosen);
+  if (running || selected.length === 0) return;
   running = true;
+  usedUpUntil = undefined;
   start.disabled = true;
   start.textContent = 'Marking…';
   // Rows on their way lose their Remove button: a file in a batch that runs is sent.
@@ -202,11 +254,17 @@ async function run(selected: Row[]): Promise<void> {
   try {
     const batch = String((await postJson('/app/batches')).id);
     // The meters follow each file without holding up the next upload.
-    await inParallel(selected, PARALLEL, (row) => markOne(row, batch, fields).then(() => void refreshUsage().catch(() => {})));
+    await inParallel(selected, PARALLEL, async (row) => {
+      // The month's markings ran out in this batch: the rest would only be refused.
+      if (usedUpUntil) return showUsedUp(row, false, usedUpUntil);
+      await markOne(row, batch, fields);
+      void refreshUsage().catch(() => {});
+    });
     await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
-    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+    const unsent = selected.filter((r) => r.status === 'unsent').length;
+    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not marked: ${usedUp('protect', usedUpUntil)}` : ''}.`);
     if (done > 0) {
       summary.replaceChildren(
         `${done} file${done === 1 ? '' : 's'} marked in this batch, each with a dated service record. `,
