@@ -348,6 +348,35 @@ describe('the people’s pages in a browser', () => {
     expect((await apiUsage()).protect).toBe(before.protect + 1);
   });
 
+  it('a file that cannot carry the fingerprint is offered, on its row, to be marked without it: that file only, a new call, counted once', { timeout: 60_000 }, async () => {
+    // Too small to carry the fingerprint.
+    const path = join(scratch, 'tiny-without.png');
+    writeFileSync(path, await sharp({ create: { width: 40, height: 30, channels: 3, background: '#6a8' } }).png().toBuffer());
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      const fingerprint = p.getByLabel('Experimental in-pixel fingerprint');
+      await fingerprint.check();
+      await p.setInputFiles('#files', [path]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      const before = await apiUsage();
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="failed"]', { timeout: 30_000 });
+      expect(await p.textContent('#rows li .state')).toMatch(/^Not marked: /);
+      await audit(p, 'mark-fingerprint-not-possible');
+      await p.getByRole('button', { name: 'Mark without the fingerprint' }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      const result = await p.textContent('#rows li .result');
+      expect(result).toContain('Opt-out written');
+      expect(result).not.toContain('Fingerprint');
+      // The form's own choice is kept for the next files.
+      expect(await fingerprint.isChecked()).toBe(true);
+      expect((await apiUsage()).protect).toBe(before.protect + 1);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('"Prohibited, see plus:OtherConstraints" asks for its text, and the file carries both, read back by ExifTool', { timeout: 60_000 }, async () => {
     const text = `Licensed for search indexing only — Tom & Jerry's <"studio">, Zürich`;
     const [path, second] = await images(join(scratch, 'constraints'), 2);

@@ -170,7 +170,10 @@ function showFailure(row: Row, error: ApiError): void {
   row.progress.value = 0;
   const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
   retry.addEventListener('click', () => void run([row]));
-  row.actions.replaceChildren(retry, removeButton(row.file.name, () => remove(row)));
+  // A picture that cannot carry the fingerprint gets the same refusal on a Retry: offer what works, this file without it.
+  const without = error.code === 'fingerprint_not_possible' ? [element('button', { type: 'button' }, 'Mark without the fingerprint')] : [];
+  for (const button of without) button.addEventListener('click', () => void run([row], { withoutFingerprint: true }));
+  row.actions.replaceChildren(...without, retry, removeButton(row.file.name, () => remove(row)));
 }
 
 async function markOne(row: Row, batch: string, fields: FormData): Promise<void> {
@@ -232,7 +235,12 @@ async function withinAllowance(selected: Row[]): Promise<Row[]> {
   return still.slice(0, left);
 }
 
-async function run(chosen: Row[]): Promise<void> {
+/** What a run changes of the form's choices, for its files only: the fingerprint left out (a file that cannot carry it). */
+interface RunOptions {
+  readonly withoutFingerprint?: boolean;
+}
+
+async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
   if (running || confirming || chosen.length === 0) return;
   // A retry comes here without the form's own check: the constraints text the value needs, asked for in the form.
   if (!form.reportValidity()) return;
@@ -251,6 +259,8 @@ async function run(chosen: Row[]): Promise<void> {
   const fields = new FormData(form);
   // The text goes with its value only (a text typed, then another value chosen, stays in the hidden field).
   if (fields.get('value') !== SEE_CONSTRAINT) fields.delete('otherConstraints');
+  // Other options than the file was refused with: markOne gives it a new Idempotency-Key.
+  if (options.withoutFingerprint) fields.delete('fingerprint');
   try {
     const batch = String((await postJson('/app/batches')).id);
     // The meters follow each file without holding up the next upload.
