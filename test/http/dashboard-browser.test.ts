@@ -451,6 +451,66 @@ describe('the people’s pages in a browser', () => {
     expect(await usageOnPage(page)).toEqual(await apiUsage());
   });
 
+  it('the keyboard stays on the row after Enter on Mark it anyway, Retry, Mark without the fingerprint and Mark it again; a long run tells its progress', { timeout: 120_000 }, async () => {
+    const dir = join(scratch, 'focus');
+    const paths = await images(dir, 6);
+    // Already opted out: the file the check test marked, under a name of its own.
+    const optedOut = join(dir, 'opted-out.jpg');
+    writeFileSync(optedOut, readFileSync(join(scratch, 'check', 'plain-optout.jpg')));
+    const tiny = join(dir, 'tiny.png');
+    writeFileSync(tiny, await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a86' } }).png().toBuffer());
+    const focused = (p: Page) => p.evaluate("[document.activeElement?.className, document.activeElement?.closest('li')?.querySelector('.name')?.textContent ?? null]");
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      // Every word the live region says, kept.
+      await p.evaluate("window.said = []; new MutationObserver(() => window.said.push(document.getElementById('status').textContent)).observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true })");
+      await p.setInputFiles('#files', [optedOut]);
+      await p.waitForSelector('#rows li[data-state="skipped"]');
+      await p.getByRole('button', { name: 'Mark it anyway' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'opted-out.jpg']);
+      expect(await p.evaluate('document.activeElement.textContent')).toBe('Ready');
+      await p.getByRole('button', { name: 'Remove opted-out.jpg' }).press('Enter');
+
+      // Six files: the live region tells the fifth before the end.
+      await p.setInputFiles('#files', paths.slice(0, 6));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(6);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 60_000 }).toBe(6);
+      await expect.poll(() => p.evaluate('window.said')).toEqual(expect.arrayContaining(['Progress: 5 of 6 files done', '6 marked.']));
+
+      // Refused for the fingerprint: Retry, then Mark without the fingerprint, by keyboard.
+      await p.getByLabel('Experimental in-pixel fingerprint').check();
+      await p.setInputFiles('#files', [tiny]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="failed"]', { timeout: 30_000 });
+      await p.getByRole('button', { name: 'Retry' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.waitForSelector('#rows li[data-state="failed"] button:text("Retry")', { timeout: 30_000 });
+      await p.waitForSelector('#work-form:not([aria-busy])');
+      await p.getByRole('button', { name: 'Mark without the fingerprint' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.waitForSelector('#rows li:last-child[data-state="done"]', { timeout: 30_000 });
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.getByLabel('Experimental in-pixel fingerprint').uncheck();
+
+      // The check page: Mark it again, on a file whose metadata was stripped (the check test's).
+      await p.goto(`${t.url}/check`);
+      await p.setInputFiles('#files', [join(scratch, 'check', 'stripped.png')]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      await p.getByRole('button', { name: 'Mark it again' }).press('Enter');
+      expect(await focused(p)).toEqual(['remark', 'stripped.png']);
+      await p.waitForSelector('.remark button', { timeout: 30_000 });
+      expect(await p.textContent('.remark')).toContain('Marked again');
+      expect(await focused(p)).toEqual(['remark', 'stripped.png']);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('without JavaScript, one image is marked and downloaded and one checked, and the form token never shows in the address', { timeout: 60_000 }, async () => {
     const plain = join(scratch, 'no-js.jpg');
     writeFileSync(plain, await texturedPhoto(320, 240, 'jpeg', 21));

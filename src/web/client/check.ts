@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, allowanceReturns, announce, batchPage, confirmInPage, download, element, formatBytes, formatNumber, inParallel, json, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, json, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -43,7 +43,8 @@ async function addFiles(files: readonly File[]): Promise<void> {
   const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check', (sha256) => rows.find((r) => r.sha256 === sha256)?.file.name);
   for (const { file, sha256 } of accepted) {
     const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
-    const state = element('span', { class: 'state' }, 'Ready');
+    // Focusable by script, as on the mark page.
+    const state = element('span', { class: 'state', tabindex: '-1' }, 'Ready');
     const result = element('div', { class: 'result' });
     const actions = element('div', { class: 'row-actions' });
     const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
@@ -123,11 +124,12 @@ function recordNote(record: RecordLink | null): Array<Node | string> {
 
 /** A file whose metadata was stripped: mark it again (a protect call, counted as one) and offer the new file. */
 function remarkButton(row: Row): HTMLElement {
-  const box = element('p', {});
+  // Focusable by script: the button gives way to what happens, and the keyboard stays here rather than falling to the page's start.
+  const box = element('p', { tabindex: '-1', class: 'remark' });
   const button = element('button', { type: 'button' }, 'Mark it again');
   button.addEventListener('click', async () => {
-    button.disabled = true;
-    button.textContent = 'Marking…';
+    box.replaceChildren('Marking it again…');
+    box.focus();
     try {
       const batch = String((await postJson('/app/batches')).id);
       const body = new FormData();
@@ -140,7 +142,9 @@ function remarkButton(row: Row): HTMLElement {
       void refreshUsage();
     } catch (error) {
       const refusal = error as ApiError;
-      box.replaceChildren(`Not marked: ${refusal.code === 'quota_exceeded' ? `${usedUp('protect', allowanceReturns(refusal))}.` : refusal.error}`);
+      // Tried again, it may go through, unless the month's markings are used up.
+      if (refusal.code === 'quota_exceeded') box.replaceChildren(`Not marked: ${usedUp('protect', allowanceReturns(refusal))}.`);
+      else box.replaceChildren(`Not marked: ${refusal.error} `, button);
     }
   });
   box.append(button);
@@ -232,11 +236,15 @@ form.addEventListener('submit', (event) => {
     }
     try {
       const batch = String((await postJson('/app/batches')).id);
+      const tell = progressTeller(selected.length);
       await inParallel(selected, PARALLEL, async (row) => {
         // The month's checks ran out in this batch: the rest would only be refused.
-        if (usedUpUntil) return showUsedUp(row, false, usedUpUntil);
-        await checkOne(row, batch);
-        await refreshUsage();
+        if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+        else {
+          await checkOne(row, batch);
+          await refreshUsage();
+        }
+        tell();
       });
       const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;

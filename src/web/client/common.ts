@@ -33,6 +33,20 @@ export function announce(text: string): void {
   if (status) status.textContent = text;
 }
 
+/**
+ * A long run's progress, said now and then (every fifth file of a batch of
+ * more than five): the rows' own states are not spoken, and a person who
+ * cannot see the bars hears otherwise nothing until the end. Call the
+ * function returned once per file finished.
+ */
+export function progressTeller(total: number): () => void {
+  let finished = 0;
+  return () => {
+    finished++;
+    if (total > 5 && finished % 5 === 0 && finished < total) announce(`Progress: ${formatNumber(finished)} of ${formatNumber(total)} files done`);
+  };
+}
+
 export interface ApiError {
   readonly status: number;
   readonly error: string;

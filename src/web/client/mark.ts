@@ -13,7 +13,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, allowanceReturns, announce, batchPage, confirmInPage, download, element, formatBytes, formatNumber, inParallel, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -86,7 +86,8 @@ async function addFiles(files: readonly File[]): Promise<void> {
 
 async function newRow({ file, bytes, sha256 }: Admitted): Promise<Row> {
   const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
-  const state = element('span', { class: 'state' });
+  // Focusable by script: where the keyboard goes when the button pressed on this row goes away.
+  const state = element('span', { class: 'state', tabindex: '-1' });
   const result = element('div', { class: 'result' });
   const actions = element('div', { class: 'row-actions' });
   const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
@@ -122,6 +123,7 @@ function skip(row: Row): void {
   again.addEventListener('click', () => {
     showReady(row);
     updateStart();
+    row.state.focus();
   });
   row.actions.replaceChildren(again, removeButton(row.file.name, () => remove(row)));
 }
@@ -169,10 +171,19 @@ function showFailure(row: Row, error: ApiError): void {
   setState(row, 'failed', `Not marked: ${error.error}`);
   row.progress.value = 0;
   const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
-  retry.addEventListener('click', () => void run([row]));
+  // The buttons go while the file is sent: the keyboard waits on the row's state (an invalid form field takes it instead).
+  retry.addEventListener('click', () => {
+    row.state.focus();
+    void run([row]);
+  });
   // A picture that cannot carry the fingerprint gets the same refusal on a Retry: offer what works, this file without it.
   const without = error.code === 'fingerprint_not_possible' ? [element('button', { type: 'button' }, 'Mark without the fingerprint')] : [];
-  for (const button of without) button.addEventListener('click', () => void run([row], { withoutFingerprint: true }));
+  for (const button of without) {
+    button.addEventListener('click', () => {
+      row.state.focus();
+      void run([row], { withoutFingerprint: true });
+    });
+  }
   row.actions.replaceChildren(...without, retry, removeButton(row.file.name, () => remove(row)));
 }
 
@@ -263,12 +274,16 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
   if (options.withoutFingerprint) fields.delete('fingerprint');
   try {
     const batch = String((await postJson('/app/batches')).id);
+    const tell = progressTeller(selected.length);
     // The meters follow each file without holding up the next upload.
     await inParallel(selected, PARALLEL, async (row) => {
       // The month's markings ran out in this batch: the rest would only be refused.
-      if (usedUpUntil) return showUsedUp(row, false, usedUpUntil);
-      await markOne(row, batch, fields);
-      void refreshUsage().catch(() => {});
+      if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+      else {
+        await markOne(row, batch, fields);
+        void refreshUsage().catch(() => {});
+      }
+      tell();
     });
     await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
