@@ -204,6 +204,130 @@ describe('the people’s pages in a browser', () => {
     expect(await page.locator('#rows li').count()).toBe(1);
   });
 
+  it('the same file picked twice makes one row, marked and counted once; a row is removed by keyboard, the focus kept in the list', { timeout: 90_000 }, async () => {
+    const dir = join(scratch, 'twice');
+    const [first, second] = await images(dir, 2);
+    // The same bytes under another name are the same file.
+    const renamed = join(dir, 'renamed.jpg');
+    writeFileSync(renamed, readFileSync(first!));
+    // A page of its own: its refusals are not the ones the last test counts.
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      await p.setInputFiles('#files', [first!]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.setInputFiles('#files', [first!, second!]);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(2);
+      expect(await p.textContent('.notice.error')).toBe('image 01.jpg is already in the list');
+      await p.setInputFiles('#files', [renamed]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('renamed.jpg is already in the list, as image 01.jpg');
+      expect(await p.locator('#rows li').count()).toBe(2);
+      await audit(p, 'mark-duplicate');
+
+      // Remove, by keyboard: the keyboard lands on the next row, then, with none left, on the file picker.
+      await p.getByRole('button', { name: 'Remove image 01.jpg' }).focus();
+      await p.keyboard.press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      expect(await p.evaluate("document.activeElement?.closest('li')?.querySelector('.name')?.textContent")).toBe('image 02.png');
+      expect(await p.textContent('#status')).toBe('image 01.jpg removed from the list');
+      await p.keyboard.press('Tab');
+      expect(await p.evaluate('document.activeElement?.textContent')).toBe('Remove image 02.png');
+      await p.keyboard.press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('files');
+
+      // Removed, the file may come back; marked, it is counted once.
+      await p.setInputFiles('#files', [first!, renamed]);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(1);
+      const before = await apiUsage();
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      await p.setInputFiles('#files', [first!]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('image 01.jpg is already in the list');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      expect(await p.isDisabled('#start')).toBe(true);
+      expect((await apiUsage()).protect).toBe(before.protect + 1);
+
+      // The check page, the same.
+      await p.goto(`${t.url}/check`);
+      await p.setInputFiles('#files', [first!, renamed]);
+      await expect.poll(() => p.textContent('.notice.error')).toBe('renamed.jpg is already in the list, as image 01.jpg');
+      expect(await p.locator('#rows li').count()).toBe(1);
+      await p.getByRole('button', { name: 'Remove image 01.jpg' }).press('Enter');
+      expect(await p.locator('#rows li').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('files');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('when the month’s markings run out mid-batch the rest is not sent, said in words with the date they return; a batch longer than the meter’s rest asks first', { timeout: 120_000 }, async () => {
+    const dir = join(scratch, 'quota');
+    const paths = await images(dir, 7);
+    const p = await context.newPage();
+    const sent: string[] = [];
+    p.on('request', (request) => {
+      if (request.method() === 'POST' && /\/app\/(mark|check)$/.test(request.url())) sent.push(new URL(request.url()).pathname);
+    });
+    const now = new Date();
+    const returns = new Intl.DateTimeFormat(String(await p.evaluate('navigator.language')), { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)));
+    const usedUp = (what: string) => new RegExp(`^Not (sent|marked|checked): this month's ${what} are used up; they start again on ${returns}\\.$`);
+    try {
+      // The meter says plenty are left; the limit changes under it: one marking left.
+      await p.goto(`${t.url}/mark`);
+      await t.server.admin.setLimits('studio', { protectPerMonth: (await apiUsage()).protect + 1 });
+      await p.setInputFiles('#files', paths.slice(0, 5));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(5);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"], #rows li[data-state="unsent"]').count(), { timeout: 60_000 }).toBe(5);
+      expect(await p.locator('#rows li[data-state="done"]').count()).toBe(1);
+      for (const text of await p.$$eval('#rows li[data-state="unsent"] .state', (items) => items.map((i) => i.textContent))) expect(text).toMatch(usedUp('markings'));
+      // Three go at a time: the refusal stops the two that had not gone.
+      expect(sent.length).toBeLessThanOrEqual(3);
+      expect(await p.locator('#rows button', { hasText: 'Retry' }).count()).toBe(0);
+      expect(await p.isDisabled('#start')).toBe(true);
+      await audit(p, 'mark-used-up');
+
+      // The meter says one is left: three files are asked about first; nothing is sent until the answer.
+      await t.server.admin.setLimits('studio', { protectPerMonth: (await apiUsage()).protect + 1 });
+      await p.goto(`${t.url}/mark`);
+      sent.length = 0;
+      await p.setInputFiles('#files', paths.slice(0, 3));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(3);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      expect(await p.textContent('.confirm')).toContain('Only one marking is left this month, for 3 files: the first file will be marked, the other 2 not sent. Go on?');
+      expect(sent).toEqual([]);
+      await audit(p, 'mark-confirm');
+      await p.getByRole('button', { name: 'Mark 1 of 3' }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 30_000 }).toBe(1);
+      expect(await p.$$eval('#rows li .state', (items) => items.map((i) => i.textContent))).toEqual(['Marked', expect.stringMatching(/^Not sent: /), expect.stringMatching(/^Not sent: /)]);
+      expect(await p.textContent('#rows li:nth-child(3) .state')).toMatch(usedUp('markings'));
+      expect(sent).toEqual(['/app/mark']);
+
+      // The check page, the same: one check left, two files; Cancel sends nothing, going on checks one.
+      await t.server.admin.setLimits('studio', { verifyPerMonth: (await apiUsage()).verify + 1 });
+      await p.goto(`${t.url}/check`);
+      sent.length = 0;
+      await p.setInputFiles('#files', paths.slice(5, 7));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(2);
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      expect(await p.textContent('.confirm')).toContain('Only one check is left this month, for 2 files: the first file will be checked, the other file not sent. Go on?');
+      await p.getByRole('button', { name: 'Cancel' }).click();
+      expect(await p.locator('.confirm').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('start');
+      expect(sent).toEqual([]);
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      await p.getByRole('button', { name: 'Check 1 of 2' }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 30_000 }).toBe(1);
+      expect(await p.textContent('#rows li:nth-child(2) .state')).toMatch(usedUp('checks'));
+      expect(sent).toEqual(['/app/check']);
+      expect(await p.isDisabled('#start')).toBe(true);
+    } finally {
+      await t.server.admin.setLimits('studio', { protectPerMonth: null, verifyPerMonth: null });
+      await p.close();
+    }
+  });
+
   it('a file refused with one option is marked when retried with another: the retry is a new call, not a repeat of the refusal', { timeout: 60_000 }, async () => {
     // Too small to carry the fingerprint: refused with it, marked without it.
     const path = join(scratch, 'tiny.png');
@@ -222,6 +346,35 @@ describe('the people’s pages in a browser', () => {
     await page.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
     expect(await page.textContent('#rows li .result')).toContain('Opt-out written');
     expect((await apiUsage()).protect).toBe(before.protect + 1);
+  });
+
+  it('a file that cannot carry the fingerprint is offered, on its row, to be marked without it: that file only, a new call, counted once', { timeout: 60_000 }, async () => {
+    // Too small to carry the fingerprint.
+    const path = join(scratch, 'tiny-without.png');
+    writeFileSync(path, await sharp({ create: { width: 40, height: 30, channels: 3, background: '#6a8' } }).png().toBuffer());
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      const fingerprint = p.getByLabel('Experimental in-pixel fingerprint');
+      await fingerprint.check();
+      await p.setInputFiles('#files', [path]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      const before = await apiUsage();
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="failed"]', { timeout: 30_000 });
+      expect(await p.textContent('#rows li .state')).toMatch(/^Not marked: /);
+      await audit(p, 'mark-fingerprint-not-possible');
+      await p.getByRole('button', { name: 'Mark without the fingerprint' }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      const result = await p.textContent('#rows li .result');
+      expect(result).toContain('Opt-out written');
+      expect(result).not.toContain('Fingerprint');
+      // The form's own choice is kept for the next files.
+      expect(await fingerprint.isChecked()).toBe(true);
+      expect((await apiUsage()).protect).toBe(before.protect + 1);
+    } finally {
+      await p.close();
+    }
   });
 
   it('"Prohibited, see plus:OtherConstraints" asks for its text, and the file carries both, read back by ExifTool', { timeout: 60_000 }, async () => {
@@ -296,6 +449,66 @@ describe('the people’s pages in a browser', () => {
     const verified = String((await apiUsage()).verify);
     await expect.poll(() => page.getAttribute('#usage-verify', 'data-used')).toBe(verified);
     expect(await usageOnPage(page)).toEqual(await apiUsage());
+  });
+
+  it('the keyboard stays on the row after Enter on Mark it anyway, Retry, Mark without the fingerprint and Mark it again; a long run tells its progress', { timeout: 120_000 }, async () => {
+    const dir = join(scratch, 'focus');
+    const paths = await images(dir, 6);
+    // Already opted out: the file the check test marked, under a name of its own.
+    const optedOut = join(dir, 'opted-out.jpg');
+    writeFileSync(optedOut, readFileSync(join(scratch, 'check', 'plain-optout.jpg')));
+    const tiny = join(dir, 'tiny.png');
+    writeFileSync(tiny, await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a86' } }).png().toBuffer());
+    const focused = (p: Page) => p.evaluate("[document.activeElement?.className, document.activeElement?.closest('li')?.querySelector('.name')?.textContent ?? null]");
+    const p = await context.newPage();
+    try {
+      await p.goto(`${t.url}/mark`);
+      // Every word the live region says, kept.
+      await p.evaluate("window.said = []; new MutationObserver(() => window.said.push(document.getElementById('status').textContent)).observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true })");
+      await p.setInputFiles('#files', [optedOut]);
+      await p.waitForSelector('#rows li[data-state="skipped"]');
+      await p.getByRole('button', { name: 'Mark it anyway' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'opted-out.jpg']);
+      expect(await p.evaluate('document.activeElement.textContent')).toBe('Ready');
+      await p.getByRole('button', { name: 'Remove opted-out.jpg' }).press('Enter');
+
+      // Six files: the live region tells the fifth before the end.
+      await p.setInputFiles('#files', paths.slice(0, 6));
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(6);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 60_000 }).toBe(6);
+      await expect.poll(() => p.evaluate('window.said')).toEqual(expect.arrayContaining(['Progress: 5 of 6 files done', '6 marked.']));
+
+      // Refused for the fingerprint: Retry, then Mark without the fingerprint, by keyboard.
+      await p.getByLabel('Experimental in-pixel fingerprint').check();
+      await p.setInputFiles('#files', [tiny]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="failed"]', { timeout: 30_000 });
+      await p.getByRole('button', { name: 'Retry' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.waitForSelector('#rows li[data-state="failed"] button:text("Retry")', { timeout: 30_000 });
+      await p.waitForSelector('#work-form:not([aria-busy])');
+      await p.getByRole('button', { name: 'Mark without the fingerprint' }).press('Enter');
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.waitForSelector('#rows li:last-child[data-state="done"]', { timeout: 30_000 });
+      expect(await focused(p)).toEqual(['state', 'tiny.png']);
+      await p.getByLabel('Experimental in-pixel fingerprint').uncheck();
+
+      // The check page: Mark it again, on a file whose metadata was stripped (the check test's).
+      await p.goto(`${t.url}/check`);
+      await p.setInputFiles('#files', [join(scratch, 'check', 'stripped.png')]);
+      await p.waitForSelector('#rows li[data-state="ready"]');
+      await p.getByRole('button', { name: 'Check', exact: true }).click();
+      await p.waitForSelector('#rows li[data-state="done"]', { timeout: 30_000 });
+      await p.getByRole('button', { name: 'Mark it again' }).press('Enter');
+      expect(await focused(p)).toEqual(['remark', 'stripped.png']);
+      await p.waitForSelector('.remark button', { timeout: 30_000 });
+      expect(await p.textContent('.remark')).toContain('Marked again');
+      expect(await focused(p)).toEqual(['remark', 'stripped.png']);
+    } finally {
+      await p.close();
+    }
   });
 
   it('without JavaScript, one image is marked and downloaded and one checked, and the form token never shows in the address', { timeout: 60_000 }, async () => {

@@ -6,23 +6,31 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, thumbnail, upload, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, json, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
 interface Row {
   readonly file: File;
+  /** Its bytes' SHA-256: the same bytes picked again do not make a second row. */
+  readonly sha256: string;
   readonly key: string;
   readonly li: HTMLLIElement;
   readonly progress: HTMLProgressElement;
   readonly state: HTMLElement;
   readonly result: HTMLElement;
-  status: 'ready' | 'working' | 'done' | 'failed';
+  readonly actions: HTMLElement;
+  /** `unsent`: the month's checks ran out before this file was checked; it waits for the next month, without a retry. */
+  status: 'ready' | 'queued' | 'working' | 'done' | 'failed' | 'unsent';
 }
 
 const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = batchPage(addFiles);
 const rows: Row[] = [];
 let running = false;
+/** A question of the page is open (the month's checks would not reach every file): nothing starts meanwhile. */
+let confirming = false;
+/** Set in a run once the server says the month's checks are used up: when they start again. The rest of the batch is not sent. */
+let usedUpUntil: Date | undefined;
 
 function setState(row: Row, status: Row['status'], text: string): void {
   row.status = status;
@@ -32,17 +40,37 @@ function setState(row: Row, status: Row['status'], text: string): void {
 
 async function addFiles(files: readonly File[]): Promise<void> {
   const room = batchSize - rows.filter((r) => r.status !== 'done').length;
-  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check');
-  for (const file of accepted) {
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'check', (sha256) => rows.find((r) => r.sha256 === sha256)?.file.name);
+  for (const { file, sha256 } of accepted) {
     const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
-    const state = element('span', { class: 'state' }, 'Ready');
+    // Focusable by script, as on the mark page.
+    const state = element('span', { class: 'state', tabindex: '-1' }, 'Ready');
     const result = element('div', { class: 'result' });
-    const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result));
+    const actions = element('div', { class: 'row-actions' });
+    const li = element('li', { class: 'row', 'data-state': 'ready' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
     rowsList.append(li);
-    rows.push({ file, key: crypto.randomUUID(), li, progress, state, result, status: 'ready' });
+    const row: Row = { file, sha256, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready' };
+    rows.push(row);
+    offerRemove(row);
   }
   showErrors(problems);
-  start.disabled = running || !rows.some((r) => r.status !== 'done' && r.status !== 'working');
+  updateStart();
+}
+
+/** Check is there for rows that can go, and not while a batch runs. */
+function updateStart(): void {
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+}
+
+/** A row that has not gone (ready or failed) may leave the list, and its bytes be picked again. */
+function offerRemove(row: Row): void {
+  row.actions.replaceChildren(
+    removeButton(row.file.name, () => {
+      rows.splice(rows.indexOf(row), 1);
+      removeRow(row.li, row.file.name);
+      updateStart();
+    }),
+  );
 }
 
 function fact(term: string, ...value: Array<Node | string>): [HTMLElement, HTMLElement] {
@@ -96,11 +124,12 @@ function recordNote(record: RecordLink | null): Array<Node | string> {
 
 /** A file whose metadata was stripped: mark it again (a protect call, counted as one) and offer the new file. */
 function remarkButton(row: Row): HTMLElement {
-  const box = element('p', {});
+  // Focusable by script: the button gives way to what happens, and the keyboard stays here rather than falling to the page's start.
+  const box = element('p', { tabindex: '-1', class: 'remark' });
   const button = element('button', { type: 'button' }, 'Mark it again');
   button.addEventListener('click', async () => {
-    button.disabled = true;
-    button.textContent = 'Marking…';
+    box.replaceChildren('Marking it again…');
+    box.focus();
     try {
       const batch = String((await postJson('/app/batches')).id);
       const body = new FormData();
@@ -112,7 +141,10 @@ function remarkButton(row: Row): HTMLElement {
       box.replaceChildren('Marked again: the opt-out is back in its metadata. ', save);
       void refreshUsage();
     } catch (error) {
-      box.replaceChildren(`Not marked: ${(error as ApiError).error}`);
+      const refusal = error as ApiError;
+      // Tried again, it may go through, unless the month's markings are used up.
+      if (refusal.code === 'quota_exceeded') box.replaceChildren(`Not marked: ${usedUp('protect', allowanceReturns(refusal))}.`);
+      else box.replaceChildren(`Not marked: ${refusal.error} `, button);
     }
   });
   box.append(button);
@@ -123,6 +155,7 @@ async function checkOne(row: Row, batch: string): Promise<void> {
   const body = new FormData();
   body.append('image', row.file, row.file.name);
   setState(row, 'working', 'Uploading…');
+  row.actions.replaceChildren();
   try {
     const answer = await upload('/app/check', body, { 'X-Batch-Id': batch, 'Idempotency-Key': row.key }, (fraction) => {
       row.progress.value = fraction;
@@ -132,31 +165,103 @@ async function checkOne(row: Row, batch: string): Promise<void> {
     setState(row, 'done', 'Checked');
     showVerdict(row, await json(answer));
   } catch (error) {
-    setState(row, 'failed', `Not checked: ${(error as ApiError).error}`);
+    const refusal = error as ApiError;
+    if (refusal.code === 'quota_exceeded') {
+      usedUpUntil ??= allowanceReturns(refusal);
+      showUsedUp(row, true, usedUpUntil);
+      return;
+    }
+    setState(row, 'failed', `Not checked: ${refusal.error}`);
     row.progress.value = 0;
+    offerRemove(row);
   }
+}
+
+/** A file the month's checks did not reach (refused, or never sent): a retry would be refused the same until the month's end. */
+function showUsedUp(row: Row, sent: boolean, returns: Date): void {
+  setState(row, 'unsent', `${sent ? 'Not checked' : 'Not sent'}: ${usedUp('verify', returns)}.`);
+  row.progress.value = 0;
+  offerRemove(row);
+}
+
+/**
+ * Before a batch the meter says the month's checks will not reach: say how
+ * many will be checked, and ask. Resolves with the rows to send (none when
+ * the person says no); those beyond are shown as not sent.
+ */
+async function withinAllowance(selected: Row[]): Promise<Row[]> {
+  const left = leftOnMeter('usage-verify');
+  if (left === undefined || selected.length <= left) return selected;
+  const returns = allowanceReturns();
+  if (left === 0) {
+    showErrors([`Nothing was sent: ${usedUp('verify', returns)}.`]);
+    return [];
+  }
+  confirming = true;
+  start.disabled = true;
+  const n = selected.length;
+  const goOn = await confirmInPage(
+    start.parentElement!,
+    `Only ${left === 1 ? 'one check is' : `${formatNumber(left)} checks are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be checked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
+    `Check ${formatNumber(left)} of ${formatNumber(n)}`,
+  );
+  confirming = false;
+  updateStart();
+  if (!goOn) {
+    start.focus();
+    return [];
+  }
+  // A row removed while the question was open stays out.
+  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
+  for (const row of still.slice(left)) showUsedUp(row, false, returns);
+  return still.slice(0, left);
 }
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   void (async () => {
-    const selected = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
+    const chosen = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
+    if (running || confirming || chosen.length === 0) return;
+    const selected = await withinAllowance(chosen);
     if (running || selected.length === 0) return;
     running = true;
+    usedUpUntil = undefined;
     start.disabled = true;
     start.textContent = 'Checking…';
     form.setAttribute('aria-busy', 'true');
+    // Rows on their way lose their Remove button: a file in a batch that runs is sent.
+    for (const row of selected) {
+      setState(row, 'queued', 'Waiting to be sent…');
+      row.actions.replaceChildren();
+    }
     try {
       const batch = String((await postJson('/app/batches')).id);
-      await inParallel(selected, PARALLEL, (row) => checkOne(row, batch).then(() => refreshUsage()));
+      const tell = progressTeller(selected.length);
+      await inParallel(selected, PARALLEL, async (row) => {
+        // The month's checks ran out in this batch: the rest would only be refused.
+        if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+        else {
+          await checkOne(row, batch);
+          await refreshUsage();
+        }
+        tell();
+      });
+      const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;
-      announce(`${selected.length - failed} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+      const unsent = selected.filter((r) => r.status === 'unsent').length;
+      announce(`${done} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not checked: ${usedUp('verify', usedUpUntil)}` : ''}.`);
     } catch (error) {
       showErrors([(error as ApiError).error ?? String(error)]);
     } finally {
+      // The batch itself could not be made: nothing of it was sent.
+      for (const row of selected) {
+        if (row.status !== 'queued') continue;
+        setState(row, 'ready', 'Ready');
+        offerRemove(row);
+      }
       running = false;
       start.textContent = 'Check';
-      start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+      updateStart();
       form.removeAttribute('aria-busy');
     }
   })();

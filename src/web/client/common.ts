@@ -33,10 +33,26 @@ export function announce(text: string): void {
   if (status) status.textContent = text;
 }
 
+/**
+ * A long run's progress, said now and then (every fifth file of a batch of
+ * more than five): the rows' own states are not spoken, and a person who
+ * cannot see the bars hears otherwise nothing until the end. Call the
+ * function returned once per file finished.
+ */
+export function progressTeller(total: number): () => void {
+  let finished = 0;
+  return () => {
+    finished++;
+    if (total > 5 && finished % 5 === 0 && finished < total) announce(`Progress: ${formatNumber(finished)} of ${formatNumber(total)} files done`);
+  };
+}
+
 export interface ApiError {
   readonly status: number;
   readonly error: string;
   readonly code: string;
+  /** Retry-After, in seconds, when the answer had one (a quota_exceeded: until the month's end). */
+  readonly retryAfter?: number;
 }
 
 /** The answer of a form posted with `upload`: the body (a Blob), and the headers asked for. */
@@ -69,7 +85,13 @@ export function upload(url: string, form: FormData, headers: Record<string, stri
         } catch {
           // not JSON: a proxy's page, say
         }
-        reject({ status: xhr.status, error: typeof parsed.error === 'string' ? parsed.error : `The server answered ${xhr.status}`, code: typeof parsed.code === 'string' ? parsed.code : 'unknown' } satisfies ApiError);
+        const retryAfter = Number(xhr.getResponseHeader('Retry-After') ?? Number.NaN);
+        reject({
+          status: xhr.status,
+          error: typeof parsed.error === 'string' ? parsed.error : `The server answered ${xhr.status}`,
+          code: typeof parsed.code === 'string' ? parsed.code : 'unknown',
+          ...(Number.isFinite(retryAfter) ? { retryAfter } : {}),
+        } satisfies ApiError);
       });
     };
     xhr.onerror = () => reject({ status: 0, error: 'The connection failed: check your network and try again', code: 'network' } satisfies ApiError);
@@ -151,7 +173,59 @@ export async function refreshUsage(): Promise<void> {
     const text = box.querySelector('.meter-text');
     if (text) text.textContent = `${formatNumber(a.used)} of ${formatNumber(a.limit)} used · ${formatNumber(a.remaining)} left`;
     box.dataset.used = String(a.used);
+    box.dataset.limit = String(a.limit);
   }
+}
+
+/** What a meter of the page says is left this month (data-used, data-limit), or undefined without one. */
+export function leftOnMeter(id: 'usage-protect' | 'usage-verify'): number | undefined {
+  const box = document.getElementById(id);
+  const used = Number(box?.dataset.used);
+  const limit = Number(box?.dataset.limit);
+  return Number.isFinite(used) && Number.isFinite(limit) ? Math.max(limit - used, 0) : undefined;
+}
+
+/** Dates as the server's pages write them (src/web/format.ts: long, UTC). */
+const day = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' });
+
+/**
+ * When the month's allowance starts again: a refusal's Retry-After counted
+ * from now, rounded to the hour (the month starts at 00:00 UTC, and this
+ * clock may be a little off the server's); without one, the next month's
+ * first day, UTC.
+ */
+export function allowanceReturns(error?: ApiError): Date {
+  if (error?.retryAfter !== undefined) return new Date(Math.round((Date.now() + error.retryAfter * 1000) / 3_600_000) * 3_600_000);
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/** The month's allowance used up, in words: "this month's markings are used up; they start again on 1 December 2026". */
+export function usedUp(operation: 'protect' | 'verify', returns: Date): string {
+  return `this month's ${operation === 'protect' ? 'markings' : 'checks'} are used up; they start again on ${day.format(returns)}`;
+}
+
+/**
+ * Ask, in the page (not a browser dialog), whether to go on: `question`
+ * above a button that goes on (`goOn`) and one that does not; the
+ * keyboard goes to the first, which the question describes. Resolves with
+ * the answer; the box is gone then.
+ */
+export function confirmInPage(after: Element, question: string, goOn: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const text = element('p', { id: 'confirm-question' }, question);
+    const yes = element('button', { type: 'button', 'aria-describedby': 'confirm-question' }, goOn);
+    const no = element('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const box = element('div', { class: 'notice info confirm', role: 'group', 'aria-labelledby': 'confirm-question' }, text, element('div', { class: 'actions' }, yes, ' ', no));
+    const answer = (value: boolean) => {
+      box.remove();
+      resolve(value);
+    };
+    yes.addEventListener('click', () => answer(true));
+    no.addEventListener('click', () => answer(false));
+    after.after(box);
+    yes.focus();
+  });
 }
 
 /** Hand a blob to the browser as a download named `name`. */
@@ -238,22 +312,68 @@ export function batchPage(onFiles: (files: File[]) => Promise<void>): BatchPage 
   };
 }
 
+/** A file that may join the list: its bytes, read once, and their SHA-256 (hex). */
+export interface Admitted {
+  readonly file: File;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+  readonly sha256: string;
+}
+
+/** The SHA-256 of some bytes, in hex: how the page knows the same file picked twice, whatever its name. */
+export async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /**
  * The files of a pick that may join the list: at most `room` more, each
- * under the size limit and an image by its bytes; the others named, with
- * why, in words (`verb`: what the page does with them, "mark" or "check").
+ * under the size limit, an image by its bytes, and not already in the list
+ * (`inList` names the file of the list with those bytes: the same bytes
+ * would be marked and counted twice); the others named, with why, in words
+ * (`verb`: what the page does with them, "mark" or "check").
  */
-export async function admissible(files: readonly File[], room: number, maxBytes: number, batchSize: number, verb: string): Promise<{ accepted: File[]; problems: string[] }> {
-  const accepted: File[] = [];
+export async function admissible(files: readonly File[], room: number, maxBytes: number, batchSize: number, verb: string, inList: (sha256: string) => string | undefined): Promise<{ accepted: Admitted[]; problems: string[] }> {
+  const accepted: Admitted[] = [];
   const problems: string[] = [];
   for (const file of files) {
+    const why = await refusal(file, maxBytes);
+    if (why) {
+      problems.push(why);
+      continue;
+    }
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const sha256 = await sha256Hex(bytes);
+    // The same bytes twice in one pick count as already in the list too.
+    const twin = inList(sha256) ?? accepted.find((a) => a.sha256 === sha256)?.file.name;
+    if (twin !== undefined) {
+      problems.push(twin === file.name ? `${file.name} is already in the list` : `${file.name} is already in the list, as ${twin}`);
+      continue;
+    }
     if (accepted.length >= room) {
       problems.push(`${file.name}: a batch takes ${batchSize} images at most; ${verb} these first, then add more`);
       continue;
     }
-    const why = await refusal(file, maxBytes);
-    if (why) problems.push(why);
-    else accepted.push(file);
+    accepted.push({ file, bytes, sha256 });
   }
   return { accepted, problems };
+}
+
+/** A row's Remove button, named with its file for a screen reader (every row has one). */
+export function removeButton(name: string, onRemove: () => void): HTMLButtonElement {
+  const button = element('button', { type: 'button', class: 'secondary' }, 'Remove', element('span', { class: 'visually-hidden' }, ` ${name}`));
+  button.addEventListener('click', onRemove);
+  return button;
+}
+
+/**
+ * Take a row out of the list, and put the keyboard where the person can go
+ * on: the next row's file line, else the one before, else the file picker
+ * (focus would otherwise fall to the page's start with the removed button).
+ */
+export function removeRow(li: HTMLLIElement, name: string): void {
+  const next = (li.nextElementSibling ?? li.previousElementSibling) as HTMLElement | null;
+  li.remove();
+  const target = next?.querySelector<HTMLElement>('.file') ?? document.getElementById('files');
+  target?.focus();
+  announce(`${name} removed from the list`);
 }

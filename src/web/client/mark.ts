@@ -13,14 +13,17 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, announce, batchPage, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, thumbnail, uniqueNames, upload, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
-type State = 'ready' | 'skipped' | 'uploading' | 'working' | 'done' | 'failed';
+/** `unsent`: the month's markings ran out before this file was marked; it waits for the next month, without a Retry. */
+type State = 'ready' | 'skipped' | 'queued' | 'uploading' | 'working' | 'done' | 'failed' | 'unsent';
 
 interface Row {
   readonly file: File;
+  /** Its bytes' SHA-256: the same bytes picked again do not make a second row. */
+  readonly sha256: string;
   /** Kept across retries with the same options (the server recognises the same file); new when the options change, since another marking is another call. */
   key: string;
   /** The options the key was sent with. */
@@ -44,6 +47,10 @@ const constraintsField = document.getElementById('constraints-field') as HTMLEle
 const constraints = document.getElementById('other-constraints') as HTMLInputElement;
 const rows: Row[] = [];
 let running = false;
+/** A question of the page is open (the month's markings would not reach every file): nothing starts meanwhile. */
+let confirming = false;
+/** Set in a run once the server says the month's markings are used up: when they start again. The rest of the batch is not sent. */
+let usedUpUntil: Date | undefined;
 /** After a run: what was marked in it, and the certificate of its batch. */
 const summary = element('p', { class: 'batch-summary', hidden: '' });
 rowsList.after(summary);
@@ -63,32 +70,50 @@ function setState(row: Row, status: State, text: string): void {
   row.li.dataset.state = status;
 }
 
+/** Mark is there for rows that can go, and not while a batch runs. */
+function updateStart(): void {
+  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+}
+
 async function addFiles(files: readonly File[]): Promise<void> {
   const room = batchSize - rows.filter((r) => r.status !== 'done').length;
-  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'mark');
-  for (const file of accepted) rows.push(await newRow(file));
+  const { accepted, problems } = await admissible(files, room, maxBytes, batchSize, 'mark', (sha256) => rows.find((r) => r.sha256 === sha256)?.file.name);
+  for (const admitted of accepted) rows.push(await newRow(admitted));
   showErrors(problems);
-  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+  updateStart();
   announce(`${rows.length} file${rows.length === 1 ? '' : 's'} in the list${problems.length ? `; ${problems.length} not added` : ''}`);
 }
 
-async function newRow(file: File): Promise<Row> {
+async function newRow({ file, bytes, sha256 }: Admitted): Promise<Row> {
   const progress = element('progress', { max: '1', value: '0', 'aria-label': `Upload of ${file.name}` });
-  const state = element('span', { class: 'state' });
+  // Focusable by script: where the keyboard goes when the button pressed on this row goes away.
+  const state = element('span', { class: 'state', tabindex: '-1' });
   const result = element('div', { class: 'result' });
   const actions = element('div', { class: 'row-actions' });
-  const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
+  const li = element('li', { class: 'row' }, await thumbnail(file), element('div', { class: 'row-main' }, element('p', { class: 'file', tabindex: '-1' }, element('span', { class: 'name' }, file.name), ` · ${formatBytes(file.size)}`), progress, state, result), actions);
   rowsList.append(li);
-  const row: Row = { file, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready', alreadyOptedOut: undefined };
+  const row: Row = { file, sha256, key: crypto.randomUUID(), li, progress, state, result, actions, status: 'ready', alreadyOptedOut: undefined };
   try {
-    const reading = readOptOut(new Uint8Array(await file.arrayBuffer()));
+    const reading = readOptOut(bytes);
     if (reading.optedOut) row.alreadyOptedOut = reading.code;
   } catch {
     // Not readable here: the server will say what is wrong with it.
   }
   if (row.alreadyOptedOut && !includeMarked.checked) skip(row);
-  else setState(row, 'ready', 'Ready');
+  else showReady(row);
   return row;
+}
+
+function showReady(row: Row): void {
+  setState(row, 'ready', 'Ready');
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
+}
+
+/** A row that has not gone (ready, skipped or failed) leaves the list, and its bytes may be picked again. */
+function remove(row: Row): void {
+  rows.splice(rows.indexOf(row), 1);
+  removeRow(row.li, row.file.name);
+  updateStart();
 }
 
 function skip(row: Row): void {
@@ -96,11 +121,11 @@ function skip(row: Row): void {
   setState(row, 'skipped', `Already opted out (${label}): skipped, nothing counted.`);
   const again = element('button', { type: 'button', class: 'secondary' }, 'Mark it anyway');
   again.addEventListener('click', () => {
-    setState(row, 'ready', 'Ready');
-    row.actions.replaceChildren();
-    start.disabled = running;
+    showReady(row);
+    updateStart();
+    row.state.focus();
   });
-  row.actions.replaceChildren(again);
+  row.actions.replaceChildren(again, removeButton(row.file.name, () => remove(row)));
 }
 
 /** A fingerprint added: how the image was re-encoded, and the size change it made. */
@@ -135,12 +160,31 @@ function showResult(row: Row, blob: Blob, answer: Record<string, unknown>): void
   row.actions.replaceChildren(save, ...(certificate ? [certificate] : []));
 }
 
+/** A file the month's markings did not reach (refused, or never sent): a Retry would be refused the same until the month's end. */
+function showUsedUp(row: Row, sent: boolean, returns: Date): void {
+  setState(row, 'unsent', `${sent ? 'Not marked' : 'Not sent'}: ${usedUp('protect', returns)}.`);
+  row.progress.value = 0;
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
+}
+
 function showFailure(row: Row, error: ApiError): void {
   setState(row, 'failed', `Not marked: ${error.error}`);
   row.progress.value = 0;
   const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
-  retry.addEventListener('click', () => void run([row]));
-  row.actions.replaceChildren(retry);
+  // The buttons go while the file is sent: the keyboard waits on the row's state (an invalid form field takes it instead).
+  retry.addEventListener('click', () => {
+    row.state.focus();
+    void run([row]);
+  });
+  // A picture that cannot carry the fingerprint gets the same refusal on a Retry: offer what works, this file without it.
+  const without = error.code === 'fingerprint_not_possible' ? [element('button', { type: 'button' }, 'Mark without the fingerprint')] : [];
+  for (const button of without) {
+    button.addEventListener('click', () => {
+      row.state.focus();
+      void run([row], { withoutFingerprint: true });
+    });
+  }
+  row.actions.replaceChildren(...without, retry, removeButton(row.file.name, () => remove(row)));
 }
 
 async function markOne(row: Row, batch: string, fields: FormData): Promise<void> {
@@ -161,29 +205,91 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
     setState(row, 'done', 'Marked');
     showResult(row, answer.body, markFacts(answer));
   } catch (error) {
-    showFailure(row, error as ApiError);
+    const refusal = error as ApiError;
+    if (refusal.code === 'quota_exceeded') {
+      usedUpUntil ??= allowanceReturns(refusal);
+      showUsedUp(row, true, usedUpUntil);
+    } else showFailure(row, refusal);
   }
 }
 
-async function run(selected: Row[]): Promise<void> {
-  if (running || selected.length === 0) return;
+/**
+ * Before a batch the meter says the month's markings will not reach: say
+ * how many will be marked, and ask. Resolves with the rows to send (none
+ * when the person says no); those beyond are shown as not sent.
+ */
+async function withinAllowance(selected: Row[]): Promise<Row[]> {
+  const left = leftOnMeter('usage-protect');
+  if (left === undefined || selected.length <= left) return selected;
+  const returns = allowanceReturns();
+  if (left === 0) {
+    showErrors([`Nothing was sent: ${usedUp('protect', returns)}.`]);
+    return [];
+  }
+  confirming = true;
+  start.disabled = true;
+  const n = selected.length;
+  const goOn = await confirmInPage(
+    start.parentElement!,
+    `Only ${left === 1 ? 'one marking is' : `${formatNumber(left)} markings are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be marked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
+    `Mark ${formatNumber(left)} of ${formatNumber(n)}`,
+  );
+  confirming = false;
+  updateStart();
+  if (!goOn) {
+    start.focus();
+    return [];
+  }
+  // A row removed while the question was open stays out.
+  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
+  for (const row of still.slice(left)) showUsedUp(row, false, returns);
+  return still.slice(0, left);
+}
+
+/** What a run changes of the form's choices, for its files only: the fingerprint left out (a file that cannot carry it). */
+interface RunOptions {
+  readonly withoutFingerprint?: boolean;
+}
+
+async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
+  if (running || confirming || chosen.length === 0) return;
   // A retry comes here without the form's own check: the constraints text the value needs, asked for in the form.
   if (!form.reportValidity()) return;
+  const selected = await withinAllowance(chosen);
+  if (running || selected.length === 0) return;
   running = true;
+  usedUpUntil = undefined;
   start.disabled = true;
   start.textContent = 'Marking…';
+  // Rows on their way lose their Remove button: a file in a batch that runs is sent.
+  for (const row of selected) {
+    setState(row, 'queued', 'Waiting to be sent…');
+    row.actions.replaceChildren();
+  }
   form.setAttribute('aria-busy', 'true');
   const fields = new FormData(form);
   // The text goes with its value only (a text typed, then another value chosen, stays in the hidden field).
   if (fields.get('value') !== SEE_CONSTRAINT) fields.delete('otherConstraints');
+  // Other options than the file was refused with: markOne gives it a new Idempotency-Key.
+  if (options.withoutFingerprint) fields.delete('fingerprint');
   try {
     const batch = String((await postJson('/app/batches')).id);
+    const tell = progressTeller(selected.length);
     // The meters follow each file without holding up the next upload.
-    await inParallel(selected, PARALLEL, (row) => markOne(row, batch, fields).then(() => void refreshUsage().catch(() => {})));
+    await inParallel(selected, PARALLEL, async (row) => {
+      // The month's markings ran out in this batch: the rest would only be refused.
+      if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+      else {
+        await markOne(row, batch, fields);
+        void refreshUsage().catch(() => {});
+      }
+      tell();
+    });
     await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
-    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}.`);
+    const unsent = selected.filter((r) => r.status === 'unsent').length;
+    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not marked: ${usedUp('protect', usedUpUntil)}` : ''}.`);
     if (done > 0) {
       summary.replaceChildren(
         `${done} file${done === 1 ? '' : 's'} marked in this batch, each with a dated service record. `,
@@ -196,9 +302,11 @@ async function run(selected: Row[]): Promise<void> {
   } catch (error) {
     showErrors([(error as ApiError).error ?? String(error)]);
   } finally {
+    // The batch itself could not be made: nothing of it was sent.
+    for (const row of selected) if (row.status === 'queued') showReady(row);
     running = false;
     start.textContent = 'Mark';
-    start.disabled = !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+    updateStart();
     form.removeAttribute('aria-busy');
     downloadAll.disabled = !rows.some((r) => r.marked);
   }
@@ -212,12 +320,10 @@ form.addEventListener('submit', (event) => {
 includeMarked.addEventListener('change', () => {
   for (const row of rows) {
     if (!row.alreadyOptedOut) continue;
-    if (includeMarked.checked && row.status === 'skipped') {
-      setState(row, 'ready', 'Ready');
-      row.actions.replaceChildren();
-    } else if (!includeMarked.checked && row.status === 'ready') skip(row);
+    if (includeMarked.checked && row.status === 'skipped') showReady(row);
+    else if (!includeMarked.checked && row.status === 'ready') skip(row);
   }
-  start.disabled = running || !rows.some((r) => r.status === 'ready' || r.status === 'failed');
+  updateStart();
 });
 
 downloadAll.addEventListener('click', async () => {
