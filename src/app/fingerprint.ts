@@ -19,7 +19,9 @@
  * written on top by protect, losslessly. The whole job, decode to
  * encode, holds one of the decoder's slots: it keeps full-size pixels (300 MB
  * at 100 megapixels) all along, and the slots are what bounds them. The
- * pixels go to the embedder and come back without a copy (transferred).
+ * decoded pixels are copied once on the way to the embedder (the decoder's
+ * buffer is external memory, which Node does not transfer) and come back
+ * without a copy (transferred).
  */
 import { CANVAS_SIDE, MIN_DETECT_SIDE, isOrientation, shapeRefusal, type Orientation, type Raster } from '../core/fingerprint/index.js';
 import { declaredDimensions } from '../core/formats/dimensions.js';

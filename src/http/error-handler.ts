@@ -155,7 +155,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   if (wantsPage(request)) {
     // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).
     reply.headers(PAGE_HEADERS);
-    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId, signedIn: request.signedIn }));
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId, signedIn: request.signedIn, fromForm: request.method === 'POST' }));
   }
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }

@@ -16,7 +16,7 @@ const [host, port] = process.argv.slice(2);
 const [pinnedHost, pinnedPort, address] = (process.env.OPTMARK_GIT_PIN ?? '').split(' ');
 
 if (!host || !address || host !== pinnedHost || port !== pinnedPort) {
-  process.stderr.write(`optmark: this fetch may reach only ${pinnedHost ?? 'the host'} at the address checked, not ${host}:${port}\n`);
+  process.stderr.write(`optmark: this fetch may reach only ${pinnedHost || 'the host'} at the address checked, not ${host}:${port}\n`);
   process.exit(1);
 }
 

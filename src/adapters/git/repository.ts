@@ -17,7 +17,7 @@
  * never on a command line, in a URL, a file or a message.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readdir, lstat, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScanSourceError, type ScanSource, type SourceEntry } from '../../app/scans/ports.js';
@@ -52,7 +52,7 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
   const dir = await mkdtemp(join(request.workRoot, 'scan-'));
   const gitDir = join(dir, 'repo.git');
   try {
-    const git = new Git(gitDir, dir, request, limits.signal, await gitProxy(dir, request));
+    const git = new Git(gitDir, dir, request, limits.signal, gitProxy(request));
     await git.run(['init', '-q', '--bare', gitDir], { cwdGitDir: false });
     const what = request.commit ?? request.ref ?? 'HEAD';
     if (what.startsWith('-')) throw new RepositoryFetchError('a branch or tag name cannot start with "-"');
@@ -145,16 +145,17 @@ interface RunOptions {
 const PINNED_CONNECT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './pinned-connect.ts' : './pinned-connect.js', import.meta.url));
 
 /**
- * For a git:// fetch with a pinned address, the proxy command git runs to
- * connect (pinned-connect.ts): git runs it without a shell, as a single
- * path, so it is a small script in the fetch's own folder that starts this
- * Node.js on the module. Undefined for every other fetch.
+ * The proxy command git runs to connect a git:// fetch (bin/git-proxy): git
+ * runs it without a shell, as a single path, so it is a small script of the
+ * package that starts this Node.js on pinned-connect. Kept with the package,
+ * not written where the fetch works, which may be mounted noexec.
  */
-async function gitProxy(dir: string, request: FetchRequest): Promise<{ command: string; env: Record<string, string> } | undefined> {
+const GIT_PROXY = fileURLToPath(new URL('../../../bin/git-proxy', import.meta.url));
+
+/** For a git:// fetch with a pinned address, the proxy command and what it needs; undefined for every other fetch. */
+function gitProxy(request: FetchRequest): { command: string; env: Record<string, string> } | undefined {
   if (new URL(request.url).protocol !== 'git:' || request.pin === null) return undefined;
-  const command = join(dir, 'git-proxy');
-  await writeFile(command, '#!/bin/sh\nexec "$OPTMARK_NODE" "$OPTMARK_GIT_CONNECT" "$@"\n', { mode: 0o700 });
-  return { command, env: { OPTMARK_NODE: process.execPath, OPTMARK_GIT_CONNECT: PINNED_CONNECT, OPTMARK_GIT_PIN: request.pin.join(' ') } };
+  return { command: GIT_PROXY, env: { OPTMARK_NODE: process.execPath, OPTMARK_GIT_CONNECT: PINNED_CONNECT, OPTMARK_GIT_PIN: request.pin.join(' ') } };
 }
 
 class Git {

@@ -37,7 +37,7 @@ const formError = (error: unknown): error is OptmarkError => isOptmarkError(erro
  * (A refusal while reading, such as an image over the size limit, closes the
  * connection and is the error page.)
  */
-const IMAGE_ERRORS = new Set(['unsupported_image_format', 'corrupt_image', 'image_dimensions_too_large', 'invalid_xmp', 'ambiguous_xmp', 'conflicting_xmp', 'fingerprint_not_possible', 'empty_image', 'missing_image_part']);
+const IMAGE_ERRORS = new Set(['unsupported_image_format', 'corrupt_image', 'image_dimensions_too_large', 'invalid_xmp', 'ambiguous_xmp', 'conflicting_xmp', 'fingerprint_not_possible']);
 const imageError = (error: unknown): error is OptmarkError => isOptmarkError(error) && IMAGE_ERRORS.has(error.code);
 
 /** The overview's recent activity: the last few lines a person may see, out of the account's latest. */

@@ -44,20 +44,24 @@ function setUp(): void {
 
 async function sendForZip(form: HTMLFormElement, button: HTMLButtonElement, say: (text: string) => void): Promise<void> {
   let response: Response;
+  let answer: Blob | string;
   try {
     response = await fetch(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form) as unknown as Record<string, string>), headers: { Accept: 'application/zip, text/html' } });
+    const zip = response.ok && (response.headers.get('content-type') ?? '').startsWith('application/zip');
+    answer = zip ? await response.blob() : await response.text();
   } catch {
+    // Before the answer, or while it came: the marking may have been done either way.
     button.disabled = false;
     button.textContent = 'Try again';
-    say('The connection failed before an answer came. The images may have been marked: the Records page lists every marked file. Try again only if they are not there.');
+    say('The connection failed before the whole answer came. The images may have been marked: the Records page lists every marked file. Try again only if they are not there.');
     return;
   }
-  if (response.ok && (response.headers.get('content-type') ?? '').startsWith('application/zip')) {
-    showDone(form, button, response, await response.blob());
+  if (answer instanceof Blob) {
+    showDone(form, button, response, answer);
     return;
   }
   // A refusal is the confirmation page again, with why: shown in place of this one.
-  const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+  const page = new DOMParser().parseFromString(answer, 'text/html');
   const main = page.querySelector('main');
   if (!main) {
     button.disabled = false;

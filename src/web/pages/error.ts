@@ -14,6 +14,8 @@ export interface ErrorView {
   readonly requestId: string;
   /** The person, when signed in: the page keeps the site's navigation and sign-out, and is no dead end. */
   readonly signedIn?: SignedIn | undefined;
+  /** A form was sent (a POST): its page is one step back. */
+  readonly fromForm?: boolean;
 }
 
 /** Built-asset URLs without their version (this page is made where the asset list is not at hand; the stylesheet is then cached for minutes). */
@@ -26,6 +28,6 @@ export function errorPage(view: ErrorView): string {
     html`<h1>That did not work</h1>
 <div class="notice error" role="alert"><p>${view.message}</p></div>
 <p class="note">HTTP ${view.status} · <code>${view.code}</code> · request ${view.requestId}</p>
-<p>${view.signedIn ? html`Your browser's Back button returns to the form as you left it; or go to <a href="/overview">the overview</a>.` : html`<a href="/overview">Back to the overview</a>`}</p>`,
+<p>${view.signedIn && view.fromForm ? html`Your browser's Back button returns to the form as you left it; or go to <a href="/overview">the overview</a>.` : html`<a href="/overview">Back to the overview</a>`}</p>`,
   );
 }
