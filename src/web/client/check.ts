@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, json, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, withinAllowance, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -184,45 +184,25 @@ function showUsedUp(row: Row, sent: boolean, returns: Date): void {
   offerRemove(row);
 }
 
-/**
- * Before a batch the meter says the month's checks will not reach: say how
- * many will be checked, and ask. Resolves with the rows to send (none when
- * the person says no); those beyond are shown as not sent.
- */
-async function withinAllowance(selected: Row[]): Promise<Row[]> {
-  const left = leftOnMeter('usage-verify');
-  if (left === undefined || selected.length <= left) return selected;
-  const returns = allowanceReturns();
-  if (left === 0) {
-    showErrors([`Nothing was sent: ${usedUp('verify', returns)}.`]);
-    return [];
-  }
-  confirming = true;
-  start.disabled = true;
-  const n = selected.length;
-  const goOn = await confirmInPage(
-    start.parentElement!,
-    `Only ${left === 1 ? 'one check is' : `${formatNumber(left)} checks are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be checked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
-    `Check ${formatNumber(left)} of ${formatNumber(n)}`,
-  );
-  confirming = false;
-  updateStart();
-  if (!goOn) {
-    start.focus();
-    return [];
-  }
-  // A row removed while the question was open stays out.
-  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
-  for (const row of still.slice(left)) showUsedUp(row, false, returns);
-  return still.slice(0, left);
-}
+/** The rows of a batch the month's allowance reaches, asking first when the meter says it will not reach them all (common.ts). */
+const withinAllowanceOf = (selected: Row[]) =>
+  withinAllowance(selected, {
+    operation: 'verify',
+    start,
+    setConfirming: (asking) => (confirming = asking),
+    updateStart,
+    // A row removed while the question was open stays out.
+    stillSendable: (r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'),
+    showUsedUp: (row, returns) => showUsedUp(row, false, returns),
+    showErrors,
+  });
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   void (async () => {
     const chosen = rows.filter((r) => r.status === 'ready' || r.status === 'failed');
     if (running || confirming || chosen.length === 0) return;
-    const selected = await withinAllowance(chosen);
+    const selected = await withinAllowanceOf(chosen);
     if (running || selected.length === 0) return;
     running = true;
     usedUpUntil = undefined;

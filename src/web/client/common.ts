@@ -228,6 +228,53 @@ export function confirmInPage(after: Element, question: string, goOn: string): P
   });
 }
 
+/** What a page lends `withinAllowance`: its Mark or Check button and list, and how it shows what is not sent. */
+export interface AllowancePage<R> {
+  readonly operation: 'protect' | 'verify';
+  readonly start: HTMLButtonElement;
+  /** While the question is open (the page's Start waits for the answer). */
+  setConfirming(asking: boolean): void;
+  /** The Start button as the page's state says, once the question is closed. */
+  updateStart(): void;
+  /** Whether a row may still be sent (it was not removed, nor sent, while the question was open). */
+  stillSendable(row: R): boolean;
+  showUsedUp(row: R, returns: Date): void;
+  showErrors(messages: readonly string[]): void;
+}
+
+/**
+ * Before a batch the meter says the month's allowance will not reach: say
+ * how many files will be done, and ask. Resolves with the rows to send
+ * (none when the person says no); those beyond are shown as not sent.
+ */
+export async function withinAllowance<R>(selected: R[], page: AllowancePage<R>): Promise<R[]> {
+  const left = leftOnMeter(page.operation === 'protect' ? 'usage-protect' : 'usage-verify');
+  if (left === undefined || selected.length <= left) return selected;
+  const returns = allowanceReturns();
+  if (left === 0) {
+    page.showErrors([`Nothing was sent: ${usedUp(page.operation, returns)}.`]);
+    return [];
+  }
+  const [one, many, done, verb] = page.operation === 'protect' ? ['one marking is', 'markings are', 'marked', 'Mark'] : ['one check is', 'checks are', 'checked', 'Check'];
+  page.setConfirming(true);
+  page.start.disabled = true;
+  const n = selected.length;
+  const goOn = await confirmInPage(
+    page.start.parentElement!,
+    `Only ${left === 1 ? one : `${formatNumber(left)} ${many}`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be ${done}, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
+    `${verb} ${formatNumber(left)} of ${formatNumber(n)}`,
+  );
+  page.setConfirming(false);
+  page.updateStart();
+  if (!goOn) {
+    page.start.focus();
+    return [];
+  }
+  const still = selected.filter((r) => page.stillSendable(r));
+  for (const row of still.slice(left)) page.showUsedUp(row, returns);
+  return still.slice(0, left);
+}
+
 /** Hand a blob to the browser as a download named `name`. */
 export function download(blob: Blob, name: string): void {
   const url = URL.createObjectURL(blob);

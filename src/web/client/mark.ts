@@ -13,7 +13,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, confirmInPage, download, element, formatBytes, formatNumber, inParallel, leftOnMeter, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -213,38 +213,18 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
   }
 }
 
-/**
- * Before a batch the meter says the month's markings will not reach: say
- * how many will be marked, and ask. Resolves with the rows to send (none
- * when the person says no); those beyond are shown as not sent.
- */
-async function withinAllowance(selected: Row[]): Promise<Row[]> {
-  const left = leftOnMeter('usage-protect');
-  if (left === undefined || selected.length <= left) return selected;
-  const returns = allowanceReturns();
-  if (left === 0) {
-    showErrors([`Nothing was sent: ${usedUp('protect', returns)}.`]);
-    return [];
-  }
-  confirming = true;
-  start.disabled = true;
-  const n = selected.length;
-  const goOn = await confirmInPage(
-    start.parentElement!,
-    `Only ${left === 1 ? 'one marking is' : `${formatNumber(left)} markings are`} left this month, for ${formatNumber(n)} files: the first ${left === 1 ? 'file' : formatNumber(left)} will be marked, the other ${n - left === 1 ? 'file' : formatNumber(n - left)} not sent. Go on?`,
-    `Mark ${formatNumber(left)} of ${formatNumber(n)}`,
-  );
-  confirming = false;
-  updateStart();
-  if (!goOn) {
-    start.focus();
-    return [];
-  }
-  // A row removed while the question was open stays out.
-  const still = selected.filter((r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'));
-  for (const row of still.slice(left)) showUsedUp(row, false, returns);
-  return still.slice(0, left);
-}
+/** The rows of a batch the month's allowance reaches, asking first when the meter says it will not reach them all (common.ts). */
+const withinAllowanceOf = (selected: Row[]) =>
+  withinAllowance(selected, {
+    operation: 'protect',
+    start,
+    setConfirming: (asking) => (confirming = asking),
+    updateStart,
+    // A row removed while the question was open stays out.
+    stillSendable: (r) => rows.includes(r) && (r.status === 'ready' || r.status === 'failed'),
+    showUsedUp: (row, returns) => showUsedUp(row, false, returns),
+    showErrors,
+  });
 
 /** What a run changes of the form's choices, for its files only: the fingerprint left out (a file that cannot carry it). */
 interface RunOptions {
@@ -255,7 +235,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
   if (running || confirming || chosen.length === 0) return;
   // A retry comes here without the form's own check: the constraints text the value needs, asked for in the form.
   if (!form.reportValidity()) return;
-  const selected = await withinAllowance(chosen);
+  const selected = await withinAllowanceOf(chosen);
   if (running || selected.length === 0) return;
   running = true;
   usedUpUntil = undefined;
