@@ -9,6 +9,8 @@
  * is; either way the button is disabled once the form is sent.
  */
 
+import { download, element } from './common.js';
+
 const STATUS_ID = 'fix-status';
 
 function setUp(): void {
@@ -82,27 +84,24 @@ function showDone(form: HTMLFormElement, button: HTMLButtonElement, response: Re
   const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'fix.zip';
   const marked = Number(response.headers.get('x-optmark-fix-marked') ?? 0);
   const failed = Number(response.headers.get('x-optmark-fix-failed') ?? 0);
-  // Kept for the life of the page: downloading it again costs nothing.
-  const url = URL.createObjectURL(zip);
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.textContent = 'Download the zip again';
-  link.click();
+  download(zip, name);
   button.textContent = 'Marked';
-  const words = document.createElement('div');
-  words.className = 'notice success';
-  words.setAttribute('role', 'status');
-  words.tabIndex = -1;
-  const lines = [
+  // The zip is kept for the life of the page: downloading it again costs nothing.
+  const again = element('a', { href: '#' }, 'Download the zip again');
+  again.addEventListener('click', (event) => {
+    event.preventDefault();
+    download(zip, name);
+  });
+  const words = element(
+    'div',
+    { class: 'notice success', role: 'status', tabindex: '-1' },
     `${marked === 1 ? 'One image is' : `${marked} images are`} marked, each with a dated service record, and the zip ${name} is downloading.`,
     failed > 0 ? ` ${failed === 1 ? 'One image' : `${failed} images`} could not be marked: FIX-REPORT.txt in the zip says why.` : '',
-  ];
-  words.append(lines.join(''), ' ', link, ' · ');
-  const records = document.createElement('a');
-  records.href = '/history';
-  records.textContent = 'Records';
-  words.append(records);
+    ' ',
+    again,
+    ' · ',
+    element('a', { href: '/history' }, 'Records'),
+  );
   document.getElementById(STATUS_ID)!.textContent = '';
   form.replaceWith(words);
   words.focus();
