@@ -16,6 +16,7 @@ import type { Records } from '../app/records/records.js';
 import type { Vault } from '../app/vault/vault.js';
 import type { Config } from '../config.js';
 import { ImageTooLargeError, RequestError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
+import { trackConnections } from './connections.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
 import { openApiDocument } from './openapi.js';
 import { trackRunningHandlers } from './running-handlers.js';
@@ -194,9 +195,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   acceptMultipartBodies(app);
 
+  // Connections left silent, or half sent, must not hold the stop open (connections.ts).
+  const connections = trackConnections(app.server);
   let stopping = false;
   app.addHook('preClose', async () => {
     stopping = true;
+    connections.stop({ headersMs: config.headersTimeoutSeconds * 1000, limitMs: config.requestTimeoutSeconds * 1000 });
   });
   // A call whose client went away still runs; close() waits for it, so the
   // shutdown does not close the database or the worker pool under it.

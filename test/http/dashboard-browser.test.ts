@@ -28,13 +28,6 @@ import { auditPage, launchBrowser, SHOTS, watchConsole } from '../support/browse
 import { freshDataDir, postImage, startTestServer, type TestServer } from '../support/server.js';
 
 const PASSWORD = 'correct horse battery staple';
-/**
- * A request timeout of 20 s rather than 120: a server's stop waits for the
- * handlers still running up to it, and under load (other test files beside
- * this one) a handler of this file's browser was seen to stay running until
- * then (an open problem, not yet explained), past the restart test's minute.
- */
-const SERVER_ENV = { OPTMARK_REQUEST_TIMEOUT: '20' };
 const scratch = mkdtempSync(join(tmpdir(), 'optmark-browser-'));
 const dataDir = freshDataDir();
 fixFingerprintKey(dataDir, 'optmark test: the browser');
@@ -89,7 +82,7 @@ async function apiUsage(): Promise<{ protect: number; verify: number }> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ dataDir, env: SERVER_ENV });
+  t = await startTestServer({ dataDir });
   await t.server.admin.createAccount('studio', 'pro');
   await t.server.people.createUser({ account: 'studio', email: 'owner@studio.example', role: 'owner', password: PASSWORD, displayName: 'Olga Owner', actor: 'cli' });
   apiKey = (await t.server.admin.issueKey('studio', { user: 'owner@studio.example' })).key;
@@ -567,7 +560,7 @@ describe('the people’s pages in a browser', () => {
 
     const port = Number(new URL(t.url).port);
     await t.close();
-    t = await startTestServer({ dataDir, env: { ...SERVER_ENV, PORT: String(port) } });
+    t = await startTestServer({ dataDir, env: { PORT: String(port) } });
     await page.goto(`${t.url}/overview`);
     expect(page.url()).toBe(`${t.url}/overview`);
     expect(await page.textContent('h1')).toBe('Overview');
