@@ -191,11 +191,25 @@ describe('a key for an integration: requested, approved, revealed once, rolled, 
     expect((await protect(secondKey)).status).toBe(200);
   });
 
-  it('revoked from the page: 401 at once', async () => {
+  it('revoked from the page after a confirmation that says what it does ("Keep it" changes nothing): 401 at once', async () => {
     // A day passed by the server's clock: the session ended (8 idle hours).
     await signIn(alice, 'alice@studio.example');
-    const row = alice.getByRole('row', { name: new RegExp(secondKey.slice(0, 10)) });
+    const prefix = secondKey.slice(0, 10);
+    const row = alice.getByRole('row', { name: new RegExp(prefix) });
     await row.getByRole('button', { name: /^Revoke/ }).click();
+    // Asked first, the question focused; nothing is revoked yet.
+    const question = alice.getByRole('heading', { name: /^Revoke the key/ });
+    await expect.poll(() => question.evaluate((h) => h === h.ownerDocument.activeElement)).toBe(true);
+    const confirmation = alice.getByRole('group', { name: /^Revoke the key/ });
+    expect(await confirmation.textContent()).toContain('Every call with it is refused from now on (401)');
+    await auditPage(alice, 'keys-revoke-confirm');
+    expect((await protect(secondKey)).status).toBe(200);
+    await alice.getByRole('link', { name: 'Keep it' }).click();
+    await expect.poll(() => confirmation.count()).toBe(0);
+    expect((await protect(secondKey)).status).toBe(200);
+
+    await alice.getByRole('row', { name: new RegExp(prefix) }).getByRole('button', { name: /^Revoke/ }).click();
+    await confirmation.getByRole('button', { name: /^Revoke/ }).click();
     await sees(alice.getByRole('status'), 'is revoked');
     expect((await protect(secondKey)).status).toBe(401);
   });

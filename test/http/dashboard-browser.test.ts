@@ -141,6 +141,19 @@ describe('the people’s pages in a browser', () => {
       expect(await member.locator('#invite-email').count()).toBe(0);
       expect(await member.textContent('section[aria-labelledby="members"]')).toContain('Owners of the account invite and remove people.');
       await audit(member, 'account-member');
+
+      // Removing her asks the owner first, by keyboard, saying what it does; "Keep them" changes nothing.
+      await page.goto(`${t.url}/account`);
+      await page.getByRole('button', { name: 'Remove mia@studio.example' }).press('Enter');
+      const question = page.getByRole('heading', { name: 'Remove mia@studio.example from studio?' });
+      await expect.poll(() => question.evaluate((h) => h === h.ownerDocument.activeElement)).toBe(true);
+      const confirmation = page.getByRole('group', { name: 'Remove mia@studio.example from studio?' });
+      expect(await confirmation.textContent()).toContain('Their sessions end at once');
+      await audit(page, 'account-remove-confirm');
+      await page.getByRole('link', { name: 'Keep them' }).click();
+      await expect.poll(() => confirmation.count()).toBe(0);
+      await member.goto(`${t.url}/overview`);
+      expect(member.url()).toBe(`${t.url}/overview`);
     } finally {
       await other.close();
     }

@@ -205,7 +205,15 @@ describe('roles', () => {
     // The last owner cannot step down: here there are two, so Ivy may demote Hal.
     expect((await ivy.form('/account/members/role', { csrf: member, user: halId, role: 'member' })).status).toBe(200);
     expect((await ivy.form('/account/members/role', { csrf: member, user: halId, role: 'owner' })).status).toBe(200);
-    const removed = await owner.form('/account/members/remove', { csrf, user: ivyId });
+    // The list's button asks first, saying what removal does; nothing is done until confirmed.
+    const asked = await owner.form('/account/members/remove', { csrf, user: ivyId });
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain('Remove ivy@example.com from team?');
+    expect(question).toContain('This cannot be undone');
+    expect(question).toContain('name="confirm" value="yes"');
+    expect((await ivy.page('/overview')).status).toBe(200);
+    const removed = await owner.form('/account/members/remove', { csrf, user: ivyId, confirm: 'yes' });
     expect(await removed.text()).toContain('ivy@example.com is removed from the account');
     expect((await ivy.page('/overview')).status).toBe(303);
   });

@@ -264,7 +264,7 @@ describe('dated service records', () => {
     const leoBrowser = new WebClient(t.url);
     expect((await leoBrowser.signIn('leo@doomed.example', PASSWORD)).status).toBe(303);
     expect((await markOnPage(leoBrowser, JPEG, 'gone.jpg')).status).toBe(200);
-    expect((await doomed.browser.form('/account/members/remove', { csrf: doomed.formToken, user: leo.id })).status).toBe(200);
+    expect((await doomed.browser.form('/account/members/remove', { csrf: doomed.formToken, user: leo.id, confirm: 'yes' })).status).toBe(200);
     expect((await sql<{ user_email: string }>`select user_email from records r join accounts a on a.id = r.account_id where a.name = 'doomed'`.execute(db)).rows).toEqual([{ user_email: 'leo@doomed.example' }]);
     const accountId = (await sql<{ id: string }>`select id from accounts where name = 'doomed'`.execute(db)).rows[0]!.id;
     await t.server.admin.deleteAccount('doomed', 'cli');

@@ -7,7 +7,7 @@
  * another account's request or key is a 404, as if it did not exist.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Actor } from '../../app/access/access.js';
+import { keyActive, type Actor } from '../../app/access/access.js';
 import { openAccount } from '../../app/people/new-account.js';
 import { createScanOperations } from '../../app/scans/operations.js';
 import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../errors.js';
@@ -79,12 +79,19 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     });
   });
 
-  app.post('/keys/revoke', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) =>
-    onKeys(request, reply, async () => {
+  app.post('/keys/revoke', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
+    // Without confirm=yes, the page asks first (the button of the list sends none); a key that cannot be
+    // revoked (not found, not theirs, already stopped) is refused by revoke below, in words, without asking.
+    if (field(request, 'confirm') !== 'yes') {
+      const { user } = request.signedIn!;
+      const key = (await apiKeys.keysFor(user)).find((k) => k.id === field(request, 'key'));
+      if (key && keyActive(key, deps.clock()) && (user.role === 'owner' || key.userId === user.id)) return showKeys(request, reply, { confirmRevoke: key });
+    }
+    return onKeys(request, reply, async () => {
       const revoked = await apiKeys.revoke(person(request), field(request, 'key'));
       return { message: `The key ${revoked.prefix}… is revoked: calls with it get 401 from now on.` };
-    }),
-  );
+    });
+  });
 
   // ---- the operator console -------------------------------------------------------------------
 

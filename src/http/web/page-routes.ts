@@ -204,6 +204,17 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   });
 
   app.post('/account/members/remove', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
+    // Without confirm=yes, the page asks first (the button of the list sends none); one that cannot be removed
+    // (not in the account, or oneself) is refused by removeMember below, in words, without asking.
+    const { user: me } = request.signedIn!;
+    if (field(request, 'confirm') !== 'yes') {
+      const view = await accountView(request);
+      const member = view.members.find((m) => m.id === field(request, 'user'));
+      if (member && member.id !== me.id) {
+        const activeKeys = view.keys.filter((k) => k.active && k.user === member.email).length;
+        return sendPage(reply, accountPage(context(request), { ...view, confirmRemove: { member, activeKeys } }));
+      }
+    }
     try {
       const removed = await people.removeMember(request.signedIn!.user, field(request, 'user'));
       return showAccount(request, reply, { form: 'members', message: `${removed.email} is removed from the account: their sessions have ended and their API keys are revoked.` });

@@ -3,7 +3,8 @@
  * members (owners invite, change roles and remove; members see who is
  * there); and the API keys (a member sees their own, an owner every key of
  * the account). Each form says what happened, or what was wrong while
- * keeping what was typed.
+ * keeping what was typed. Removing a person, which cannot be undone, asks
+ * first, on this page, without JavaScript.
  */
 import type { KeyView } from '../../app/admin.js';
 import type { User } from '../../app/people/ports.js';
@@ -20,6 +21,8 @@ export interface AccountView {
   readonly form?: 'profile' | 'password' | 'invite' | 'members';
   readonly error?: string;
   readonly message?: string;
+  /** A removal asked for, shown for a confirmation before anything is done. */
+  readonly confirmRemove?: { readonly member: User; readonly activeKeys: number };
   /** An invitation link to hand over (no mail configured). */
   readonly invitation?: { readonly email: string; readonly url: string };
   /** What was typed into the invitation form, kept after a refusal. */
@@ -49,6 +52,21 @@ function memberRow(member: User, me: User, owner: boolean, csrf: string, f: Form
 </form>`
       : html``;
   return html`<tr><th scope="row">${name}${member.id === me.id ? html` <span class="note">(you)</span>` : ''}</th><td>${member.role === 'owner' ? 'Owner' : 'Member'}${member.operator ? ', operator' : ''}</td><td>${state}</td><td>${f.date(member.createdAt)}</td><td>${actions}</td></tr>`;
+}
+
+/** "Remove this person?": what it does, the confirming button, and the way back. */
+function removeConfirmation(view: AccountView, accountName: string, csrf: string): Html {
+  if (!view.confirmRemove) return html``;
+  const { member, activeKeys } = view.confirmRemove;
+  const keys = activeKeys === 0 ? '' : html`, and ${activeKeys === 1 ? 'their API key is' : html`their ${activeKeys} API keys are`} revoked: the integrations using ${activeKeys === 1 ? 'it' : 'them'} stop working`;
+  return html`<div class="notice warning" role="group" aria-labelledby="confirm-remove">
+<h3 id="confirm-remove" tabindex="-1" autofocus>Remove ${member.email} from ${accountName}?</h3>
+<p>Their sessions end at once${keys}. This cannot be undone: to have them back, invite them again.</p>
+<div class="actions-row"><form class="inline" method="post" action="/account/members/remove">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="user" value="${member.id}"><input type="hidden" name="confirm" value="yes">
+<button type="submit" class="danger">Remove ${member.email}</button>
+</form> <a class="button secondary" href="/account#members">Keep them</a></div>
+</div>`;
 }
 
 export function accountPage(context: PageContext, view: AccountView): string {
@@ -90,6 +108,7 @@ ${feedback(view, 'password')}
 <section aria-labelledby="members">
 <h2 id="members">People in ${account.name}</h2>
 ${feedback(view, 'members')}
+${removeConfirmation(view, account.name, csrf)}
 <div class="table-scroll" tabindex="0" role="region" aria-labelledby="members members-table"><span id="members-table" hidden>table</span>
 <table>
 <thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
