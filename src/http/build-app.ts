@@ -18,6 +18,7 @@ import type { Config } from '../config.js';
 import { ImageTooLargeError, RequestError, ServiceUnavailableError, type ErrorCode } from '../errors.js';
 import { trackConnections } from './connections.js';
 import { installErrorHandling, sendError, STATUS } from './error-handler.js';
+import { holdContinue } from './expect-continue.js';
 import { openApiDocument } from './openapi.js';
 import { trackRunningHandlers } from './running-handlers.js';
 import { webPlugin, type WebPluginOptions } from './web/plugin.js';
@@ -195,6 +196,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   acceptMultipartBodies(app);
 
+  // "100 Continue" only once a body is wanted (expect-continue.ts).
+  holdContinue(app);
   // Connections left silent, or half sent, must not hold the stop open (connections.ts).
   const connections = trackConnections(app.server);
   let stopping = false;

@@ -23,6 +23,7 @@ import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formFilename, keptName } from '../app/filename.js';
 import { CrossSiteRequestError, ImageTooLargeError, RequestError, type OptmarkError } from '../errors.js';
+import { sendContinue } from './expect-continue.js';
 
 /** Bytes an upload must deliver in each stall window (a 26 kbit/s link). */
 export const STALL_BYTES = 64 * 1024;
@@ -231,6 +232,8 @@ export async function readImagePart(
     if (formTokenFirst) throw new CrossSiteRequestError();
     throw new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
   }
+  // The client that asked before sending its body (Expect: 100-continue) is told to now: the call is admitted.
+  sendContinue(request.raw);
   return readUpload(request.raw, limits, fieldNames, stop, formTokenFirst);
 }
 
