@@ -19,6 +19,7 @@ import {
   TooManyFailedCallsError,
   TooManyRequestsError,
   TooManySignInsError,
+  TooManyInvitationsError,
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
@@ -136,6 +137,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
     error instanceof TooManyRequestsError ||
     error instanceof TooManyAuthFailuresError ||
     error instanceof TooManySignInsError ||
+    error instanceof TooManyInvitationsError ||
     error instanceof TooManyFailedCallsError ||
     error instanceof ScanLimitReachedError ||
     error instanceof ScansPausedError
@@ -160,8 +162,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
-/** A dashboard page's failure, for a browser (whose Accept names text/html, or nothing about JSON). */
-function wantsPage(request: FastifyRequest): boolean {
+/**
+ * A dashboard page's failure, for a browser (whose Accept names text/html,
+ * or nothing about JSON). A form's refusal shown on its page again, with
+ * what was typed, asks this too: a client asking for JSON gets the error.
+ */
+export function wantsPage(request: FastifyRequest): boolean {
   if (!request.routeOptions?.config?.page) return false;
   const accept = request.headers.accept ?? '';
   return accept.includes('text/html') || !accept.includes('application/json');

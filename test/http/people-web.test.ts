@@ -227,6 +227,34 @@ describe('roles', () => {
     }
   });
 
+  it("a form's refusal to a client asking for JSON is the error itself, in JSON with its code (errors.md), not the page again", async () => {
+    const owner = await user('jsonteam', 'owner@jsonteam.example', 'owner');
+    const csrf = await owner.csrf();
+    const ownId = (await t.server.people.listUsers('jsonteam')).find((u) => u.email === 'owner@jsonteam.example')!.id;
+    const asJson = (client: WebClient, path: string, fields: Record<string, string>) =>
+      client.request(path, { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams(fields).toString() });
+    const visitor = new WebClient(t.url);
+    const answers = [
+      await asJson(owner, '/account/password', { csrf, current: 'not the password', password: 'a new password here' }),
+      await asJson(owner, '/account/members', { csrf, email: 'not an email', role: 'member' }),
+      await asJson(owner, '/account/members/remove', { csrf, user: ownId, confirm: 'yes' }),
+      await asJson(owner, '/keys/requests', { csrf, name: '', purpose: '' }),
+      await asJson(visitor, '/sign-in', { pre: await visitor.preToken(), email: 'nobody@jsonteam.example', password: 'not the password' }),
+    ];
+    const seen = [];
+    for (const answer of answers) {
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = (await answer.json()) as { error: string; code: string; requestId: string };
+      expect(body.error.length).toBeGreaterThan(10);
+      seen.push(`${answer.status} ${body.code}`);
+    }
+    expect(seen).toEqual(['401 invalid_credentials', '400 invalid_option', '400 invalid_option', '400 invalid_option', '401 invalid_credentials']);
+    // The same refusals to a browser: the page again, with what was typed.
+    const page = await owner.form('/account/members', { csrf, email: 'not an email', role: 'member' });
+    expect([page.status, page.headers.get('content-type')]).toEqual([422, 'text/html; charset=utf-8']);
+    expect(await page.text()).toContain('value="not an email"');
+  });
+
   it('a NUL in a form field, a path or a query is 400 malformed_request (the database cannot store one: it was a 500)', async () => {
     const owner = await user('nul-studio', 'owner@nul-studio.example', 'owner');
     const csrf = await owner.csrf();

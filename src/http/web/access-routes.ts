@@ -14,7 +14,7 @@ import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../err
 import { keysPage, type KeysView, type RequestForm } from '../../web/pages/keys.js';
 import { planName } from '../../web/layout.js';
 import { operatorPage, type OperatorView } from '../../web/pages/operator.js';
-import { STATUS } from '../error-handler.js';
+import { STATUS, wantsPage } from '../error-handler.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
 
 const FORM_ERRORS = new Set(['invalid_option', 'access_request_exists', 'access_request_not_pending', 'grant_not_available', 'too_many_keys', 'account_exists', 'user_exists']);
@@ -40,7 +40,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       return await showKeys(request, reply, await action());
     } catch (error) {
-      if (formError(error)) return showKeys(request, reply, { error: error.message, ...(form ? { form } : {}) }, STATUS[error.code]);
+      if (formError(error) && wantsPage(request)) return showKeys(request, reply, { error: error.message, ...(form ? { form } : {}) }, STATUS[error.code]);
       throw error;
     }
   }
@@ -113,7 +113,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       return await showConsole(request, reply, { message: await action() });
     } catch (error) {
-      if (formError(error)) return showConsole(request, reply, { error: error.message, ...(failed ? { failed } : {}) }, STATUS[error.code]);
+      if (formError(error) && wantsPage(request)) return showConsole(request, reply, { error: error.message, ...(failed ? { failed } : {}) }, STATUS[error.code]);
       throw error;
     }
   }
@@ -186,7 +186,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
       }
       return showConsole(request, reply, { opened: { account: account.name, plan: account.plan, email: owner.email, url: link.url } });
     } catch (error) {
-      if (formError(error)) return showConsole(request, reply, { error: error.message, failed: { request: 'new-account', account: typed } }, STATUS[error.code]);
+      if (formError(error) && wantsPage(request)) return showConsole(request, reply, { error: error.message, failed: { request: 'new-account', account: typed } }, STATUS[error.code]);
       throw error;
     }
   });

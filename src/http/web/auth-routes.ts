@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidCredentialsError, isOptmarkError, LinkNotValidError, TooManySignInsError } from '../../errors.js';
 import { forgotPasswordPage, linkNotValidPage, linkPage, signInPage } from '../../web/pages/auth.js';
+import { wantsPage } from '../error-handler.js';
 import type { AfterAnswer } from './after-answer.js';
 import type { Guard } from './guard.js';
 import { field, pageContext, safeNext, sendPage, type WebDeps } from './context.js';
@@ -38,6 +39,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
       guard.setSessionCookie(request, reply, token);
       return reply.redirect(next, 303);
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof InvalidCredentialsError) return again(`${error.message}. Check both and try again.`, 401);
       if (error instanceof TooManySignInsError) {
         reply.header('Retry-After', String(error.retryAfterSeconds));
@@ -59,6 +61,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
       const link = await people.viewLink(token);
       return sendPage(reply, linkPage(context(request), { pre: guard.preSession(request, reply), token, link }));
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof LinkNotValidError) return sendPage(reply, linkNotValidPage(context(request), error.message), 404);
       throw error;
     }
@@ -72,6 +75,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
     try {
       link = await people.viewLink(token);
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof LinkNotValidError) return sendPage(reply, linkNotValidPage(context(request), error.message), 404);
       throw error;
     }
@@ -83,6 +87,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
       guard.setSessionCookie(request, reply, session);
       return reply.redirect('/overview?welcome=1', 303);
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof LinkNotValidError) return sendPage(reply, linkNotValidPage(context(request), error.message), 404);
       if (isOptmarkError(error) && ['password_not_accepted', 'invalid_option', 'user_exists'].includes(error.code)) {
         return sendPage(reply, linkPage(context(request), { pre: guard.preSession(request, reply), token, link, error: error.message, email, displayName }), 422);

@@ -14,7 +14,7 @@ import { accountPage, type AccountView } from '../../web/pages/account.js';
 import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
 import { runCallWork } from '../call-work.js';
-import { STATUS } from '../error-handler.js';
+import { STATUS, wantsPage } from '../error-handler.js';
 import { holdTicket, readCallUpload } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader, RECORD_HEADER } from '../schemas.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
@@ -99,7 +99,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     } catch (error) {
       // A choice the form can put right (the value, its constraints text), or the image: the form again, as it was sent, with why.
       const byForm = formError(error);
-      if (!byForm && !imageError(error)) throw error;
+      if ((!byForm && !imageError(error)) || !wantsPage(request)) throw error;
       const markForm = { value: fields.value, otherConstraints: fields.otherConstraints, overwrite: fields.overwrite === 'on', fingerprint: fields.fingerprint === 'on' };
       return sendPage(reply, markPage(context(request), { ...(await workView(request, error.message)), markForm }), byForm ? 422 : STATUS[(error as OptmarkError).code]);
     }
@@ -127,7 +127,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
         inspectWithFingerprint(upload.bytes, { provenance: deps.provenance, fingerprint: deps.fingerprint, maxImagePixels: deps.maxImagePixels, signal, workers: deps.workers }),
       );
     } catch (error) {
-      if (!imageError(error)) throw error;
+      if (!imageError(error) || !wantsPage(request)) throw error;
       return sendPage(reply, checkPage(context(request), await workView(request, `${upload.filename ?? 'The file'}: ${error.message}`)), STATUS[error.code]);
     }
     const { result, details } = checked;
@@ -158,7 +158,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       await people.changePassword(user, field(request, 'current'), field(request, 'password'));
     } catch (error) {
-      if (formError(error)) return showAccount(request, reply, { form: 'password', error: error.message }, 422);
+      if (formError(error) && wantsPage(request)) return showAccount(request, reply, { form: 'password', error: error.message }, 422);
       throw error;
     }
     await sessions.endOthers(user.id, session.id);
@@ -173,6 +173,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.invite(request.signedIn!.user, email, role);
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof TooManyInvitationsError) {
         reply.header('Retry-After', String(error.retryAfterSeconds));
         return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 429);
@@ -198,7 +199,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       const changed = await people.changeRole(request.signedIn!.user, field(request, 'user'), field(request, 'role'));
       return showAccount(request, reply, { form: 'members', message: `${changed.email} is now ${changed.role === 'owner' ? 'an owner' : 'a member'}.` });
     } catch (error) {
-      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
+      if (formError(error) && wantsPage(request)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
       throw error;
     }
   });
@@ -219,7 +220,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       const removed = await people.removeMember(request.signedIn!.user, field(request, 'user'));
       return showAccount(request, reply, { form: 'members', message: `${removed.email} is removed from the account: their sessions have ended and their API keys are revoked.` });
     } catch (error) {
-      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
+      if (formError(error) && wantsPage(request)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
       throw error;
     }
   });

@@ -12,7 +12,7 @@ import type { ServiceRecord } from '../../app/records/ports.js';
 import { filterOf, type SearchInput } from '../../app/records/records.js';
 import { InvalidOptionError } from '../../errors.js';
 import { publicRecordPage, recordsPage, type RecordsQuery, type RecordsView } from '../../web/pages/records.js';
-import { STATUS } from '../error-handler.js';
+import { STATUS, wantsPage } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { attachment } from './page-routes.js';
 import { csvField } from '../../core/csv.js';
@@ -64,7 +64,7 @@ export function recordRoutes(app: FastifyInstance, deps: WebDeps): void {
       found = await records.search(account.id, query);
     } catch (caught) {
       // A search that cannot be run (a date that is not one) is said on the page, with what was typed.
-      if (!(caught instanceof InvalidOptionError)) throw caught;
+      if (!(caught instanceof InvalidOptionError) || !wantsPage(request)) throw caught;
       error = caught.message;
       status = STATUS[caught.code];
     }

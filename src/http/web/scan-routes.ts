@@ -17,7 +17,7 @@ import type { Scans } from '../../app/scans/scans.js';
 import { InvalidOptionError, isOptmarkError, type OptmarkError } from '../../errors.js';
 import { fixConfirmPage, isItemStatus, scanPage, type FixConfirmView, type ScanView } from '../../web/pages/scan.js';
 import { scansPage, type ScansView } from '../../web/pages/scans.js';
-import { STATUS } from '../error-handler.js';
+import { STATUS, wantsPage } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { reportCsv } from '../../app/scans/report.js';
 import { coverageOf, scanView, zipEntries } from '../routes/scans.js';
@@ -86,7 +86,7 @@ export function scanRoutes(app: FastifyInstance, deps: WebDeps & { readonly scan
     try {
       id = (await scans.submit(submitter(request), { repository: form.repository, ref: form.ref || null, token: token || null })).id;
     } catch (error) {
-      if (!isFormError(SCAN_FORM_ERRORS)(error)) throw error;
+      if (!isFormError(SCAN_FORM_ERRORS)(error) || !wantsPage(request)) throw error;
       const words = formWords(error);
       const wait = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
       if (typeof wait === 'number') reply.header('Retry-After', String(wait));
@@ -125,7 +125,7 @@ export function scanRoutes(app: FastifyInstance, deps: WebDeps & { readonly scan
     try {
       await scans.cancel(request.signedIn!.account.id, scanIdOf(request));
     } catch (error) {
-      if (isOptmarkError(error) && error.code === 'scan_not_cancellable') return showScan(request, reply, { error: 'This scan has ended already: there is nothing to cancel.' }, STATUS[error.code]);
+      if (isOptmarkError(error) && error.code === 'scan_not_cancellable' && wantsPage(request)) return showScan(request, reply, { error: 'This scan has ended already: there is nothing to cancel.' }, STATUS[error.code]);
       throw error;
     }
     return reply.redirect(`/scans/${scanIdOf(request)}?cancelled=1`, 303);
@@ -143,13 +143,15 @@ export function scanRoutes(app: FastifyInstance, deps: WebDeps & { readonly scan
     const mode = field(request, 'mode') === 'push' ? 'push' : 'zip';
     const token = field(request, 'token');
     const confirm = /^\d{1,9}$/.test(field(request, 'confirm')) ? Number(field(request, 'confirm')) : Number.NaN;
+    // Another account's scan is not found, whatever the form holds.
+    await scans.get(account.id, scanIdOf(request));
     let outcome;
     try {
       if (!Number.isSafeInteger(confirm)) throw new InvalidOptionError('confirm', 'the number of images to mark', field(request, 'confirm'), 'The confirmation did not say how many images to mark: confirm again below');
       if (mode === 'push' && !token) throw new InvalidOptionError('token', 'a token that may write', '(none)', 'To push a branch, give a token that may write to the repository');
       outcome = await scans.fix(submitter(request), { scanId: scanIdOf(request), confirm, push: mode === 'push', token: token || null });
     } catch (error) {
-      if (isFormError(FIX_ERRORS)(error)) return showFix(request, reply, { error: error.message, mode }, STATUS[error.code]);
+      if (isFormError(FIX_ERRORS)(error) && wantsPage(request)) return showFix(request, reply, { error: error.message, mode }, STATUS[error.code]);
       throw error;
     }
     // Each marked file leaves a dated service record, as a marking on the Mark page does.

@@ -11,6 +11,7 @@ import { isOptmarkError, LinkNotValidError, RequestError } from '../../errors.js
 import type { SignUps } from '../../app/people/signup.js';
 import { normaliseEmail } from '../../app/people/users.js';
 import { linkNotValidPage, signUpConfirmPage, signUpPage } from '../../web/pages/auth.js';
+import { wantsPage } from '../error-handler.js';
 import type { AfterAnswer } from './after-answer.js';
 import { field, pageContext, sendPage, type WebDeps } from './context.js';
 import type { Guard } from './guard.js';
@@ -39,7 +40,7 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, 
     try {
       address = normaliseEmail(email);
     } catch (error) {
-      if (isOptmarkError(error) && error.code === 'invalid_option') {
+      if (isOptmarkError(error) && error.code === 'invalid_option' && wantsPage(request)) {
         return sendPage(reply, signUpPage(context(request), { pre: guard.preSession(request, reply), email, error: 'Give an email address such as name@example.com.' }), 422);
       }
       throw error;
@@ -93,6 +94,7 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, 
       guard.setSessionCookie(request, reply, session);
       return reply.redirect('/overview?welcome=1', 303);
     } catch (error) {
+      if (!wantsPage(request)) throw error;
       if (error instanceof LinkNotValidError) return notValid(request, reply, error);
       if (isOptmarkError(error) && ['password_not_accepted', 'invalid_option', 'account_exists', 'user_exists'].includes(error.code)) {
         return confirmPage(request, reply, token, { ...typed, error: error.message }, 422);

@@ -15,7 +15,7 @@ import { sniff } from '../../core/formats/sniff.js';
 import { InvalidOptionError } from '../../errors.js';
 import { formatFor, type Format } from '../../web/format.js';
 import { vaultPage, type VaultView } from '../../web/pages/vault.js';
-import { STATUS } from '../error-handler.js';
+import { STATUS, wantsPage } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { attachment } from './page-routes.js';
 import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
@@ -75,7 +75,7 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       found = await vault.search(viewerOf(request), query);
     } catch (caught) {
-      if (!(caught instanceof InvalidOptionError)) throw caught;
+      if (!(caught instanceof InvalidOptionError) || !wantsPage(request)) throw caught;
       error = caught.message;
       status = STATUS[caught.code];
     }
