@@ -1,0 +1,74 @@
+/**
+ * The CLI's gate on its calls in flight to a server (src/cli/batch/server-gate.ts),
+ * against a stand-in for the server's per-key places: it closes to what the
+ * server takes, opens again once the server takes more (another client of
+ * the key went away), and a call alone in flight waits for places another
+ * client holds only so long.
+ */
+import { describe, expect, it } from 'vitest';
+import { createServerGate } from '../../src/cli/batch/server-gate.js';
+import { OptmarkError } from '../../src/client/index.js';
+
+/** Places of one key at the server; a call past them is refused as the server refuses it. */
+function keyPlaces(places: number) {
+  const state = { places, inFlight: 0, most: 0 };
+  const call = async (ms: number) => {
+    if (state.inFlight >= state.places) {
+      throw new OptmarkError(`This API key already has ${state.inFlight} calls in progress; wait for one to finish`, 429, 'too_many_requests', 'r', 0.005);
+    }
+    state.inFlight++;
+    state.most = Math.max(state.most, state.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    state.inFlight--;
+    return 'ok';
+  };
+  return { state, call };
+}
+
+describe('the CLI’s gate on calls in flight', () => {
+  it('closes to the places the server has, then opens again, up to --concurrency, once the server takes more', async () => {
+    const server = keyPlaces(2);
+    const said: string[] = [];
+    const gate = createServerGate(8, (line) => said.push(line));
+    const signal = new AbortController().signal;
+    let answered = 0;
+    const runs = Array.from({ length: 120 }, () =>
+      gate
+        .run(() => server.call(3), signal)
+        .then((result) => {
+          // The other client of the key goes away after 20 answers.
+          if (++answered === 20) {
+            server.state.places = 8;
+            server.state.most = 0;
+          }
+          return result;
+        }),
+    );
+    expect(await Promise.all(runs)).toEqual(Array(120).fill('ok'));
+    expect(said[0]).toBe('optmark: the server takes 2 call(s) at once from this key: 2 file(s) at once from now on');
+    expect(said).toContain('optmark: the server took 4 call(s) in a row: 3 file(s) at once from now on');
+    expect(said.at(-1)).toMatch(/: 8 file\(s\) at once from now on$/);
+    // Once open again, it used the places: more than the 2 it had closed to.
+    expect(server.state.most).toBeGreaterThan(2);
+  });
+
+  it('a call alone in flight, refused because another client holds every place, gives up after its bound with the refusal', async () => {
+    const server = keyPlaces(0);
+    const gate = createServerGate(4, () => {}, { maxLoneWaitMs: 100 });
+    const started = performance.now();
+    const refusal = await gate.run(() => server.call(1), new AbortController().signal).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(OptmarkError);
+    expect((refusal as OptmarkError).code).toBe('too_many_requests');
+    const ms = performance.now() - started;
+    expect(ms).toBeGreaterThanOrEqual(90);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('calls refused because of this run’s own other calls wait for them, without a bound', async () => {
+    const server = keyPlaces(1);
+    const gate = createServerGate(4, () => {}, { maxLoneWaitMs: 1 });
+    const signal = new AbortController().signal;
+    // Four long calls at once against one place: three are refused while another of this run is in flight, and wait.
+    expect(await Promise.all(Array.from({ length: 4 }, () => gate.run(() => server.call(30), signal)))).toEqual(Array(4).fill('ok'));
+  });
+});
