@@ -85,8 +85,13 @@ ${main}
 `.text;
 }
 
-/** A message for the person, announced to screen readers: `alert` for what went wrong, `status` for what happened. */
-export function notice(kind: 'error' | 'success' | 'info', text: Html | string | undefined): Html {
+/**
+ * A message for the person, announced to screen readers: `alert` for what
+ * went wrong, `status` for what happened. `focus`: the page answers a form
+ * far down it (at phone width the answer would load scrolled to the top,
+ * the message out of sight), so the message takes the focus, and the view.
+ */
+export function notice(kind: 'error' | 'success' | 'info', text: Html | string | undefined, options: { readonly focus?: boolean } = {}): Html {
   if (text === undefined || text === '') return html``;
-  return html`<div class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>`;
+  return html`<div class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"${options.focus ? html` tabindex="-1" autofocus` : ''}>${text}</div>`;
 }

@@ -124,6 +124,8 @@ describe('the people’s pages in a browser', () => {
     await Promise.all([page.waitForURL(`${t.url}/account/members`), page.getByRole('button', { name: 'Invite' }).click()]);
     const link = await page.inputValue('#invitation-link');
     expect(link).toMatch(/\/link\?token=/);
+    // The answer, far down the page, has the focus (and so the view, at phone width too).
+    expect(await page.evaluate('document.activeElement?.className')).toBe('notice info');
     await audit(page, 'account-owner');
 
     const other = await launch();

@@ -227,6 +227,34 @@ describe('roles', () => {
     }
   });
 
+  it('an owner sends someone invited a new link, which replaces the first; once they have chosen a password there is none to send', async () => {
+    const owner = await user('relink', 'owner@relink.example', 'owner');
+    const csrf = await owner.csrf();
+    const linkIn = (html: string) => /id="invitation-link" type="text" readonly value="([^"]+)"/.exec(html)![1]!;
+    const first = linkIn(await (await owner.form('/account/members', { csrf, email: 'kim@relink.example', role: 'member' })).text());
+    const kimId = (await t.server.people.listUsers('relink')).find((u) => u.email === 'kim@relink.example')!.id;
+    const account = (await owner.page('/account')).html;
+    expect(account).toContain('aria-label="Send kim@relink.example a new invitation"');
+    expect(account).not.toContain('aria-label="Send owner@relink.example a new invitation"');
+
+    const again = await owner.form('/account/members/reinvite', { csrf, user: kimId });
+    expect(again.status).toBe(200);
+    const second = linkIn(await again.text());
+    expect(second).not.toBe(first);
+    const kim = new WebClient(t.url);
+    const pathOf = (link: string) => new URL(link).pathname + new URL(link).search;
+    expect((await kim.page(pathOf(first))).status).toBe(404);
+    expect((await kim.page(pathOf(second))).html).toContain('<h1>Join relink</h1>');
+    const pre = await kim.preToken(pathOf(second));
+    expect((await kim.form('/link', { pre, token: linkToken(second), password: PASSWORD, displayName: 'Kim' })).status).toBe(303);
+
+    expect((await owner.page('/account')).html).not.toContain('Send kim@relink.example a new invitation');
+    const none = await owner.form('/account/members/reinvite', { csrf, user: kimId });
+    expect(none.status).toBe(422);
+    expect(await none.text()).toContain('kim@relink.example has chosen a password already');
+    expect((await owner.page('/overview')).html).toContain('kim@relink.example was sent a new invitation');
+  });
+
   it("a form's refusal to a client asking for JSON is the error itself, in JSON with its code (errors.md), not the page again", async () => {
     const owner = await user('jsonteam', 'owner@jsonteam.example', 'owner');
     const csrf = await owner.csrf();

@@ -113,8 +113,8 @@ async function anotherSession(email: string): Promise<WebClient> {
 }
 
 /** A member of the Pro account for the member routes to act on (a new one each time: removing spends it). */
-async function targetId(): Promise<string> {
-  const { user } = await t.server.people.createUser({ account: 'perm-pro', email: `target-${++target}@perm.example`, role: 'member', password: PASSWORD, actor: 'cli' });
+async function targetId(invited = false): Promise<string> {
+  const { user } = await t.server.people.createUser({ account: 'perm-pro', email: `target-${++target}@perm.example`, role: 'member', ...(invited ? {} : { password: PASSWORD }), actor: 'cli' });
   return user.id;
 }
 
@@ -193,6 +193,7 @@ async function attempt(method: string, url: string, role: Role): Promise<{ statu
   } else {
     const fields: Record<string, string> = { csrf, displayName: 'Someone', current: 'wrong', password: 'a new password here', email: `invited-${++target}@perm.example`, role: 'member' };
     if (path === '/account/members/role' || path === '/account/members/remove') fields.user = await targetId();
+    if (path === '/account/members/reinvite') fields.user = await targetId(true);
     if (path === '/history/public-lookup') fields.enabled = 'on';
     if (path === '/vault/settings') fields.enabled = 'on';
     if (path === '/vault/download') fields.id = vaultFile.id;

@@ -82,6 +82,8 @@ export interface People {
   findUser(id: string): Promise<User | undefined>;
   /** An owner invites someone into their account: a user with no password yet and an invitation link (24 hours). */
   invite(by: User, email: string, role: string): Promise<{ user: User; link: IssuedLink }>;
+  /** An owner sends an invited person, who has not set a password yet, a new link; any earlier one stops working. */
+  reinvite(by: User, userId: string): Promise<{ user: User; link: IssuedLink }>;
   /** An owner changes a member's role; the account always keeps an owner. */
   changeRole(by: User, userId: string, role: string): Promise<User>;
   /** An owner removes someone else from the account: their sessions end and their keys go. */
@@ -317,6 +319,18 @@ export function createPeople(deps: PeopleDeps): People {
       await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.invited', detail: { user: user.id, email: normalised, role: checkedRole } });
       const link = await issueLink('invitation', by.accountId, user.id);
       return { user: withoutSecret((await people.findUserById(user.id))!), link };
+    },
+
+    async reinvite(by, userId) {
+      const target = await member(by, userId);
+      if (target.passwordHash !== null || target.disabledAt !== null) {
+        throw new InvalidOptionError('user', 'someone invited who has not chosen a password yet', target.email, `${target.email} has chosen a password already: they sign in (or use “Forgot your password?”)`);
+      }
+      const now = clock.now();
+      await people.retireLinks(target.id, ['invitation'], now);
+      await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.reinvited', detail: { user: target.id, email: target.email } });
+      const link = await issueLink('invitation', by.accountId, target.id);
+      return { user: withoutSecret(target), link };
     },
 
     async changeRole(by, userId, role) {

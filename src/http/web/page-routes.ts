@@ -11,6 +11,8 @@ import { protectOffLoop, protectWithFingerprint } from '../../app/protect-image.
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
 import { accountPage, type AccountView } from '../../web/pages/account.js';
+import type { User } from '../../app/people/ports.js';
+import type { IssuedLink } from '../../app/people/users.js';
 import { overviewPage } from '../../web/pages/overview.js';
 import { checkPage, checkResultPage, markPage } from '../../web/pages/work.js';
 import { runCallWork } from '../call-work.js';
@@ -181,7 +183,11 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       if (formError(error)) return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 422);
       throw error;
     }
-    const { user, link } = invited;
+    return handOver(request, reply, invited, 'invite');
+  });
+
+  /** An invitation's link: mailed when mail is set up, or shown to hand over. */
+  async function handOver(request: FastifyRequest, reply: FastifyReply, { user, link }: { user: User; link: IssuedLink }, form: 'invite' | 'members') {
     if (deps.mailer.enabled) {
       const from = request.signedIn!.user;
       await deps.mailer.send({
@@ -189,9 +195,27 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
         subject: `${from.displayName || from.email} invites you to ${request.signedIn!.account.name} on optmark`,
         text: `${from.displayName || from.email} invites you to the account ${request.signedIn!.account.name} on optmark, as ${user.role}.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
       });
-      return showAccount(request, reply, { form: 'invite', message: `An invitation is mailed to ${user.email}. Its link works once, for 24 hours.` });
+      return showAccount(request, reply, { form, message: `An invitation is mailed to ${user.email}. Its link works once, for 24 hours${form === 'members' ? '; the link sent before no longer works' : ''}.` });
     }
-    return showAccount(request, reply, { form: 'invite', invitation: { email: user.email, url: link.url } });
+    return showAccount(request, reply, { form, invitation: { email: user.email, url: link.url } });
+  }
+
+  // A new link for someone invited who has not chosen a password yet (the first one lapsed, or the mail went astray).
+  app.post('/account/members/reinvite', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
+    let invited;
+    try {
+      inviteLimits.admit(request.signedIn!.account.id);
+      invited = await people.reinvite(request.signedIn!.user, field(request, 'user'));
+    } catch (error) {
+      if (!wantsPage(request)) throw error;
+      if (error instanceof TooManyInvitationsError) {
+        reply.header('Retry-After', String(error.retryAfterSeconds));
+        return showAccount(request, reply, { form: 'members', error: error.message }, 429);
+      }
+      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
+      throw error;
+    }
+    return handOver(request, reply, invited, 'members');
   });
 
   app.post('/account/members/role', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {

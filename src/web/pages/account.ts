@@ -1,6 +1,7 @@
 /**
  * The account page: the person's own profile and password; the account's
- * members (owners invite, change roles and remove; members see who is
+ * members (owners invite, send an invited person a new link, change roles
+ * and remove; members see who is
  * there); and the API keys (a member sees their own, an owner every key of
  * the account). Each form says what happened, or what was wrong while
  * keeping what was typed. Removing a person, which cannot be undone, asks
@@ -32,7 +33,7 @@ export interface AccountView {
 
 function feedback(view: AccountView, form: NonNullable<AccountView['form']>): Html {
   if (view.form !== form) return html``;
-  return html`${notice('error', view.error)}${notice('success', view.message)}`;
+  return html`${notice('error', view.error, { focus: true })}${notice('success', view.message, { focus: true })}`;
 }
 
 function memberRow(member: User, me: User, owner: boolean, csrf: string, f: Format): Html {
@@ -46,12 +47,20 @@ function memberRow(member: User, me: User, owner: boolean, csrf: string, f: Form
 <select id="role-${member.id}" name="role"><option value="member"${member.role === 'member' ? html` selected` : ''}>Member</option><option value="owner"${member.role === 'owner' ? html` selected` : ''}>Owner</option></select>
 <button type="submit" class="secondary">Change role</button>
 </form>
+${
+          !member.hasPassword && !member.disabledAt
+            ? html`<form class="inline" method="post" action="/account/members/reinvite">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="user" value="${member.id}">
+<button type="submit" class="secondary" aria-label="Send ${member.email} a new invitation">New invitation</button>
+</form>`
+            : ''
+        }
 <form class="inline" method="post" action="/account/members/remove">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="user" value="${member.id}">
 <button type="submit" class="danger" aria-label="Remove ${member.email}">Remove</button>
 </form>`
       : html``;
-  return html`<tr><th scope="row">${name}${member.id === me.id ? html` <span class="note">(you)</span>` : ''}</th><td>${member.role === 'owner' ? 'Owner' : 'Member'}${member.operator ? ', operator' : ''}</td><td>${state}</td><td>${f.date(member.createdAt)}</td><td>${actions}</td></tr>`;
+  return html`<tr><th scope="row">${name}${member.id === me.id ? html` <span class="note">(you)</span>` : ''}</th><td data-label="Role">${member.role === 'owner' ? 'Owner' : 'Member'}${member.operator ? ', operator' : ''}</td><td data-label="State">${state}</td><td data-label="Since">${f.date(member.createdAt)}</td><td class="actions">${actions}</td></tr>`;
 }
 
 /** "Remove this person?": what it does, the confirming button, and the way back. */
@@ -110,7 +119,7 @@ ${feedback(view, 'password')}
 ${feedback(view, 'members')}
 ${removeConfirmation(view, account.name, csrf)}
 <div class="table-scroll" tabindex="0" role="region" aria-labelledby="members members-table"><span id="members-table" hidden>table</span>
-<table>
+<table class="cards">
 <thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.members.map((m) => memberRow(m, user, owner, csrf, f))}</tbody>
 </table>
@@ -121,7 +130,7 @@ ${
 ${feedback(view, 'invite')}
 ${
   view.invitation
-    ? html`<div class="notice info" role="status"><p>Send this link to <strong>${view.invitation.email}</strong> (it works once, for 24 hours):</p>
+    ? html`<div class="notice info" role="status" tabindex="-1" autofocus><p>Send this link to <strong>${view.invitation.email}</strong> (it works once, for 24 hours):</p>
 <p class="copy-row"><input id="invitation-link" type="text" readonly value="${view.invitation.url}" aria-label="Invitation link"> <button type="button" class="secondary" data-copy="invitation-link">Copy</button></p></div>`
     : ''
 }

@@ -38,6 +38,7 @@ function activityLine(entry: AuditEntry, members: readonly User[], f: Format): H
     'user.password-reset': `${who(d.user)} chose a new password`,
     'user.password-changed': `${who(d.user)} changed their password`,
     'member.invited': `${d.email ?? 'someone'} was invited as ${d.role ?? 'member'}`,
+    'member.reinvited': `${d.email ?? 'someone'} was sent a new invitation`,
     'member.role-changed': `${d.email ?? 'a user'} is now ${d.role ?? 'a member'}`,
     'member.removed': `${d.email ?? 'a user'} was removed from the account`,
     'account.created': `the account was created on the ${planName(String(d.plan))} plan`,
