@@ -164,6 +164,12 @@ describe('scans in a browser', () => {
     await sees(page.getByRole('status').filter({ hasText: 'marked' }), `2 images are marked, each with a dated service record, and the zip ${doneScan}-fix.zip is downloading.`);
     expect(await page.locator('form.fix-form').count()).toBe(0);
     expect(await page.evaluate('document.activeElement?.className')).toBe('notice success');
+    // The page tells what was done, not what would be: no words asking to confirm are left.
+    expect(await page.textContent('h1')).toBe('2 images marked');
+    expect(await page.title()).toBe('2 images marked · optmark');
+    expect(await page.locator('#confirm-words').count()).toBe(0);
+    expect(await page.textContent('#paths-heading')).toBe('The images marked');
+    expect(await page.getByRole('link', { name: 'Back to the scan' }).getAttribute('href')).toBe(`/scans/${doneScan}`);
     await auditPage(page, 'scan-fix-done');
     const zipPath = join(scratch, 'fix.zip');
     await download.saveAs(zipPath);

@@ -104,6 +104,17 @@ function showDone(form: HTMLFormElement, button: HTMLButtonElement, response: Re
   );
   document.getElementById(STATUS_ID)!.textContent = '';
   form.replaceWith(words);
+  // The page now tells what was done, not what would be: its heading, its title and the list's name; the words
+  // asking for the confirmation go (the answer above says it all), and the way back to the scan stays.
+  const done = `${marked === 1 ? 'One image' : `${marked} images`} marked`;
+  const heading = document.querySelector('h1');
+  if (heading) heading.textContent = failed > 0 ? `${done}, ${failed} not` : done;
+  document.title = `${done} · optmark`;
+  document.getElementById('confirm-words')?.remove();
+  const list = document.getElementById('paths-heading');
+  if (list) list.textContent = failed > 0 ? 'The images of the fix' : marked === 1 ? 'The image marked' : 'The images marked';
+  const scan = document.querySelector<HTMLAnchorElement>('.breadcrumb a:last-of-type');
+  if (scan) words.after(element('p', {}, element('a', { href: scan.getAttribute('href') ?? '/scans' }, 'Back to the scan')));
   words.focus();
 }
 
