@@ -50,6 +50,26 @@ it('only the key’s person rolls it, and the new key ends when the old one was 
   expect(usage.status).toBe(401);
 });
 
+it('a chain of rolls keeps two keys working, the newest and the one it replaced; each roll ends the overlap of the key before', async () => {
+  const { people, apiKeys } = t.server;
+  const carol = { kind: 'person' as const, user: (await people.listUsers('rolling')).find((u) => u.email === 'carol@rolling.example')!, plan: 'pro' as const, address: null };
+  const made = await apiKeys.request(carol, { name: 'Chain', purpose: 'Marks uploads', monthlyVolume: 100, scopes: ['verify'], contact: 'ops@rolling.example' });
+  await apiKeys.approve({ kind: 'cli' }, made.id);
+  const first = await apiKeys.reveal(carol, made.id);
+  const secrets = [first.key];
+  let id = first.info.id;
+  for (let i = 0; i < 6; i++) {
+    const rolled = await apiKeys.roll(carol, id, 7);
+    secrets.push(rolled.key);
+    id = rolled.info.id;
+  }
+  const status = async (key: string) => (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${key}` } })).status;
+  const statuses = [];
+  for (const key of secrets) statuses.push(await status(key));
+  // Seven keys made by six rolls within the week: the last two work, the five before have stopped.
+  expect(statuses).toEqual([401, 401, 401, 401, 401, 200, 200]);
+});
+
 it('of two decisions on one request at once, one holds; the other is told the state the request is in now', async () => {
   const { people, apiKeys } = t.server;
   const carol = { kind: 'person' as const, user: (await people.listUsers('rolling')).find((u) => u.email === 'carol@rolling.example')!, plan: 'pro' as const, address: null };

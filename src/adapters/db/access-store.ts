@@ -166,6 +166,15 @@ export class SqlAccessStore implements AccessStore {
           .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
           .executeTakeFirst();
         if (Number(ended.numUpdatedRows) === 0) return false;
+        // The key the rolled one replaced, still in its overlap, stops now: a chain of rolls keeps two keys
+        // working (the newest and the one it replaces), not one more per roll, none of them counted in the five.
+        await tx
+          .updateTable('api_keys')
+          .set({ expires_at: now })
+          .where('replaced_by', '=', oldId)
+          .where('account_id', '=', next.accountId)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+          .execute();
         await this.insertKey(tx, next);
         return true;
       });
