@@ -138,6 +138,13 @@ describe('the Private Vault in a browser', () => {
     await auditPage(page, 'vault-free-kept');
     await page.getByRole('button', { name: 'Delete the 1 marking kept, bytes and all' }).focus();
     await Promise.all([page.waitForURL(`${t.url}/vault/settings`), page.keyboard.press('Enter')]);
+    // Asked first, on the page, the question focused; nothing is deleted yet.
+    const question = page.getByRole('heading', { name: 'Delete the 1 marking the vault holds?' });
+    await expect.poll(() => question.evaluate((h) => h === h.ownerDocument.activeElement)).toBe(true);
+    expect(storedFiles(join(dataDir, 'vault')).files).not.toEqual([]);
+    await auditPage(page, 'vault-free-confirm');
+    await page.getByRole('button', { name: 'Delete 1 marking' }).focus();
+    await Promise.all([page.waitForURL(`${t.url}/vault/settings`), page.keyboard.press('Enter')]);
     await sees(page.getByRole('status'), 'everything it held is deleted (1 marking)');
     expect(storedFiles(join(dataDir, 'vault')).files).toEqual([]);
     expect(await page.getByRole('button', { name: /Delete the/ }).count()).toBe(0);

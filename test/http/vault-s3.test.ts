@@ -50,7 +50,7 @@ it('keeps a marking as two sealed objects of the bucket, gives them back, and de
   expect(storedFiles(`${dataDir}/vault`).files).toEqual([]);
   const original = await owner.browser.request(`/vault/${marked.vault!.fileId!}/original`, { site: 'same-origin' });
   expect(Buffer.from(await original.arrayBuffer()).equals(Buffer.from(JPEG))).toBe(true);
-  expect((await postVaultForm(owner.browser, '/vault/delete', [['id', marked.vault!.fileId!]])).status).toBe(200);
+  expect((await postVaultForm(owner.browser, '/vault/delete', [['id', marked.vault!.fileId!], ['confirm', 'yes']])).status).toBe(200);
   expect(await s3.keys()).toEqual([]);
   expect(await vaultRows(t.server, 'vault-bucket')).toEqual({ objects: [], files: [] });
 });

@@ -136,7 +136,7 @@ describe('the Private Vault', () => {
       writeFileSync(path, whole);
     }
     expect((await member.request(`/vault/${marked.vault!.fileId}/original`, { site: 'same-origin' })).status).toBe(200);
-    expect((await postVaultForm(member, '/vault/delete', [['id', marked.vault!.fileId!]])).status).toBe(200);
+    expect((await postVaultForm(member, '/vault/delete', [['id', marked.vault!.fileId!], ['confirm', 'yes']])).status).toBe(200);
   });
 
   it('finds files by name and by hash (whole or its start); members see only their own files, owners every file', async () => {
@@ -172,6 +172,23 @@ describe('the Private Vault', () => {
     expect(Buffer.from(entries['original/owner-only.png']!).equals(Buffer.from(PNG))).toBe(true);
   });
 
+  it('without JavaScript a deletion asks first, naming the files; only confirm=yes deletes; turning the vault off with its files asks too', async () => {
+    const doomed = await markOnPage(member, PNG, 'doomed.png');
+    const id = doomed.vault!.fileId!;
+    const asked = await member.request('/vault/delete', { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams([['csrf', await member.csrf()], ['id', id]]).toString() });
+    expect(asked.status).toBe(200);
+    const page = await asked.text();
+    expect(page).toContain('Delete the 1 marking chosen from the vault?');
+    expect(page).toContain('<li>doomed.png</li>');
+    expect(page).toContain(`<input type="hidden" name="id" value="${id}">`);
+    expect((await vaultRows(t.server, 'vault-studio')).files.map((f) => f.id)).toContain(id);
+    const settings = await owner.browser.request('/vault/settings', { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams([['csrf', owner.formToken], ['enabled', 'off'], ['files', 'delete']]).toString() });
+    expect(await settings.text()).toMatch(/Turn the vault off and delete the \d+ markings it holds\?/);
+    expect((await t.server.vault.status((await t.server.admin.showAccount('vault-studio')).id)).enabled).toBe(true);
+    expect((await postVaultForm(member, '/vault/delete', [['id', id], ['confirm', 'yes']])).status).toBe(200);
+    expect((await vaultRows(t.server, 'vault-studio')).files.map((f) => f.id)).not.toContain(id);
+  });
+
   it('another account can never list, fetch, download or delete a file of this one', async () => {
     expect((await stranger.browser.page('/vault')).html).not.toContain(kept.fileId);
     for (const which of ['original', 'marked']) {
@@ -200,9 +217,9 @@ describe('the Private Vault', () => {
     expect(after.objects.filter((o) => o.sha256 === sha256(JPEG))).toHaveLength(1);
     expect((await t.server.vault.status(account)).used).toBe(after.objects.reduce((sum, o) => sum + o.size, 0));
     const originalName = after.objects.find((o) => o.sha256 === sha256(JPEG))!.object_name;
-    expect((await postVaultForm(member, '/vault/delete', [['id', kept.fileId]])).status).toBe(200);
+    expect((await postVaultForm(member, '/vault/delete', [['id', kept.fileId], ['confirm', 'yes']])).status).toBe(200);
     expect(storedFiles(vaultDir()).files.map((f) => f.name)).toContain(originalName);
-    expect((await postVaultForm(member, '/vault/delete', [['id', again.vault!.fileId!]])).status).toBe(200);
+    expect((await postVaultForm(member, '/vault/delete', [['id', again.vault!.fileId!], ['confirm', 'yes']])).status).toBe(200);
     const left = await vaultRows(t.server, 'vault-studio');
     expect(left.objects.map((o) => o.sha256)).not.toContain(sha256(JPEG));
     // Really deleted: the storage holds exactly the objects the database still names.
@@ -219,7 +236,7 @@ describe('the Private Vault', () => {
     const first = await markOnPage(session.browser, JPEG, 'sizes.jpg');
     const pair = JPEG.byteLength + first.bytes.byteLength;
     expect((await t.server.vault.status(account)).used).toBe(pair);
-    expect((await postVaultForm(session.browser, '/vault/delete', [['id', first.vault!.fileId!]])).status).toBe(200);
+    expect((await postVaultForm(session.browser, '/vault/delete', [['id', first.vault!.fileId!], ['confirm', 'yes']])).status).toBe(200);
     expect((await t.server.vault.status(account)).used).toBe(0);
 
     await t.server.admin.setLimits('vault-limit', { vaultBytes: pair - 1 });
@@ -349,7 +366,7 @@ describe('on PostgreSQL, with OPTMARK_VAULT_BYTES', () => {
       expect(await seeded.server.vault.status(account)).toMatchObject({ used: pair, limit: pair, files: 1 });
       expect((await markOnPage(session.browser, JPEG, 'over.jpg')).vault).toMatchObject({ state: 'full', used: pair, limit: pair });
       expect((await vaultRows(seeded.server, 'vault-pg')).files).toHaveLength(1);
-      expect((await postVaultForm(session.browser, '/vault/delete', [['id', exact.vault!.fileId!]])).status).toBe(200);
+      expect((await postVaultForm(session.browser, '/vault/delete', [['id', exact.vault!.fileId!], ['confirm', 'yes']])).status).toBe(200);
       expect(await seeded.server.vault.status(account)).toMatchObject({ used: 0, files: 0 });
       expect(storedFiles(join(seeded.dataDir, 'vault')).files).toEqual([]);
     } finally {

@@ -36,7 +36,9 @@ export async function postVaultForm(browser: WebClient, path: string, fields: Ar
   });
 }
 
-export const turnVault = (browser: WebClient, on: boolean, files: 'keep' | 'delete' = 'keep') => postVaultForm(browser, '/vault/settings', [['enabled', on ? 'on' : 'off'], ['files', files]]);
+/** Turn the vault on or off; a deletion of what it holds is sent confirmed, as the page's second form sends it. */
+export const turnVault = (browser: WebClient, on: boolean, files: 'keep' | 'delete' = 'keep') =>
+  postVaultForm(browser, '/vault/settings', [['enabled', on ? 'on' : 'off'], ['files', files], ...(files === 'delete' ? [['confirm', 'yes'] as [string, string]] : [])]);
 
 /** The file beside the objects that holds the storage's id (adapters/storage/filesystem.ts). */
 export const STORAGE_ID = 'storage-id';

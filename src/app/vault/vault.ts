@@ -375,6 +375,15 @@ export function createVault(deps: VaultDeps) {
       return { files, stream: makeZip(entries()) as unknown as AsyncIterable<Uint8Array> };
     },
 
+    /** The files chosen, each one the viewer may see (else VaultFileNotFoundError, as for one that does not exist): what a deletion asks to confirm. */
+    async chosen(viewer: VaultViewer, ids: readonly string[]): Promise<VaultFile[]> {
+      const wanted = [...new Set(ids)];
+      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
+      const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
+      if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
+      return found;
+    },
+
     /** Remove files the viewer may see (their bytes too, unless another file of the account still uses them). */
     async remove(viewer: VaultViewer, ids: readonly string[], actor: User, address: string | null): Promise<number> {
       const wanted = [...new Set(ids)];

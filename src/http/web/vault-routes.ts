@@ -90,6 +90,11 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
     const wanted = field(request, 'enabled');
     if (wanted !== 'on' && wanted !== 'off') throw new InvalidOptionError('enabled', '"on" or "off"', wanted);
     const removeFiles = wanted === 'off' && field(request, 'files') === 'delete';
+    // Deleting everything asks first (vault.js in a dialog, which then says yes; without JavaScript, the page).
+    if (removeFiles && field(request, 'confirm') !== 'yes') {
+      const status = await vault.status(account.id);
+      if (status.files > 0) return showVault(request, reply, { confirmDelete: { kind: 'all', turnOff: status.enabled && account.plan !== 'free' } });
+    }
     const { removed } = await vault.setEnabled(user, account.plan, wanted === 'on', removeFiles, request.ip);
     const f = formatOf(request);
     const message =
@@ -126,7 +131,12 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
 
   app.post('/vault/delete', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
     const { user } = request.signedIn!;
-    const removed = await vault.remove(viewerOf(request), chosen(request), user, request.ip);
+    const ids = chosen(request);
+    if (ids.length > 0 && field(request, 'confirm') !== 'yes') {
+      const files = await vault.chosen(viewerOf(request), ids);
+      return showVault(request, reply, { confirmDelete: { kind: 'chosen', files } });
+    }
+    const removed = await vault.remove(viewerOf(request), ids, user, request.ip);
     const f = formatOf(request);
     return showVault(request, reply, { message: `Deleted ${f.number(removed)} marking${removed === 1 ? '' : 's'} from the vault: the originals and the marked files, and their bytes in storage.` });
   });

@@ -1,8 +1,9 @@
 /**
  * The vault page with JavaScript: a box to choose every file listed, the
  * number chosen said as it changes, the two buttons usable only with a
- * choice, and a confirmation before deleting (without JavaScript, the
- * buttons act at once).
+ * choice, and a confirmation before deleting, in a dialog (without
+ * JavaScript, the server's page asks instead; the dialog's yes is sent as
+ * confirm=yes, so the page does not ask again).
  */
 const form = document.getElementById('vault-files') as HTMLFormElement | null;
 const count = document.getElementById('chosen-count');
@@ -38,6 +39,7 @@ if (form && count && download && remove) {
   remove.addEventListener('click', (event) => {
     const chosen = boxes().filter((b) => b.checked).length;
     if (!window.confirm(`Delete ${chosen} marking${chosen === 1 ? '' : 's'} from the vault, the originals and the marked files? This cannot be undone.`)) event.preventDefault();
+    else confirmed(form);
   });
   update();
 }
@@ -46,5 +48,17 @@ if (form && count && download && remove) {
 const off = document.querySelector<HTMLFormElement>('form.vault-off');
 off?.addEventListener('submit', (event) => {
   const removing = (off.querySelector<HTMLInputElement>('#files-delete')?.checked ?? false) === true;
-  if (removing && !window.confirm('Turn the vault off and delete every file it holds? This cannot be undone.')) event.preventDefault();
+  if (!removing) return;
+  if (!window.confirm('Turn the vault off and delete every file it holds? This cannot be undone.')) event.preventDefault();
+  else confirmed(off);
 });
+
+/** The dialog said yes: the form says so to the server, which otherwise asks on its page. */
+function confirmed(target: HTMLFormElement): void {
+  if (target.querySelector('input[name="confirm"]')) return;
+  const yes = document.createElement('input');
+  yes.type = 'hidden';
+  yes.name = 'confirm';
+  yes.value = 'yes';
+  target.append(yes);
+}

@@ -3,8 +3,9 @@
  * meter), the owner's switch (off, with the choice to delete what it holds),
  * a search by file name or hash, and the files kept, each with a preview of
  * its original and marked image, its downloads, and a box to choose it for
- * one ZIP or for deletion. Works without JavaScript; vault.js adds "choose
- * all", the count chosen and a confirmation before deleting.
+ * one ZIP or for deletion. Works without JavaScript: a deletion asks
+ * first, on the page (vault.js asks in a dialog instead, and adds "choose
+ * all" and the count chosen).
  */
 import type { VaultFile, VaultStatus } from '../../app/vault/ports.js';
 import type { Format } from '../format.js';
@@ -21,6 +22,8 @@ export interface VaultView {
   readonly format: Format;
   readonly error?: string;
   readonly message?: string;
+  /** A deletion asked for without its confirmation: the chosen files, or everything the vault holds. */
+  readonly confirmDelete?: { readonly kind: 'chosen'; readonly files: readonly VaultFile[] } | { readonly kind: 'all'; readonly turnOff: boolean };
 }
 
 const fileUrl = (id: string, which: 'original' | 'marked', download = false) => `/vault/${id}/${which}${download ? '?download=1' : ''}`;
@@ -127,6 +130,30 @@ ${view.page < last ? html`<a href="${link(view.page + 1)}" rel="next">Older</a>`
 </nav>`;
 }
 
+/** "Delete these?": how many, that the bytes go, the confirming button and the way back. */
+function deleteConfirmation(view: VaultView, csrf: string): Html {
+  const asked = view.confirmDelete;
+  if (!asked) return html``;
+  const f = view.format;
+  const markings = (n: number) => `${f.number(n)} marking${n === 1 ? '' : 's'}`;
+  const n = asked.kind === 'chosen' ? asked.files.length : view.status.files;
+  const question =
+    asked.kind === 'chosen' ? `Delete the ${markings(n)} chosen from the vault?` : asked.turnOff ? `Turn the vault off and delete the ${markings(n)} it holds?` : `Delete the ${markings(n)} the vault holds?`;
+  const fields =
+    asked.kind === 'chosen'
+      ? html`${asked.files.map((file) => html`<input type="hidden" name="id" value="${file.id}">`)}`
+      : html`<input type="hidden" name="enabled" value="off"><input type="hidden" name="files" value="delete">`;
+  return html`<div class="notice warning" role="group" aria-labelledby="confirm-delete">
+<h2 id="confirm-delete" tabindex="-1" autofocus>${question}</h2>
+${asked.kind === 'chosen' ? html`<ul class="paths">${asked.files.slice(0, 10).map((file) => html`<li>${file.original.name || file.id}</li>`)}</ul>${asked.files.length > 10 ? html`<p class="note">And ${f.number(asked.files.length - 10)} more.</p>` : ''}` : ''}
+<p>The originals and the marked files go, and their bytes in storage. This cannot be undone; the service records of the markings stay.</p>
+<div class="actions-row"><form class="inline" method="post" action="${asked.kind === 'chosen' ? '/vault/delete' : '/vault/settings'}">
+<input type="hidden" name="csrf" value="${csrf}">${fields}<input type="hidden" name="confirm" value="yes">
+<button type="submit" class="danger">Delete ${markings(n)}</button>
+</form> <a class="button secondary" href="/vault">Keep them</a></div>
+</div>`;
+}
+
 export function vaultPage(context: PageContext, view: VaultView): string {
   const f = view.format;
   const { session } = context.signedIn!;
@@ -138,6 +165,7 @@ export function vaultPage(context: PageContext, view: VaultView): string {
     html`<h1>Private Vault</h1>
 <p>The originals and the marked files of the account's markings on the dashboard, sealed (AES-256-GCM) in this service's storage: nobody who copies the disk or the bucket can read them, and a file deleted here is deleted from storage.</p>
 ${notice('error', view.error)}${notice('success', view.message)}
+${deleteConfirmation(view, session.formToken)}
 ${meterSection(view)}
 ${settingsSection(context, view)}
 <section aria-labelledby="files-heading">
