@@ -93,3 +93,20 @@ it('when the mail cannot be sent the account is open all the same, and the conso
     await unmailed.close();
   }
 });
+
+it("revoking a key from the console asks first, naming the key and its account; only confirm=yes revokes it", async () => {
+  await t.server.admin.createAccount('revoked-shop', 'pro');
+  const issued = await t.server.admin.issueKey('revoked-shop');
+  const keyId = (await t.server.apiKeys.allKeys()).find((k) => k.accountName === 'revoked-shop')!.id;
+  const works = async () => (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${issued.key}` } })).status;
+  const csrf = await operator.csrf();
+  const asked = await operator.form('/operator/keys/revoke', { csrf, key: keyId });
+  expect(asked.status).toBe(200);
+  const page = await asked.text();
+  expect(page).toMatch(/Revoke the key <code>omk_[^<]+…<\/code> \(account revoked-shop\)\?/);
+  expect(page).toContain('action="/operator/keys/revoke"');
+  expect(await works()).toBe(200);
+  const revoked = await operator.form('/operator/keys/revoke', { csrf, key: keyId, confirm: 'yes' });
+  expect(await revoked.text()).toContain('of revoked-shop: calls with it get 401 from now on');
+  expect(await works()).toBe(401);
+});

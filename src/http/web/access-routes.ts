@@ -150,12 +150,17 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     );
   });
 
-  app.post('/operator/keys/revoke', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) =>
-    onConsole(request, reply, async () => {
+  app.post('/operator/keys/revoke', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
+    // As on the keys page: asked first without confirm=yes (a key that cannot be revoked is refused below, in words).
+    if (field(request, 'confirm') !== 'yes') {
+      const key = (await apiKeys.allKeys()).find((k) => k.id === field(request, 'key'));
+      if (key && keyActive(key, deps.clock())) return showConsole(request, reply, { confirmRevoke: key });
+    }
+    return onConsole(request, reply, async () => {
       const revoked = await apiKeys.revoke(person(request), field(request, 'key'));
       return `Revoked ${revoked.prefix}… of ${revoked.accountName}: calls with it get 401 from now on.`;
-    }),
-  );
+    });
+  });
 
   // ---- the operator console: accounts ------------------------------------------------------------
 

@@ -181,18 +181,18 @@ export function activityLine(entry: AuditEntry, f: Format): Html {
   return html`<li><time datetime="${entry.at.toISOString()}">${f.dateTime(entry.at)}</time>: ${who} ${words}${what ? html` (${what})` : ''}${entry.address ? html` <span class="note">from ${entry.address}</span>` : ''}</li>`;
 }
 
-/** "Revoke this key?": what it does, the confirming button, and the way back. */
-function revokeConfirmation(view: KeysView, csrf: string): Html {
-  const key = view.confirmRevoke;
+/** "Revoke this key?": what it does, the confirming button, and the way back (the keys page's, or the operator console's with `at`). */
+export function revokeConfirmation(key: KeyInfo | undefined, format: Format, csrf: string, at = { action: '/keys/revoke', back: '/keys', account: false }): Html {
   if (!key) return html``;
   const whose = key.userEmail ? html` of ${key.userEmail}` : '';
+  const where = at.account ? html` (account ${key.accountName})` : '';
   return html`<div class="notice warning" role="group" aria-labelledby="confirm-revoke">
-<h2 id="confirm-revoke" tabindex="-1" autofocus>Revoke the key <code>${key.prefix}…</code>${key.name ? html` (${key.name})` : ''}${whose}?</h2>
-<p>Every call with it is refused from now on (401): the integration using it stops working until it is given another key. This cannot be undone.${key.lastUsedAt ? html` It was last used ${view.format.dateTime(key.lastUsedAt)}.` : ' It has never been used.'}</p>
-<div class="actions-row"><form class="inline" method="post" action="/keys/revoke">
+<h2 id="confirm-revoke" tabindex="-1" autofocus>Revoke the key <code>${key.prefix}…</code>${key.name ? html` (${key.name})` : ''}${whose}${where}?</h2>
+<p>Every call with it is refused from now on (401): the integration using it stops working until it is given another key. This cannot be undone.${key.lastUsedAt ? html` It was last used ${format.dateTime(key.lastUsedAt)}.` : ' It has never been used.'}</p>
+<div class="actions-row"><form class="inline" method="post" action="${at.action}">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="key" value="${key.id}"><input type="hidden" name="confirm" value="yes">
 <button type="submit" class="danger">Revoke <code>${key.prefix}…</code></button>
-</form> <a class="button secondary" href="/keys">Keep it</a></div>
+</form> <a class="button secondary" href="${at.back}">Keep it</a></div>
 </div>`;
 }
 
@@ -209,7 +209,7 @@ export function keysPage(context: PageContext, view: KeysView): string {
     html`<h1>API keys</h1>
 <p>Integrations call the <a href="/api">optmark API</a> with a key. You request a key for an integration; the service's team approves it; you reveal the key once and store it. ${owner ? 'As an owner you see every key and request of the account.' : 'You see your own keys and requests.'}</p>
 ${notice('error', view.error)}${notice('success', view.message)}
-${revokeConfirmation(view, csrf)}
+${revokeConfirmation(view.confirmRevoke, view.format, csrf)}
 ${revealedNotice(view)}
 ${grantsToReveal(view, user.id, csrf)}
 

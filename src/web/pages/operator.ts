@@ -15,7 +15,7 @@ import { PLANS } from '../../app/ports.js';
 import type { Format } from '../format.js';
 import { html, type Html } from '../html.js';
 import { layout, notice, planName, type PageContext } from '../layout.js';
-import { activityLine } from './keys.js';
+import { activityLine, revokeConfirmation } from './keys.js';
 
 export interface OperatorView {
   readonly pending: readonly AccessRequest[];
@@ -28,6 +28,8 @@ export interface OperatorView {
   readonly now: Date;
   readonly error?: string;
   readonly message?: string;
+  /** A revocation asked for, shown for a confirmation before anything is done. */
+  readonly confirmRevoke?: KeyInfo;
   /** The request a refused decision was about, and what was typed. */
   readonly failed?: {
     readonly request: string;
@@ -159,6 +161,7 @@ export function operatorPage(context: PageContext, view: OperatorView): string {
     { title: 'Operator console', current: 'operator', scripts: ['copy.js'] },
     html`<h1>Operator console</h1>
 ${view.failed ? '' : notice('error', view.error)}${notice('success', view.message)}
+${revokeConfirmation(view.confirmRevoke, f, csrf, { action: '/operator/keys/revoke', back: '/operator#keys-heading', account: true })}
 <section aria-labelledby="pending-heading">
 <h2 id="pending-heading">Requests waiting for a decision (${f.number(view.pending.length)})</h2>
 ${view.pending.length ? view.pending.map((r) => pendingCard(r, view, csrf)) : html`<p>None: every request is decided.</p>`}
