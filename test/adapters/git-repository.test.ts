@@ -33,6 +33,23 @@ function craftedRepository(name: string, entryName: string): void {
   git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
 }
 
+/** A commit whose tree holds files named by raw bytes (sorted as git sorts them: by bytes). */
+function bytesNamedRepository(name: string, files: ReadonlyArray<{ name: Buffer; text: string }>): string {
+  const bare = join(root, `${name}.git`);
+  git(root, 'init', '-q', '--bare', bare);
+  const entries = [...files]
+    .sort((a, b) => Buffer.compare(a.name, b.name))
+    .map((file) => {
+      const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: bare, input: file.text }).toString().trim();
+      return Buffer.concat([Buffer.from('100644 '), file.name, Buffer.from([0]), Buffer.from(blob, 'hex')]);
+    });
+  const tree = execFileSync('git', ['hash-object', '-w', '-t', 'tree', '--stdin'], { cwd: bare, input: Buffer.concat(entries) }).toString().trim();
+  const commit = execFileSync('git', ['commit-tree', tree, '-m', 'latin-1 names'], { cwd: bare, env: { ...process.env, GIT_AUTHOR_NAME: 'x', GIT_AUTHOR_EMAIL: 'x@x', GIT_COMMITTER_NAME: 'x', GIT_COMMITTER_EMAIL: 'x@x' } }).toString().trim();
+  git(bare, 'update-ref', 'refs/heads/main', commit);
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  return commit;
+}
+
 /** A commit of a few KB whose tree names width^depth files: nested trees sharing one empty blob (a "git bomb"). */
 function bombRepository(name: string, width: number, depth: number): void {
   const bare = join(root, `${name}.git`);
@@ -150,6 +167,29 @@ describe('fetching a repository to scan', () => {
       } finally {
         server.close();
       }
+    }
+  });
+});
+
+describe('names that are not UTF-8', () => {
+  it('two Latin-1 names differing in one byte are listed apart, each by its bytes, and a push writes the very file scanned, not a new one', async () => {
+    const latin = (name: string) => Buffer.from(name, 'latin1');
+    const scanned = bytesNamedRepository('latin1', [
+      { name: latin('caf\u00e8.txt'), text: 'one' },
+      { name: latin('caf\u00e9.txt'), text: 'two' },
+      { name: latin('plain.txt'), text: 'three' },
+    ]);
+    const source = await fetchRepository(request(`${servers.daemonUrl}latin1.git`), limits());
+    try {
+      expect(source.entries.map((e) => e.path)).toEqual(['caf\\xE8.txt', 'caf\\xE9.txt', 'plain.txt']);
+      expect(new TextDecoder().decode(await source.read(source.entries[1]!, 100))).toBe('two');
+      const { commit } = await source.publish!([{ path: 'caf\\xE9.txt', bytes: new TextEncoder().encode('two, marked') }], { branch: 'optmark/latin1-test', message: 'latin-1' });
+      // The change is to the file named by the bytes E9: nothing added, nothing else changed.
+      const bare = join(root, 'latin1.git');
+      const changed = execFileSync('git', ['diff', '--name-status', '-z', scanned, commit], { cwd: bare }).toString('latin1').split('\0').filter(Boolean);
+      expect(changed).toEqual(['M', 'caf\u00e9.txt']);
+    } finally {
+      await source.close();
     }
   });
 });

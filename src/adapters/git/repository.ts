@@ -77,15 +77,16 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
       read: (entry, limit) => reader.read(entry.handle, limit),
       async publish(changes, options) {
         if (!/^optmark\/[A-Za-z0-9._-]{1,100}$/.test(options.branch)) throw new RepositoryFetchError('not a branch name of ours');
-        const modes = new Map(entries.filter((e) => e.kind === 'file').map((e) => [e.path, e.mode]));
+        const files = new Map(entries.filter((e) => e.kind === 'file').map((e) => [e.path, e]));
         const index = join(dir, 'fix.index');
         await git.run(['read-tree', commit], { env: { GIT_INDEX_FILE: index } });
         for (const change of changes) {
           const oid = (await git.run(['hash-object', '-w', '--stdin'], { input: change.bytes })).toString('utf8').trim();
-          // The path as the tree has it (a file of the scanned commit), its mode kept.
-          const mode = modes.get(change.path);
-          if (mode === undefined) throw new RepositoryFetchError(`${change.path} is not a file of the scanned commit`);
-          await git.run(['update-index', '-z', '--index-info'], { env: { GIT_INDEX_FILE: index }, input: Buffer.from(`${mode} ${oid}\t${change.path}\0`) });
+          // The path as the tree has it (a file of the scanned commit, by its own bytes), its mode kept.
+          const file = files.get(change.path);
+          if (file === undefined) throw new RepositoryFetchError(`${change.path} is not a file of the scanned commit`);
+          const path = file.pathBytes ?? Buffer.from(change.path, 'utf8');
+          await git.run(['update-index', '-z', '--index-info'], { env: { GIT_INDEX_FILE: index }, input: Buffer.concat([Buffer.from(`${file.mode} ${oid}\t`), path, Buffer.from([0])]) });
         }
         const tree = (await git.run(['write-tree'], { env: { GIT_INDEX_FILE: index } })).toString('utf8').trim();
         const made = (
@@ -112,6 +113,20 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
   }
 }
 
+/**
+ * A path as the scan names it: its UTF-8, or, for bytes that are not UTF-8
+ * (decoding them would turn each bad byte into U+FFFD, so that two names
+ * became one and a push wrote a new file beside the one scanned), each byte
+ * of 0x80 and above as \xNN, with the bytes kept.
+ */
+export function pathOf(bytes: Buffer): { path: string; pathBytes?: Buffer } {
+  const text = bytes.toString('utf8');
+  if (Buffer.from(text, 'utf8').equals(bytes)) return { path: text };
+  let path = '';
+  for (const byte of bytes) path += byte < 0x80 ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return { path, pathBytes: Buffer.from(bytes) };
+}
+
 /** `git ls-tree -r -l -z`: "<mode> <type> <oid> <size>\t<path>\0" per entry. */
 export function parseTree(listing: Buffer): SourceEntry[] {
   const entries: SourceEntry[] = [];
@@ -123,10 +138,11 @@ export function parseTree(listing: Buffer): SourceEntry[] {
     const tab = record.indexOf(9);
     if (tab === -1) continue;
     const [mode = '', type = '', oid = '', size = '-'] = record.subarray(0, tab).toString('latin1').split(/ +/);
-    const path = record.subarray(tab + 1).toString('utf8');
-    if (type === 'commit') entries.push({ path, kind: 'submodule', size: 0, handle: oid, mode });
-    else if (type === 'blob' && mode === '120000') entries.push({ path, kind: 'symlink', size: 0, handle: oid, mode });
-    else if (type === 'blob') entries.push({ path, kind: 'file', size: Number(size), handle: oid, mode });
+    const { path, pathBytes } = pathOf(record.subarray(tab + 1));
+    const bytes = pathBytes ? { pathBytes } : {};
+    if (type === 'commit') entries.push({ path, kind: 'submodule', size: 0, handle: oid, mode, ...bytes });
+    else if (type === 'blob' && mode === '120000') entries.push({ path, kind: 'symlink', size: 0, handle: oid, mode, ...bytes });
+    else if (type === 'blob') entries.push({ path, kind: 'file', size: Number(size), handle: oid, mode, ...bytes });
   }
   return entries;
 }

@@ -9,8 +9,14 @@ export class ScanSourceError extends Error {}
 
 /** One path of the scanned tree, as the source lists it (nothing read yet). */
 export interface SourceEntry {
-  /** Relative to the tree's root, "/"-separated. */
+  /**
+   * Relative to the tree's root, "/"-separated. A git path whose bytes are
+   * not UTF-8 (an old Latin-1 name) has each byte of 0x80 and above written
+   * as \xNN: shown as what it is, and two such names never become one.
+   */
   readonly path: string;
+  /** The path's own bytes, when `path` is not them in UTF-8 (a git source writes the file back by them). */
+  readonly pathBytes?: Uint8Array;
   /** A symbolic link is never followed; a submodule is never fetched. */
   readonly kind: 'file' | 'symlink' | 'submodule';
   /** Bytes of the file (0 for a link or a submodule). */
