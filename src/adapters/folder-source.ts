@@ -7,8 +7,10 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ScanSourceError, type ScanSource, type SourceEntry } from '../app/scans/ports.js';
+import { pathOf } from '../core/bytes/path-text.js';
+
+const GIT = Buffer.from('.git');
 
 function byComponents(a: string, b: string): number {
   const x = a.split('/');
@@ -21,17 +23,22 @@ function byComponents(a: string, b: string): number {
 
 export async function folderSource(root: string, maxFiles: number): Promise<ScanSource> {
   const entries: SourceEntry[] = [];
-  const folders: Array<{ dir: string; prefix: string }> = [{ dir: root, prefix: '' }];
+  // Names read as bytes: one that is not UTF-8 is named by pathOf and reached by its own bytes.
+  const slash = Buffer.from('/');
+  const top = Buffer.from(root);
+  const folders: Array<{ dir: Buffer; prefix: Buffer | undefined }> = [{ dir: top, prefix: undefined }];
   for (let listed = 0; folders.length > 0; listed++) {
     if (listed > maxFiles) throw new ScanSourceError(`the folder has more than ${maxFiles} folders`);
     const { dir, prefix } = folders.pop()!;
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (entry.name === '.git') continue;
-      const path = prefix ? `${prefix}/${entry.name}` : entry.name;
-      const full = join(dir, entry.name);
-      if (entry.isSymbolicLink()) entries.push({ path, kind: 'symlink', size: 0, handle: full });
-      else if (entry.isDirectory()) folders.push({ dir: full, prefix: path });
-      else if (entry.isFile()) entries.push({ path, kind: 'file', size: (await lstat(full)).size, handle: full });
+    for (const entry of await readdir(dir, { withFileTypes: true, encoding: 'buffer' })) {
+      if (entry.name.equals(GIT)) continue;
+      const relative = prefix ? Buffer.concat([prefix, slash, entry.name]) : entry.name;
+      const { path, pathBytes } = pathOf(relative);
+      const full = Buffer.concat([dir, slash, entry.name]);
+      const named = { path, handle: full.toString('utf8'), ...(pathBytes ? { pathBytes } : {}) };
+      if (entry.isSymbolicLink()) entries.push({ ...named, kind: 'symlink', size: 0 });
+      else if (entry.isDirectory()) folders.push({ dir: full, prefix: relative });
+      else if (entry.isFile()) entries.push({ ...named, kind: 'file', size: (await lstat(full)).size });
       if (entries.length > maxFiles) throw new ScanSourceError(`the folder has more than ${maxFiles} files`);
     }
   }
@@ -43,7 +50,7 @@ export async function folderSource(root: string, maxFiles: number): Promise<Scan
     entries,
     async read(entry, limit) {
       // Not through a link that replaced the file since it was listed.
-      const handle = await open(entry.handle, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const handle = await open(entry.pathBytes ? Buffer.concat([top, slash, entry.pathBytes]) : entry.handle, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         const size = Math.min(limit, (await handle.stat()).size);
         const bytes = Buffer.allocUnsafe(size);

@@ -164,6 +164,18 @@ describe('protect --in-place on a symbolic link', () => {
   });
 });
 
+describe('a folder holding a name that is not UTF-8', () => {
+  it('that file is a failure saying so (it was "no such file"), named with \\xNN; the others are done', async () => {
+    const folder = folderWith('latin', ['plain.jpg']);
+    copyFileSync(XMP_JPG, Buffer.from(join(folder, 'caf\u00e9.jpg'), 'latin1'));
+    const run = await optmark(dir, ['verify', folder]);
+    expect(run.stderr).toContain(`${join(folder, 'caf\\xE9.jpg')}: its name is not UTF-8: rename it in UTF-8 to take it (convmv -f latin1 -t utf8 does)`);
+    expect(run.stderr).not.toContain('no such file');
+    expect(run.stderr).toContain('1 failed');
+    expect(run.code).toBe(1);
+  });
+});
+
 describe('verify a folder without --recursive', () => {
   it('says how many subfolders it did not enter, and under --fail-on-unmarked a run that found no image fails', async () => {
     const folder = folderWith('deep', ['a/b/img.jpg']);

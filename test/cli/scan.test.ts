@@ -144,6 +144,22 @@ describe('optmark scan', () => {
     expect(repository.otherFiles).toBe(1);
   });
 
+  it('a file whose name is not UTF-8 (Latin-1) is scanned, named with \\xNN for its byte, apart from its neighbour that differs in that byte only', async () => {
+    const latin = join(dir, 'latin');
+    mkdirSync(latin);
+    writeFileSync(Buffer.from(join(latin, 'caf\u00e8.png'), 'latin1'), unmarked);
+    writeFileSync(Buffer.from(join(latin, 'caf\u00e9.jpg'), 'latin1'), marked);
+    const run = await optmark('scan', latin, '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { summary: object; items: Array<{ path: string; status: string }> };
+    expect(report.summary).toMatchObject({ images: 2, optedOut: 1, notOptedOut: 1, failed: 0 });
+    expect(report.items.map((i) => [i.path, i.status])).toEqual([
+      ['caf\\xE8.png', 'notOptedOut'],
+      ['caf\\xE9.jpg', 'optedOut'],
+    ]);
+    expect((await optmark('scan', latin)).stdout).toContain('no opt-out: caf\\xE8.png');
+  });
+
   it('--fix --out DIR writes a marked copy of each image without the opt-out at its path, and never overwrites', async () => {
     const out = join(dir, 'fixed');
     const result = await optmark('scan', 'site', '--fix', '--out', out);

@@ -21,6 +21,7 @@ import { mkdtemp, readdir, lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScanSourceError, type ScanSource, type SourceEntry } from '../../app/scans/ports.js';
+import { pathOf } from '../../core/bytes/path-text.js';
 
 export interface FetchRequest {
   readonly url: string;
@@ -111,20 +112,6 @@ export async function fetchRepository(request: FetchRequest, limits: FetchLimits
     await rm(dir, { recursive: true, force: true }).catch(() => {});
     throw error;
   }
-}
-
-/**
- * A path as the scan names it: its UTF-8, or, for bytes that are not UTF-8
- * (decoding them would turn each bad byte into U+FFFD, so that two names
- * became one and a push wrote a new file beside the one scanned), each byte
- * of 0x80 and above as \xNN, with the bytes kept.
- */
-export function pathOf(bytes: Buffer): { path: string; pathBytes?: Buffer } {
-  const text = bytes.toString('utf8');
-  if (Buffer.from(text, 'utf8').equals(bytes)) return { path: text };
-  let path = '';
-  for (const byte of bytes) path += byte < 0x80 ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  return { path, pathBytes: Buffer.from(bytes) };
 }
 
 /** `git ls-tree -r -l -z`: "<mode> <type> <oid> <size>\t<path>\0" per entry. */

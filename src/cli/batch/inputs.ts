@@ -9,6 +9,7 @@
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
+import { pathOf } from '../../core/bytes/path-text.js';
 
 export interface Input {
   /** The path as given or found. */
@@ -88,13 +89,20 @@ export async function collectInputs(args: readonly string[], options: CollectOpt
 }
 
 async function walk(root: string, dir: string, options: CollectOptions, files: Input[], skipped: string[], walked: Walked): Promise<void> {
-  let entries;
+  let listed;
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    listed = await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message;
     walked.unreadable.push({ path: dir, error: `cannot read the folder: ${reason}`, code: 'unreadable_file' });
     return;
+  }
+  const entries = [];
+  for (const entry of listed) {
+    // A name that is not UTF-8 (an old Latin-1 one) cannot be given as a path in text: said, not "no such file".
+    const { path: name, pathBytes } = pathOf(entry.name);
+    if (pathBytes) walked.unreadable.push({ path: join(dir, name), error: 'its name is not UTF-8: rename it in UTF-8 to take it (convmv -f latin1 -t utf8 does)', code: 'unreadable_file' });
+    else entries.push({ name, isDirectory: () => entry.isDirectory(), isFile: () => entry.isFile() });
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
