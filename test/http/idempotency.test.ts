@@ -83,6 +83,11 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
     expect(bad.status).toBe(400);
     expect(bad.json.code).toBe('invalid_option');
     expect((await t.server.admin.usage(`reuse-${backend}`)).verify.used).toBe(1);
+    // Without a valid API key, the key is what is refused: 401 before the Idempotency-Key is looked at.
+    for (const who of ['', `omk_${'x'.repeat(40)}`]) {
+      const refused = await call(t, who, JPEG, '/api/v1/verify', 'x'.repeat(256));
+      expect([refused.status, refused.json.code]).toEqual([401, 'invalid_api_key']);
+    }
   });
 
   it('a refusal repeated is the same refusal; two calls with one key at once count once', async () => {

@@ -65,10 +65,19 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   };
 
   const reserve = (operation: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const key = idempotencyKey(request);
+    // The API key is checked before the Idempotency-Key: a caller without a valid key learns only that (401).
+    let key: string | undefined;
+    let malformed: unknown;
+    try {
+      key = idempotencyKey(request);
+    } catch (error) {
+      malformed = error;
+    }
     // The repeat of a call that returned 200 is answered again at the month's limit too: it counts nothing.
     const countsNothing = key === undefined ? undefined : (accountId: string) => repeats.succeeded(accountId, operation, key);
     await holdTicket(request, reply, await checkingKey(request, (credential) => access.open(credential, operation, countsNothing)));
+    // Its unit goes back with the refusal, as with any failure.
+    if (malformed !== undefined) throw malformed;
   };
   const accountOf = (request: FastifyRequest) => request.ticket!.principal.accountId;
   settleTicketsOnSend(app, clock);
