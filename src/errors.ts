@@ -467,12 +467,20 @@ export type Operation = 'protect' | 'verify';
 /** The account has used its monthly allowance for this operation. */
 export class QuotaExceededError extends OptmarkError {
   readonly code = 'quota_exceeded';
+  /**
+   * @param held units of the limit that calls still running hold: said, since
+   *   each comes back if its call fails (the limit looks reached before the
+   *   count shows it).
+   */
   constructor(
     readonly operation: Operation,
     readonly limit: number,
     readonly resetsAt: Date,
+    readonly held = 0,
   ) {
-    super(`The monthly ${operation} limit of ${limit} calls is reached; it resets at ${resetsAt.toISOString()}`);
+    super(
+      `The monthly ${operation} limit of ${limit} calls is reached${held > 0 ? `, ${held} of them by calls still running (a call that fails gives its unit back)` : ''}; it resets at ${resetsAt.toISOString()}`,
+    );
   }
 }
 

@@ -232,7 +232,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         if (outcome.kind === 'out-of-scope') throw new ScopeNotAllowedError(operation, outcome.principal.scopes);
         if (outcome.kind === 'exhausted') {
           if (await countsNothing?.(outcome.principal.accountId)) return ticket(operation, outcome.principal, outcome.limit, outcome.limit, undefined, slot);
-          throw new QuotaExceededError(operation, outcome.limit, period.end);
+          throw new QuotaExceededError(operation, outcome.limit, period.end, outcome.held);
         }
       } catch (error) {
         failed(slot, reservationId, error);
@@ -254,7 +254,7 @@ export function createApiAccess(deps: ApiAccessDeps): ApiAccess {
         if (outcome.kind === 'forbidden') throw new PlanNotAllowedError(outcome.plan);
         if (outcome.kind === 'exhausted') {
           if (await countsNothing?.(who.accountId)) return ticket(operation, principalOf(who), outcome.limit, outcome.limit, undefined, slot);
-          throw new QuotaExceededError(operation, outcome.limit, period.end);
+          throw new QuotaExceededError(operation, outcome.limit, period.end, outcome.held);
         }
       } catch (error) {
         failed(slot, reservationId, error);

@@ -111,12 +111,14 @@ export interface ReserveRequest {
  * atomic statement: no key, a plan without API access, an exhausted
  * allowance, or a reservation with the count it brought usage to. `limit` is
  * the account's monthly allowance of the operation, read in the same statement.
+ * `held`, at the allowance: how many of its units calls still running hold
+ * (each comes back if its call fails).
  */
 export type ReserveOutcome =
   | { readonly kind: 'invalid' }
   | ({ readonly kind: 'forbidden' } & KeyMatch)
   | ({ readonly kind: 'out-of-scope' } & KeyMatch)
-  | ({ readonly kind: 'exhausted'; readonly limit: number } & KeyMatch)
+  | ({ readonly kind: 'exhausted'; readonly limit: number; readonly held?: number } & KeyMatch)
   | ({ readonly kind: 'reserved'; readonly used: number; readonly limit: number } & KeyMatch);
 
 /** A dashboard call: the account of the signed-in user, as the session found it. */
@@ -133,7 +135,7 @@ export interface AccountReserveRequest {
 export type AccountReserveOutcome =
   | { readonly kind: 'gone' }
   | { readonly kind: 'forbidden'; readonly plan: Plan }
-  | { readonly kind: 'exhausted'; readonly limit: number }
+  | { readonly kind: 'exhausted'; readonly limit: number; readonly held?: number }
   | { readonly kind: 'reserved'; readonly used: number; readonly limit: number };
 
 /** A key just revoked: its account and the prefix that names it. */

@@ -67,6 +67,21 @@ describe.each(BACKENDS)('quota on %s', (backend) => {
     expect(usage.verify.used).toBe(0);
   });
 
+  it('a refusal while calls still running hold the last units says so, in numbers; once they are done the refusal is the plain one', async () => {
+    server = await startTestServer({ backend, paidPlanLimits: { protectPerMonth: 2 } });
+    const key = await server.key('pro', `held-${backend}`);
+    const body = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
+    expect((await postImage(server.url, key, JPEG)).status).toBe(200);
+    const held = new HeldUpload(server.url, key, body);
+    await expect.poll(async () => (await server!.server.admin.usage(`held-${backend}`)).protect.used, { timeout: 10_000 }).toBe(2);
+    const refused = await postImage(server.url, key, JPEG);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/^The monthly protect limit of 2 calls is reached, 1 of them by calls still running \(a call that fails gives its unit back\); it resets at /);
+    expect((await held.finish()).status).toBe(200);
+    const plain = await postImage(server.url, key, JPEG);
+    expect(((await plain.json()) as { error: string }).error).toMatch(/^The monthly protect limit of 2 calls is reached; it resets at /);
+  });
+
   it('calls that fail under concurrency give their unit back: the counter equals the successes', async () => {
     server = await startTestServer({ backend, paidPlanLimits: { verifyPerMonth: 100 }, env: ADMIT_ALL });
     const key = await server.key('pro', `mixed-${backend}`);

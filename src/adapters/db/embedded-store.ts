@@ -80,7 +80,7 @@ export class EmbeddedStore implements Store {
     if (!principal.scopes.includes(r.operation)) return { kind: 'out-of-scope', ...match };
     const limit = monthlyLimit(await this.accountLimits(principal.accountId), r.operation);
     const counter = await this.counter(principal.accountId, r.period, r.operation);
-    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', ...match, limit };
+    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', ...match, limit, held: counter.inFlight };
     counter.inFlight++;
     this.reservations.set(r.reservationId, counter);
     return { kind: 'reserved', ...match, used: counter.committed + counter.inFlight, limit };
@@ -93,7 +93,7 @@ export class EmbeddedStore implements Store {
     if (!r.plans.includes(account.plan)) return { kind: 'forbidden', plan: account.plan };
     const limit = monthlyLimit(await this.accountLimits(r.accountId), r.operation);
     const counter = await this.counter(r.accountId, r.period, r.operation);
-    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', limit };
+    if (limit <= 0 || counter.committed + counter.inFlight >= limit) return { kind: 'exhausted', limit, held: counter.inFlight };
     counter.inFlight++;
     this.reservations.set(r.reservationId, counter);
     return { kind: 'reserved', used: counter.committed + counter.inFlight, limit };

@@ -119,9 +119,19 @@ export class SqlStore implements Store {
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', ...match };
       if (!match.principal.scopes.includes(r.operation)) return { kind: 'out-of-scope', ...match };
       const limit = Number(row.monthly_limit);
-      if (row.used === null) return { kind: 'exhausted', ...match, limit };
+      if (row.used === null) return { kind: 'exhausted', ...match, limit, held: await this.held(match.principal.accountId, r.period, r.operation) };
       return { kind: 'reserved', ...match, used: Number(row.used), limit };
     });
+  }
+
+  /**
+   * Units of the month reserved by calls still running (said with a refusal
+   * at the allowance): the reservations, but those of this server's calls
+   * that returned 200 and wait for the next batch of commits.
+   */
+  private async held(accountId: string, period: string, operation: string): Promise<number> {
+    const rows = await this.db.selectFrom('reservations').select('id').where('account_id', '=', accountId).where('period', '=', period).where('operation', '=', operation).execute();
+    return rows.filter((row) => !this.committed.has(row.id)).length;
   }
 
   reserveForAccount(r: AccountReserveRequest): Promise<AccountReserveOutcome> {
@@ -152,7 +162,7 @@ export class SqlStore implements Store {
       if (!row) return { kind: 'gone' };
       if (!(r.plans as string[]).includes(row.plan)) return { kind: 'forbidden', plan: row.plan as Plan };
       const limit = Number(row.monthly_limit);
-      if (row.used === null) return { kind: 'exhausted', limit };
+      if (row.used === null) return { kind: 'exhausted', limit, held: await this.held(r.accountId, r.period, r.operation) };
       return { kind: 'reserved', used: Number(row.used), limit };
     });
   }
