@@ -26,6 +26,8 @@ export function holdContinue(app: FastifyInstance): void {
     app.server.emit('request', request, response);
   });
   app.addHook('preParsing', async (request, _reply, payload) => {
+    // Every request passes here; only one that asked has anything to decide.
+    if (!waiting.has(request.raw)) return payload;
     const type = (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
     // An upload's route reads its body itself (and says 100 then); a type no parser takes is refused 415 unread.
     if (type !== 'multipart/form-data' && request.server.hasContentTypeParser(type)) sendContinue(request.raw);

@@ -219,6 +219,19 @@ export function createVault(deps: VaultDeps) {
     while (settling.size > 0) await Promise.all([...settling]);
   };
 
+
+  /** The ids of a choice, each once; a choice of none is refused in words. */
+  const chosenIds = (ids: readonly string[]): string[] => {
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
+    return wanted;
+  };
+  /** The files of `wanted`, each one the viewer may see, else VaultFileNotFoundError (as for one that does not exist). */
+  const findChosen = async (viewer: VaultViewer, wanted: readonly string[]): Promise<VaultFile[]> => {
+    const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
+    if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
+    return found;
+  };
   return {
     async status(accountId: string): Promise<VaultStatus> {
       await settled();
@@ -356,12 +369,10 @@ export function createVault(deps: VaultDeps) {
      * VaultFileNotFoundError), at most ARCHIVE_MAX_FILES and 4 GiB.
      */
     async archive(viewer: VaultViewer, ids: readonly string[]): Promise<{ files: VaultFile[]; stream: AsyncIterable<Uint8Array> }> {
-      const wanted = [...new Set(ids)];
-      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
+      const wanted = chosenIds(ids);
       if (wanted.length > ARCHIVE_MAX_FILES) throw new InvalidOptionError('id', `at most ${ARCHIVE_MAX_FILES} files in one download`, `${wanted.length} files`, `One download holds at most ${ARCHIVE_MAX_FILES} files; ${wanted.length} are chosen`);
       await settled();
-      const files = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
-      if (files.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
+      const files = await findChosen(viewer, wanted);
       const total = files.reduce((sum, f) => sum + f.original.size + f.marked.size + 2 * 300, 0);
       if (total > ARCHIVE_MAX_BYTES) throw new InvalidOptionError('id', 'a choice of at most 4 GB in one download', `${files.length} files`, 'One download holds at most 4 GB: choose fewer files');
       // Each file is read and unsealed as the archive reaches it (client-zip writes stored entries as they come).
@@ -376,21 +387,13 @@ export function createVault(deps: VaultDeps) {
     },
 
     /** The files chosen, each one the viewer may see (else VaultFileNotFoundError, as for one that does not exist): what a deletion asks to confirm. */
-    async chosen(viewer: VaultViewer, ids: readonly string[]): Promise<VaultFile[]> {
-      const wanted = [...new Set(ids)];
-      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
-      const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
-      if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
-      return found;
-    },
+    chosen: (viewer: VaultViewer, ids: readonly string[]): Promise<VaultFile[]> => findChosen(viewer, chosenIds(ids)),
 
     /** Remove files the viewer may see (their bytes too, unless another file of the account still uses them). */
     async remove(viewer: VaultViewer, ids: readonly string[], actor: User, address: string | null): Promise<number> {
-      const wanted = [...new Set(ids)];
-      if (wanted.length === 0) throw new InvalidOptionError('id', 'at least one file chosen', '', NOTHING_CHOSEN);
+      const wanted = chosenIds(ids);
       await settled();
-      const found = wanted.some((id) => !FILE_ID.test(id)) ? [] : await store.find(viewer, wanted);
-      if (found.length !== wanted.length) throw new VaultFileNotFoundError('One of the files chosen is not in your vault');
+      await findChosen(viewer, wanted);
       const { removed, objects } = await store.remove(viewer, wanted);
       await finishRemoval(objects);
       await deps.audit({ at: clock.now(), actor: actor.id, accountId: viewer.accountId, action: 'vault.removed', detail: { by: actor.email, files: removed }, address });

@@ -175,16 +175,21 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.invite(request.signedIn!.user, email, role);
     } catch (error) {
-      if (!wantsPage(request)) throw error;
-      if (error instanceof TooManyInvitationsError) {
-        reply.header('Retry-After', String(error.retryAfterSeconds));
-        return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 429);
-      }
-      if (formError(error)) return showAccount(request, reply, { form: 'invite', error: error.message, invite: { email, role } }, 422);
-      throw error;
+      return invitationRefused(request, reply, error, { form: 'invite', invite: { email, role } });
     }
     return handOver(request, reply, invited, 'invite');
   });
+
+  /** An invitation refused: the page again with why (429 with Retry-After at the hour's brake), or the error itself. */
+  function invitationRefused(request: FastifyRequest, reply: FastifyReply, error: unknown, view: Partial<AccountView>) {
+    if (!wantsPage(request)) throw error;
+    if (error instanceof TooManyInvitationsError) {
+      reply.header('Retry-After', String(error.retryAfterSeconds));
+      return showAccount(request, reply, { ...view, error: error.message }, 429);
+    }
+    if (formError(error)) return showAccount(request, reply, { ...view, error: error.message }, 422);
+    throw error;
+  }
 
   /** An invitation's link: mailed when mail is set up, or shown to hand over. */
   async function handOver(request: FastifyRequest, reply: FastifyReply, { user, link }: { user: User; link: IssuedLink }, form: 'invite' | 'members') {
@@ -207,13 +212,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.reinvite(request.signedIn!.user, field(request, 'user'));
     } catch (error) {
-      if (!wantsPage(request)) throw error;
-      if (error instanceof TooManyInvitationsError) {
-        reply.header('Retry-After', String(error.retryAfterSeconds));
-        return showAccount(request, reply, { form: 'members', error: error.message }, 429);
-      }
-      if (formError(error)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
-      throw error;
+      return invitationRefused(request, reply, error, { form: 'members' });
     }
     return handOver(request, reply, invited, 'members');
   });
