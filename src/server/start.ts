@@ -19,9 +19,11 @@ import { createFailedWork } from '../app/failed-work.js';
 import { createApiAccess, type ApiAccess } from '../app/api-access.js';
 import { createSessions } from '../app/people/sessions.js';
 import { createSignInLimits } from '../app/people/sign-in-limits.js';
+import { createInviteLimits } from '../app/people/invite-limits.js';
 import { createRepeats } from '../app/repeats.js';
 import { SqlRepeatStore } from '../adapters/db/repeat-store.js';
 import { createMailer } from '../adapters/mailer.js';
+import { SqlBrakeStore } from '../adapters/db/brake-store.js';
 import { SqlSignupStore } from '../adapters/db/signup-store.js';
 import { createSignUps } from '../app/people/signup.js';
 import { ignoredLimitSettings } from '../app/limit-settings.js';
@@ -153,6 +155,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const sessions = createSessions({ people: peopleStore, store, clock });
   const repeatStore = new SqlRepeatStore(database.db);
   const signupStore = new SqlSignupStore(database.db);
+  const brakes = new SqlBrakeStore(database.db);
   const mailer = createMailer({ url: config.smtpUrl, from: config.mailFrom });
   const apiKeys = accessService({
     db: database.db,
@@ -285,7 +288,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       people,
       peopleStore,
       sessions,
-      signInLimits: createSignInLimits(clock),
+      signInLimits: createSignInLimits(brakes, clock),
+      inviteLimits: createInviteLimits(brakes, () => clock.now()),
       admin,
       apiKeys,
       mailer,
@@ -304,7 +308,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     vaultChecks.unref();
     // Ended sessions, old idempotency rows and batches are removed every few minutes, on every back end.
     housekeeping = setInterval(() => {
-      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep(), signupStore.sweep(new Date(clock.now().getTime() - 86_400_000))]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
+      Promise.all([sessions.sweep(), repeatStore.sweep(clock.now()), scans.sweep(), signupStore.sweep(new Date(clock.now().getTime() - 86_400_000)), brakes.sweep(clock.now())]).catch((error: unknown) => server.log.warn({ err: error }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     housekeeping.unref();
     if (sweeps) {

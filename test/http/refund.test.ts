@@ -26,6 +26,8 @@ import { createAdmission } from '../../src/app/admission.js';
 import { createApiAccess, keyCredential, type ApiAccess } from '../../src/app/api-access.js';
 import { createSessions } from '../../src/app/people/sessions.js';
 import { createSignInLimits } from '../../src/app/people/sign-in-limits.js';
+import { createInviteLimits } from '../../src/app/people/invite-limits.js';
+import { SqlBrakeStore } from '../../src/adapters/db/brake-store.js';
 import { createPeople } from '../../src/app/people/users.js';
 import { createRepeats } from '../../src/app/repeats.js';
 import { createMailer } from '../../src/adapters/mailer.js';
@@ -295,12 +297,14 @@ function webOf(database: DatabaseHandle, store: Store, admin: Admin) {
   const peopleStore = new SqlPeopleStore(database.db);
   const people = createPeople({ people: peopleStore, store, hasher: createPasswordHasher(), clock: systemClock, baseUrl: () => 'http://127.0.0.1' });
   const mailer = createMailer({ url: undefined, from: 'optmark <no-reply@localhost>' });
+  const brakes = new SqlBrakeStore(database.db);
   return {
     apiKeys: accessService({ db: database.db, store, peopleStore, clock: systemClock, mailer, baseUrl: () => 'http://127.0.0.1' }),
     people,
     peopleStore,
     sessions: createSessions({ people: peopleStore, store, clock: systemClock }),
-    signInLimits: createSignInLimits(systemClock),
+    signInLimits: createSignInLimits(brakes, systemClock),
+    inviteLimits: createInviteLimits(brakes, () => systemClock.now()),
     admin,
     mailer,
     repeats: createRepeats({ store: new SqlRepeatStore(database.db), clock: systemClock, requestTimeoutMs: 120_000 }),

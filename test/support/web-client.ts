@@ -6,7 +6,11 @@
 export class WebClient {
   private readonly cookies = new Map<string, string>();
 
-  constructor(readonly base: string) {}
+  /** `headers`: sent with every request (say, X-Forwarded-For of a client behind a trusted proxy). */
+  constructor(
+    readonly base: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   get cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -27,7 +31,7 @@ export class WebClient {
   }
 
   async request(path: string, init: RequestInit & { site?: 'same-origin' | 'cross-site' | 'none' } = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
+    const headers = new Headers({ ...this.headers, ...Object.fromEntries(new Headers(init.headers)) });
     if (this.cookies.size > 0) headers.set('Cookie', this.cookieHeader);
     if (init.site) headers.set('Sec-Fetch-Site', init.site);
     const response = await fetch(`${this.base}${path}`, { ...init, headers, redirect: 'manual' });
@@ -60,7 +64,7 @@ export class WebClient {
 
   /** A pre-session token for a form, even while signed in (when /sign-in sends the person on): one of a fresh browser's, cookie and all. */
   async preTokenAnyway(): Promise<string> {
-    const fresh = new WebClient(this.base);
+    const fresh = new WebClient(this.base, this.headers);
     const pre = await fresh.preToken();
     this.cookies.set('optmark_pre', fresh.cookie('optmark_pre')!);
     return pre;

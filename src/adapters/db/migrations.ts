@@ -420,6 +420,16 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
        recorded_at timestamptz not null default now()
      )`,
   ),
+  // The brakes on guessing passwords and on invitations (app/people/sign-in-limits.ts,
+  // invite-limits.ts): counted here, so that every process on the database sees every try.
+  '012-brakes': statements(
+    `create table brakes (
+       key text primary key,
+       state text,
+       forget_at timestamptz not null
+     )`,
+    `create index brakes_forget_at on brakes (forget_at)`,
+  ),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

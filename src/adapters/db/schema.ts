@@ -158,6 +158,14 @@ export interface InstancesTable {
   heartbeat_at: Timestamp;
 }
 
+export interface BrakesTable {
+  /** SHA-256 (hex) of the brake's name: no address or typed email is kept in clear. */
+  key: string;
+  /** JSON; null while a first caller holds the key. */
+  state: string | null;
+  forget_at: Timestamp;
+}
+
 export interface UsersTable {
   id: string;
   account_id: string;
@@ -307,6 +315,7 @@ export interface Database {
   batch_items: BatchItemsTable;
   sessions: SessionsTable;
   users: UsersTable;
+  brakes: BrakesTable;
   one_time_links: OneTimeLinksTable;
   signups: SignupsTable;
   vault_identity: VaultIdentityTable;

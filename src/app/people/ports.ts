@@ -148,3 +148,28 @@ export interface PasswordHasher {
   /** The parameters, as the documentation states them. */
   readonly parameters: string;
 }
+
+/** What a brake keeps under one key, and from when it may be forgotten. */
+export interface KeptBrake<S> {
+  readonly state: S;
+  readonly forgetAt: Date;
+}
+
+/**
+ * Counts of the brakes on guessing and on invitations, shared by every
+ * process on the database, so that a try is counted wherever it arrives.
+ */
+export interface BrakeStore {
+  /**
+   * Holds the brakes under `keys` against every other caller (in any
+   * process) while `decide` reads their states (undefined: none kept) and
+   * answers. With `keep`, each key's state is replaced by its entry
+   * (undefined: forgotten); without, nothing changes.
+   */
+  hold<S, T>(
+    keys: readonly string[],
+    decide: (states: readonly (S | undefined)[]) => { readonly answer: T; readonly keep?: readonly (KeptBrake<S> | undefined)[] },
+  ): Promise<T>;
+  /** Forget what may be forgotten by `now`; how many. */
+  sweep(now: Date): Promise<number>;
+}

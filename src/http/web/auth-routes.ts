@@ -29,12 +29,9 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
     const again = (error: string, status: number) =>
       sendPage(reply, signInPage(context(request), { pre: guard.preSession(request, reply), email, next, error, canMailResets: deps.mailer.enabled, canSignUp: deps.signUps !== undefined }), status);
     try {
-      signInLimits.admit(request.ip, email);
-      const user = await people.signIn(email, field(request, 'password')).catch((error: unknown) => {
-        if (error instanceof InvalidCredentialsError) signInLimits.fail(request.ip, email);
-        throw error;
-      });
-      signInLimits.succeed(request.ip, email);
+      const counted = await signInLimits.admit(request.ip, email);
+      const user = await people.signIn(email, field(request, 'password'));
+      await counted.held();
       const { token } = await sessions.open(user, guard.sessionToken(request));
       guard.setSessionCookie(request, reply, token);
       return reply.redirect(next, 303);
@@ -105,8 +102,7 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
     if (!deps.mailer.enabled) return reply.redirect('/sign-in', 303);
     const email = field(request, 'email').trim();
     // The same answer whether or not the email has a user; the same brake as sign-in.
-    signInLimits.admit(request.ip, email);
-    signInLimits.fail(request.ip, email);
+    await signInLimits.admit(request.ip, email);
     // After the answer: it must not take longer for an email that has a user.
     later('could not make or mail a password reset link', async () => {
       let link;

@@ -17,6 +17,7 @@ import type { Scans } from '../../app/scans/scans.js';
 import type { Records } from '../../app/records/records.js';
 import type { Vault } from '../../app/vault/vault.js';
 import type { Mailer } from '../../adapters/mailer.js';
+import type { InviteLimits } from '../../app/people/invite-limits.js';
 import type { SignUps } from '../../app/people/signup.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
@@ -29,6 +30,7 @@ export interface WebDeps {
   readonly peopleStore: PeopleStore;
   readonly sessions: Sessions;
   readonly signInLimits: SignInLimits;
+  readonly inviteLimits: InviteLimits;
   readonly admin: Admin;
   /** API access requests, decisions and keys (app/access). */
   readonly apiKeys: Access;

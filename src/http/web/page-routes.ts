@@ -6,7 +6,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isOptmarkError, TooManyInvitationsError, type OptmarkError } from '../../errors.js';
-import { createInviteLimits } from '../../app/people/invite-limits.js';
 import { protectOffLoop, protectWithFingerprint } from '../../app/protect-image.js';
 import { verdictOf } from '../../app/verdict.js';
 import { inspectWithFingerprint } from '../../app/verify-image.js';
@@ -59,7 +58,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   const { access, people, sessions } = deps;
   const context = (request: FastifyRequest) => pageContext(deps, request);
   const usageOf = (request: FastifyRequest) => access.accountUsage(request.signedIn!.account.id);
-  const inviteLimits = createInviteLimits(deps.clock);
+  const { inviteLimits } = deps;
 
   app.get('/overview', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
     const { account, user } = request.signedIn!;
@@ -172,7 +171,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     const role = field(request, 'role') || 'member';
     let invited;
     try {
-      inviteLimits.admit(request.signedIn!.account.id);
+      await inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.invite(request.signedIn!.user, email, role);
     } catch (error) {
       return invitationRefused(request, reply, error, { form: 'invite', invite: { email, role } });
@@ -209,7 +208,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   app.post('/account/members/reinvite', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
     let invited;
     try {
-      inviteLimits.admit(request.signedIn!.account.id);
+      await inviteLimits.admit(request.signedIn!.account.id);
       invited = await people.reinvite(request.signedIn!.user, field(request, 'user'));
     } catch (error) {
       return invitationRefused(request, reply, error, { form: 'members' });

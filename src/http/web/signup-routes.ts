@@ -34,8 +34,7 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, 
     const signUps = open();
     const email = field(request, 'email').trim();
     // The brake of sign-in and "forgot your password": per address, and per address and email.
-    deps.signInLimits.admit(request.ip, email);
-    deps.signInLimits.fail(request.ip, email);
+    await deps.signInLimits.admit(request.ip, email);
     let address: string;
     try {
       address = normaliseEmail(email);
