@@ -180,10 +180,13 @@ describe('the Private Vault', () => {
     const page = await asked.text();
     expect(page).toContain('Delete the 1 marking chosen from the vault?');
     expect(page).toContain('<li>doomed.png</li>');
+    expect(page).toContain('>Keep it</a>');
     expect(page).toContain(`<input type="hidden" name="id" value="${id}">`);
     expect((await vaultRows(t.server, 'vault-studio')).files.map((f) => f.id)).toContain(id);
     const settings = await owner.browser.request('/vault/settings', { method: 'POST', site: 'same-origin', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams([['csrf', owner.formToken], ['enabled', 'off'], ['files', 'delete']]).toString() });
-    expect(await settings.text()).toMatch(/Turn the vault off and delete the \d+ markings it holds\?/);
+    const turnOff = await settings.text();
+    expect(turnOff).toMatch(/Turn the vault off and delete the \d+ markings it holds\?/);
+    expect(turnOff).toContain('>Keep them</a>');
     expect((await t.server.vault.status((await t.server.admin.showAccount('vault-studio')).id)).enabled).toBe(true);
     expect((await postVaultForm(member, '/vault/delete', [['id', id], ['confirm', 'yes']])).status).toBe(200);
     expect((await vaultRows(t.server, 'vault-studio')).files.map((f) => f.id)).not.toContain(id);

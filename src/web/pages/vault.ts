@@ -150,7 +150,7 @@ ${asked.kind === 'chosen' ? html`<ul class="paths">${asked.files.slice(0, 10).ma
 <div class="actions-row"><form class="inline" method="post" action="${asked.kind === 'chosen' ? '/vault/delete' : '/vault/settings'}">
 <input type="hidden" name="csrf" value="${csrf}">${fields}<input type="hidden" name="confirm" value="yes">
 <button type="submit" class="danger">Delete ${markings(n)}</button>
-</form> <a class="button secondary" href="/vault">Keep them</a></div>
+</form> <a class="button secondary" href="/vault">Keep ${n === 1 ? 'it' : 'them'}</a></div>
 </div>`;
 }
 
