@@ -11,6 +11,12 @@
  * (200 or 429) would tell a guess that hit from one that missed. A refused
  * request counts no further failure, so the window ends on time.
  *
+ * Keys still being looked up count too: an address may have at most `limit`
+ * failures and lookups in flight together, so keys sent all at once are not
+ * all looked up before the first failure is counted. A request past that,
+ * while its address has fewer than `limit` failures, is refused with
+ * Retry-After: 1 (its lookups end within milliseconds).
+ *
  * State is per process, in memory: at most `maxAddresses` addresses (the
  * one whose window opened first is dropped to make room), O(1) per request.
  * IPv6 addresses count by their /64 prefix, which one host usually holds
@@ -30,8 +36,15 @@ export interface AuthFailures {
   admit(ip: string): void;
   /** Count one refused key from `ip`. */
   fail(ip: string): void;
-  /** Run a key check of a request from `ip`; an InvalidApiKeyError from it counts as a failure (and is rethrown). */
-  counting<T>(ip: string, check: () => Promise<T>): Promise<T>;
+  /**
+   * Run a key check of a request from `ip`, counted as in flight while it
+   * runs if the request presents a key; an InvalidApiKeyError from it counts
+   * as a failure (and is rethrown). Throws TooManyAuthFailuresError, without
+   * checking, when the address's failures and checks in flight reach the
+   * limit. A request with no key is checked at once (it says a key is
+   * missing, and counts nothing).
+   */
+  counting<T>(ip: string, presentsKey: boolean, check: () => Promise<T>): Promise<T>;
   /** Addresses tracked now (for tests). */
   readonly size: number;
 }
@@ -76,12 +89,16 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
     return window;
   };
 
-  const admit = (ip: string) => {
+  /** Checks in flight per address (an address leaves when its last ends: as many as requests being checked). */
+  const inFlight = new Map<string, number>();
+
+  const admit = (ip: string, alsoInFlight = false) => {
     if (limit === 0) return;
     const now = clock.now().getTime();
-    const window = live(clientKey(ip), now);
-    if (!window || window.failures < limit) return;
-    throw new TooManyAuthFailuresError(limit, windowSeconds, Math.max(1, Math.ceil((window.start + windowMs - now) / 1000)));
+    const key = clientKey(ip);
+    const failures = live(key, now)?.failures ?? 0;
+    if (failures >= limit) throw new TooManyAuthFailuresError(limit, windowSeconds, Math.max(1, Math.ceil((windows.get(key)!.start + windowMs - now) / 1000)));
+    if (alsoInFlight && failures + (inFlight.get(key) ?? 0) >= limit) throw new TooManyAuthFailuresError(limit, windowSeconds, 1, 'in flight');
   };
 
   const fail = (ip: string) => {
@@ -114,12 +131,20 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
   return {
     admit,
     fail,
-    async counting(ip, check) {
+    async counting(ip, presentsKey, check) {
+      if (limit === 0 || !presentsKey) return check();
+      admit(ip, true);
+      const key = clientKey(ip);
+      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
       try {
         return await check();
       } catch (error) {
         if (error instanceof InvalidApiKeyError) fail(ip);
         throw error;
+      } finally {
+        const left = inFlight.get(key)! - 1;
+        if (left === 0) inFlight.delete(key);
+        else inFlight.set(key, left);
       }
     },
     get size() {

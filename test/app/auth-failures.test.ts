@@ -78,16 +78,42 @@ describe('auth failures per address', () => {
   it('counts only InvalidApiKeyError from a key check, and passes every outcome through', async () => {
     const { limiter, refusal } = setup(2);
     const ip = '192.0.2.9';
-    await expect(limiter.counting(ip, async () => 'principal')).resolves.toBe('principal');
-    await expect(limiter.counting(ip, async () => Promise.reject(new MissingApiKeyError()))).rejects.toBeInstanceOf(MissingApiKeyError);
-    await expect(limiter.counting(ip, async () => Promise.reject(new PlanNotAllowedError('free')))).rejects.toBeInstanceOf(PlanNotAllowedError);
-    await expect(limiter.counting(ip, async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+    await expect(limiter.counting(ip, true, async () => 'principal')).resolves.toBe('principal');
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new MissingApiKeyError()))).rejects.toBeInstanceOf(MissingApiKeyError);
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new PlanNotAllowedError('free')))).rejects.toBeInstanceOf(PlanNotAllowedError);
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
     expect(refusal(ip)).toBeUndefined();
     expect(limiter.size).toBe(0);
-    await expect(limiter.counting(ip, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
     expect(refusal(ip)).toBeUndefined();
-    await expect(limiter.counting(ip, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
     expect(refusal(ip)).toBeInstanceOf(TooManyAuthFailuresError);
+  });
+
+  it('checks in flight count: with 3 running, a limit of 4 and 1 failure, the next is refused for a second; each ended check makes room', async () => {
+    const { limiter } = setup(4);
+    const ip = '192.0.2.10';
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
+    const ends: ((outcome: 'valid' | 'invalid') => void)[] = [];
+    const running = Array.from({ length: 3 }, () =>
+      limiter
+        .counting(ip, true, () => new Promise<string>((resolve, reject) => ends.push((outcome) => (outcome === 'valid' ? resolve('principal') : reject(new InvalidApiKeyError())))))
+        .catch((error: unknown) => error),
+    );
+    const refused = await limiter.counting(ip, true, async () => 'never checked').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TooManyAuthFailuresError);
+    expect(refused).toMatchObject({ retryAfterSeconds: 1, message: expect.stringMatching(/being checked at once \(at most 4/) });
+    // Another address is not held by these.
+    await expect(limiter.counting('192.0.2.11', true, async () => 'principal')).resolves.toBe('principal');
+    ends[0]!('valid');
+    expect(await running[0]).toBe('principal');
+    await expect(limiter.counting(ip, true, async () => 'principal')).resolves.toBe('principal');
+    ends[1]!('invalid');
+    ends[2]!('invalid');
+    await Promise.all(running);
+    // 3 failures now, none in flight: one more check, whose failure reaches the limit.
+    await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
+    await expect(limiter.counting(ip, true, async () => 'principal')).rejects.toMatchObject({ retryAfterSeconds: 60 });
   });
 
   it('a limit of 0 turns it off and tracks nothing', () => {

@@ -8,9 +8,12 @@
  * other addresses are unaffected; a dashboard session, which presents no
  * key, is not refused with them (sign-in has its own brake on passwords).
  */
+import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../src/core/keys/api-key.js';
 import { corpusFile } from '../support/corpus.js';
 import { signInToDashboard } from '../support/dashboard.js';
 import { multipartBody, parseResponse, rawExchange } from '../support/raw-http.js';
@@ -129,6 +132,43 @@ describe('invalid API keys per client address (limit 5 per minute)', () => {
     expect(answer.status).toBe(429);
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'too_many_requests' });
     expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('50 unknown keys sent at once from one address: 5 are looked up (401), 45 are refused without a lookup (429); then every request waits out the minute', async () => {
+    const from = '127.0.0.20';
+    // 50 connections opened first, then the 50 requests written together, so that they arrive together.
+    const { port } = new URL(t.url);
+    const sockets = await Promise.all(
+      Array.from({ length: 50 }, () => new Promise<Socket>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress: from }, () => resolve(socket));
+        socket.on('error', reject);
+      })),
+    );
+    const answered = sockets.map(
+      (socket) =>
+        new Promise<Answer>((resolve) => {
+          let text = '';
+          socket.setEncoding('utf8');
+          socket.on('data', (chunk: string) => (text += chunk));
+          socket.on('end', () => {
+            const parsed = parseResponse(text);
+            resolve({ status: parsed.status, headers: parsed.headers, text: parsed.body });
+          });
+        }),
+    );
+    // Each a key of its own, well formed (its checksum holds), so each is looked up in the database.
+    for (const socket of sockets) socket.write(`GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${generateApiKey((n) => randomBytes(n))}\r\nConnection: close\r\n\r\n`);
+    const answers = await Promise.all(answered);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(LIMIT);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50 - LIMIT);
+    // Those refused while keys were still being checked were told to retry in a second, in words that say so.
+    for (const answer of answers.filter((a) => a.status === 429)) {
+      const body = JSON.parse(answer.text) as { code: string; error: string };
+      expect(body.code).toBe('too_many_requests');
+      if (answer.headers['retry-after'] === '1') expect(body.error).toMatch(/being checked at once \(at most 5/);
+    }
+    expectRefused(await usage(t, from, valid));
   });
 
   it('other addresses are unaffected: a valid key from 127.0.0.1 gets 200, a wrong one its 401', async () => {

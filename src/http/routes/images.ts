@@ -57,7 +57,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   };
   /** The bearer key's check, an invalid key counted against the address. */
   const checkingKey = <T>(request: FastifyRequest, check: (credential: Credential) => Promise<T>) =>
-    authFailures.counting(request.ip, async () => check(bearerCredential(request.headers.authorization)));
+    authFailures.counting(request.ip, presentsKey(request.headers.authorization), async () => check(bearerCredential(request.headers.authorization)));
 
   const idempotencyKey = (request: FastifyRequest) => {
     const value = request.headers['idempotency-key'];

@@ -50,7 +50,7 @@ export async function recordApiRoutes(app: FastifyInstance, options: RecordRoute
       if (presentsKey(request.headers.authorization)) authFailures.admit(request.ip);
     },
     handler: async (request) => {
-      const principal = await authFailures.counting(request.ip, async () => access.authenticate(bearerCredential(request.headers.authorization)));
+      const principal = await authFailures.counting(request.ip, presentsKey(request.headers.authorization), async () => access.authenticate(bearerCredential(request.headers.authorization)));
       if (!API_PLANS.includes(principal.plan)) throw new PlanNotAllowedError(principal.plan);
       const found = await records.lookup(principal.accountId, (request.params as { sha256: string }).sha256);
       return { records: found.map(apiRecord) };

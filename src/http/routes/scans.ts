@@ -78,7 +78,7 @@ export async function scanApiRoutes(app: FastifyInstance, options: ScanRouteOpti
     if (presentsKey(request.headers.authorization)) authFailures.admit(request.ip);
   };
   const principalOf = async (request: FastifyRequest, scope?: 'verify' | 'protect'): Promise<Principal> => {
-    const principal = await authFailures.counting(request.ip, async () => access.authenticate(bearerCredential(request.headers.authorization)));
+    const principal = await authFailures.counting(request.ip, presentsKey(request.headers.authorization), async () => access.authenticate(bearerCredential(request.headers.authorization)));
     if (!API_PLANS.includes(principal.plan)) throw new PlanNotAllowedError(principal.plan);
     if (scope && !principal.scopes.includes(scope)) throw new ScopeNotAllowedError(scope === 'verify' ? 'repository scans (creating or cancelling one needs the verify scope)' : 'a scan\'s fix (it marks images: the protect scope)', principal.scopes);
     return principal;
