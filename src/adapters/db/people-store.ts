@@ -3,7 +3,7 @@
  * statements on PGlite and PostgreSQL). Nothing here is on the image
  * request path, so there is no cache: every server sees a change at once.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { AuditEntry, LinkPurpose, NewUser, OneTimeLink, PeopleStore, RevokedKey, Role, SessionRecord, User, UserWithSecret } from '../../app/people/ports.js';
 import type { AuditLogTable, Database, OneTimeLinksTable, SessionsTable, UsersTable } from './schema.js';
 import { guarded } from './unavailable.js';
@@ -53,6 +53,34 @@ const toSession = (row: Selectable<SessionsTable>): SessionRecord => ({
   lastSeenAt: row.last_seen_at,
   expiresAt: row.expires_at,
 });
+
+/** Disabled, keys revoked, sessions ended: the keys revoked. */
+async function disable(tx: Transaction<Database>, userId: string, now: Date): Promise<RevokedKey[]> {
+  await tx.updateTable('users').set({ disabled_at: now }).where('id', '=', userId).where('disabled_at', 'is', null).execute();
+  const keys = await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).returning(['id', 'prefix', 'name']).execute();
+  await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
+  return keys;
+}
+
+/**
+ * Whether the person is an owner of the account whom no other owner (not
+ * disabled) would be left to replace, read with the account's row locked:
+ * changes of owners of one account are so decided one after the other.
+ */
+async function lastOwner(tx: Transaction<Database>, accountId: string, userId: string): Promise<boolean> {
+  await tx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst();
+  const target = await tx.selectFrom('users').select('role').where('id', '=', userId).where('account_id', '=', accountId).executeTakeFirst();
+  if (target?.role !== 'owner') return false;
+  const others = await tx
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .where('disabled_at', 'is', null)
+    .where('id', '<>', userId)
+    .executeTakeFirstOrThrow();
+  return Number(others.n) === 0;
+}
 
 export class SqlPeopleStore implements PeopleStore {
   constructor(
@@ -163,35 +191,40 @@ export class SqlPeopleStore implements PeopleStore {
     });
   }
 
-  setRole(userId: string, role: Role): Promise<void> {
-    return guarded(async () => {
-      await this.db.updateTable('users').set({ role }).where('id', '=', userId).execute();
-    });
+  setRole(accountId: string, userId: string, role: Role): Promise<'done' | 'last owner'> {
+    return guarded(() =>
+      this.db.transaction().execute(async (tx) => {
+        if (role !== 'owner' && (await lastOwner(tx, accountId, userId))) return 'last owner';
+        await tx.updateTable('users').set({ role }).where('id', '=', userId).where('account_id', '=', accountId).execute();
+        return 'done';
+      }),
+    );
   }
 
   disableUser(userId: string, now: Date): Promise<RevokedKey[]> {
     return guarded(async () => {
-      const revoked = await this.db.transaction().execute(async (tx) => {
-        await tx.updateTable('users').set({ disabled_at: now }).where('id', '=', userId).where('disabled_at', 'is', null).execute();
-        const keys = await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).returning(['id', 'prefix', 'name']).execute();
-        await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
-        return keys;
-      });
+      const revoked = await this.db.transaction().execute((tx) => disable(tx, userId, now));
       this.onKeysRevoked(userId);
       return revoked;
+    });
+  }
+
+  removeUser(accountId: string, userId: string, now: Date): Promise<RevokedKey[] | 'last owner'> {
+    return guarded(async () => {
+      const removed = await this.db.transaction().execute(async (tx) => {
+        if (await lastOwner(tx, accountId, userId)) return 'last owner' as const;
+        const revoked = await disable(tx, userId, now);
+        await tx.deleteFrom('users').where('id', '=', userId).where('account_id', '=', accountId).execute();
+        return revoked;
+      });
+      if (removed !== 'last owner') this.onKeysRevoked(userId);
+      return removed;
     });
   }
 
   enableUser(userId: string): Promise<void> {
     return guarded(async () => {
       await this.db.updateTable('users').set({ disabled_at: null }).where('id', '=', userId).execute();
-    });
-  }
-
-  deleteUser(userId: string): Promise<void> {
-    return guarded(async () => {
-      await this.db.deleteFrom('users').where('id', '=', userId).execute();
-      this.onKeysRevoked(userId);
     });
   }
 

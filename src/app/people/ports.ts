@@ -103,12 +103,23 @@ export interface PeopleStore {
   ownerLinkHandedOver(accountIds: readonly string[]): Promise<void>;
   setPassword(userId: string, passwordHash: string, now: Date): Promise<void>;
   setDisplayName(userId: string, displayName: string): Promise<void>;
-  setRole(userId: string, role: Role): Promise<void>;
-  /** Disable the user, revoke their API keys and end their sessions, in one transaction. */
-  /** Disable the person, end their sessions and revoke their keys: the keys revoked. */
+  /**
+   * Give the person of the account this role, unless they are an owner and
+   * the account would be left with no other owner who is not disabled:
+   * 'last owner' then, and nothing changes. Decided with the account's row
+   * locked, so two owners demoting or removing each other at once cannot
+   * both go.
+   */
+  setRole(accountId: string, userId: string, role: Role): Promise<'done' | 'last owner'>;
+  /** Disable the person, end their sessions and revoke their keys, in one transaction: the keys revoked. */
   disableUser(userId: string, now: Date): Promise<RevokedKey[]>;
   enableUser(userId: string): Promise<void>;
-  deleteUser(userId: string): Promise<void>;
+  /**
+   * Remove the person from the account: disabled, keys revoked, sessions
+   * ended and deleted, in one transaction; under the same rule, and lock, as
+   * setRole: 'last owner' when they are the account's last owner.
+   */
+  removeUser(accountId: string, userId: string, now: Date): Promise<RevokedKey[] | 'last owner'>;
   /** Give the keys that have no user yet (made before the account had users) to this user. */
   adoptKeys(accountId: string, userId: string): Promise<number>;
 

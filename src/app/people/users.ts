@@ -178,11 +178,8 @@ export function createPeople(deps: PeopleDeps): People {
     }
   }
 
-  /** Refuses a change that would leave the account with no owner who can sign in. */
-  async function keepAnOwner(accountId: string, leaving: string) {
-    const owners = (await people.listUsers(accountId)).filter((u) => u.role === 'owner' && u.disabledAt === null && u.id !== leaving);
-    if (owners.length === 0) throw new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner', 'The account needs an owner: make someone else owner first');
-  }
+  /** The refusal of a change that would leave the account with no owner who can sign in (the store decides it, one change at a time). */
+  const lastOwner = () => new InvalidOptionError('role', 'a change that leaves the account another owner (make someone else owner first)', 'the last owner', 'The account needs an owner: make someone else owner first');
 
   const withoutSecret = <T extends User>({ passwordHash: _, ...user }: T & { passwordHash?: unknown }): User => user;
 
@@ -336,8 +333,7 @@ export function createPeople(deps: PeopleDeps): People {
     async changeRole(by, userId, role) {
       const target = await member(by, userId);
       const checkedRole = checkRole(role);
-      if (target.role === 'owner' && checkedRole !== 'owner') await keepAnOwner(by.accountId, target.id);
-      await people.setRole(target.id, checkedRole);
+      if ((await people.setRole(by.accountId, target.id, checkedRole)) === 'last owner') throw lastOwner();
       await people.audit({ at: clock.now(), actor: by.id, accountId: by.accountId, action: 'member.role-changed', detail: { user: target.id, email: target.email, role: checkedRole } });
       return withoutSecret((await people.findUserById(target.id))!);
     },
@@ -345,10 +341,9 @@ export function createPeople(deps: PeopleDeps): People {
     async removeMember(by, userId) {
       const target = await member(by, userId);
       if (target.id === by.id) throw new InvalidOptionError('user', 'someone other than yourself (another owner can remove you)', target.email, 'You cannot remove yourself: another owner can');
-      if (target.role === 'owner') await keepAnOwner(by.accountId, target.id);
       const now = clock.now();
-      const revoked = await people.disableUser(target.id, now);
-      await people.deleteUser(target.id);
+      const revoked = await people.removeUser(by.accountId, target.id, now);
+      if (revoked === 'last owner') throw lastOwner();
       await people.audit({ at: now, actor: by.id, accountId: by.accountId, action: 'member.removed', detail: { user: target.id, email: target.email } });
       await auditRevoked(by.id, by.email, target, revoked, now, 'removed');
       return withoutSecret(target);
