@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createInviteLimits, decideInvitation } from '../../src/app/people/invite-limits.js';
-import { backoffSeconds, createSignInLimits } from '../../src/app/people/sign-in-limits.js';
+import { backoffSeconds, createSignInLimits, decideSignIn } from '../../src/app/people/sign-in-limits.js';
 import { TooManyInvitationsError, TooManySignInsError } from '../../src/errors.js';
 import { memoryBrakes } from '../support/memory-brakes.js';
 
@@ -105,5 +105,12 @@ describe('invitation limits', () => {
     c.t += 2_400_000;
     await limits.admit('acct-1');
     expect(decideInvitation([1, 2, 3], 3_600_002)).toEqual({ times: [3, 3_600_002] });
+  });
+});
+
+describe('the rule, on its own', () => {
+  it('a free try is never held, even when the last try is stamped a moment ahead (another server\'s clock)', () => {
+    expect(decideSignIn(undefined, { tries: 3, at: 10_500 }, 10_000)).toEqual({ address: { tries: 1, at: 10_000 }, pair: { tries: 4, at: 10_000 } });
+    expect(decideSignIn(undefined, { tries: 5, at: 10_500 }, 10_000)).toEqual({ wait: 3 });
   });
 });

@@ -29,8 +29,9 @@ export function decideInvitation(times: readonly number[], now: number): { wait:
 export function createInviteLimits(store: BrakeStore, clock: () => Date): InviteLimits {
   return {
     async admit(accountId) {
-      const now = clock().getTime();
       const decided = await store.hold<number[], ReturnType<typeof decideInvitation>>([`invitations ${accountId}`], ([times]) => {
+        // The time once the brake is held, so that the times kept stay in order.
+        const now = clock().getTime();
         const answer = decideInvitation(times ?? [], now);
         return 'wait' in answer ? { answer } : { answer, keep: [{ state: answer.times, forgetAt: new Date(now + WINDOW_MS) }] };
       });

@@ -70,7 +70,8 @@ export function decideSignIn(address: Count | undefined, pair: Count | undefined
   const windowMs = ADDRESS_WINDOW_SECONDS * 1000;
   const windowOpen = address !== undefined && now - address.at < windowMs;
   const addressWait = windowOpen && address.tries >= ADDRESS_FAILURES ? address.at + windowMs - now : 0;
-  const pairWait = pair ? Math.max(0, pair.at + backoffSeconds(pair.tries) * 1000 - now) : 0;
+  // No wait before the free tries are used (another server's clock may run a little ahead of this one's).
+  const pairWait = pair && backoffSeconds(pair.tries) > 0 ? Math.max(0, pair.at + backoffSeconds(pair.tries) * 1000 - now) : 0;
   const wait = Math.max(addressWait, pairWait);
   if (wait > 0) return { wait: Math.ceil(wait / 1000) };
   return {
@@ -89,8 +90,9 @@ export function createSignInLimits(store: BrakeStore, clock: Clock): SignInLimit
   return {
     async admit(ip, email) {
       const keys = keysOf(ip, email);
-      const now = clock.now().getTime();
       const decided = await store.hold<Count, ReturnType<typeof decideSignIn>>([keys.address, keys.pair], ([address, pair]) => {
+        // The time once the brakes are held: a try that waited for another to be counted comes after it.
+        const now = clock.now().getTime();
         const answer = decideSignIn(address, pair, now);
         if ('wait' in answer) return { answer };
         return { answer, keep: [windowEnd(answer.address), { state: answer.pair, forgetAt: new Date(now + PAIR_MEMORY_MS) }] };
