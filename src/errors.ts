@@ -565,14 +565,10 @@ export class TooManyAuthFailuresError extends OptmarkError {
     readonly limit: number,
     readonly windowSeconds: number,
     readonly retryAfterSeconds: number,
-    /** 'in flight': the address's failures are under the limit, but with the keys being checked now they reach it. */
-    why: 'failures' | 'in flight' = 'failures',
   ) {
     super(
-      why === 'in flight'
-        ? `Too many API keys from your address are being checked at once (at most ${limit}, counting the ones that were invalid within ${windowSeconds} seconds); retry in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`
-        : `Too many requests from your address had an invalid API key (${limit} within ${windowSeconds} seconds); ` +
-          `requests with an API key from it are refused for the next ${retryAfterSeconds} seconds`,
+      `Too many requests from your address had an invalid API key (${limit} within ${windowSeconds} seconds); ` +
+        `requests with an API key from it are refused for the next ${retryAfterSeconds} seconds`,
     );
   }
 }

@@ -11,11 +11,12 @@
  * (200 or 429) would tell a guess that hit from one that missed. A refused
  * request counts no further failure, so the window ends on time.
  *
- * Keys still being looked up count too: an address may have at most `limit`
- * failures and lookups in flight together, so keys sent all at once are not
- * all looked up before the first failure is counted. A request past that,
- * while its address has fewer than `limit` failures, is refused with
- * Retry-After: 1 (its lookups end within milliseconds).
+ * Keys still being looked up count too: an address has at most `limit`
+ * failures and lookups in flight together, and a check past that waits for
+ * one of them to end (a lookup takes milliseconds), then is decided on what
+ * is known by then. So keys sent all at once are not all looked up before
+ * the first failure is counted, and a client with many calls at once is
+ * never refused for keys that turn out valid.
  *
  * State is per process, in memory: at most `maxAddresses` addresses (the
  * one whose window opened first is dropped to make room), O(1) per request.
@@ -37,12 +38,13 @@ export interface AuthFailures {
   /** Count one refused key from `ip`. */
   fail(ip: string): void;
   /**
-   * Run a key check of a request from `ip`, counted as in flight while it
-   * runs if the request presents a key; an InvalidApiKeyError from it counts
-   * as a failure (and is rethrown). Throws TooManyAuthFailuresError, without
-   * checking, when the address's failures and checks in flight reach the
-   * limit. A request with no key is checked at once (it says a key is
-   * missing, and counts nothing).
+   * Run a key check of a request from `ip` that presents a key: once the
+   * address's failures and checks in flight are under the limit (it waits
+   * for checks in flight to end until they are), counted as in flight while
+   * it runs; an InvalidApiKeyError from it counts as a failure (and is
+   * rethrown). Throws TooManyAuthFailuresError, without checking, once the
+   * address's failures reach the limit. A request with no key is checked at
+   * once (it says a key is missing, and counts nothing).
    */
   counting<T>(ip: string, presentsKey: boolean, check: () => Promise<T>): Promise<T>;
   /** Addresses tracked now (for tests). */
@@ -89,16 +91,16 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
     return window;
   };
 
-  /** Checks in flight per address (an address leaves when its last ends: as many as requests being checked). */
-  const inFlight = new Map<string, number>();
+  /** Checks in flight per address, and the checks waiting for one of them to end (an address leaves when its last ends). */
+  const inFlight = new Map<string, { running: number; waiting: (() => void)[] }>();
 
-  const admit = (ip: string, alsoInFlight = false) => {
-    if (limit === 0) return;
+  /** The address's failures in its live window; throws TooManyAuthFailuresError at the limit. */
+  const admit = (ip: string): number => {
+    if (limit === 0) return 0;
     const now = clock.now().getTime();
-    const key = clientKey(ip);
-    const failures = live(key, now)?.failures ?? 0;
-    if (failures >= limit) throw new TooManyAuthFailuresError(limit, windowSeconds, Math.max(1, Math.ceil((windows.get(key)!.start + windowMs - now) / 1000)));
-    if (alsoInFlight && failures + (inFlight.get(key) ?? 0) >= limit) throw new TooManyAuthFailuresError(limit, windowSeconds, 1, 'in flight');
+    const window = live(clientKey(ip), now);
+    if (!window || window.failures < limit) return window?.failures ?? 0;
+    throw new TooManyAuthFailuresError(limit, windowSeconds, Math.max(1, Math.ceil((window.start + windowMs - now) / 1000)));
   };
 
   const fail = (ip: string) => {
@@ -133,18 +135,32 @@ export function createAuthFailures(options: AuthFailuresOptions): AuthFailures {
     fail,
     async counting(ip, presentsKey, check) {
       if (limit === 0 || !presentsKey) return check();
-      admit(ip, true);
       const key = clientKey(ip);
-      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+      for (;;) {
+        const failures = admit(ip);
+        const checks = inFlight.get(key);
+        if (!checks) {
+          inFlight.set(key, { running: 1, waiting: [] });
+          break;
+        }
+        if (failures + checks.running < limit) {
+          checks.running++;
+          break;
+        }
+        await new Promise<void>((resolve) => checks.waiting.push(resolve));
+      }
       try {
         return await check();
       } catch (error) {
         if (error instanceof InvalidApiKeyError) fail(ip);
         throw error;
       } finally {
-        const left = inFlight.get(key)! - 1;
-        if (left === 0) inFlight.delete(key);
-        else inFlight.set(key, left);
+        const checks = inFlight.get(key)!;
+        checks.running--;
+        // Every waiting check looks again (one or all may go, or be refused, as the failures now stand).
+        const waiting = checks.waiting.splice(0);
+        if (checks.running === 0) inFlight.delete(key);
+        for (const wake of waiting) wake();
       }
     },
     get size() {

@@ -90,30 +90,35 @@ describe('auth failures per address', () => {
     expect(refusal(ip)).toBeInstanceOf(TooManyAuthFailuresError);
   });
 
-  it('checks in flight count: with 3 running, a limit of 4 and 1 failure, the next is refused for a second; each ended check makes room', async () => {
+  it('checks in flight count: with 3 running, a limit of 4 and 1 failure, the next waits for one to end, and is then decided on what is known', async () => {
     const { limiter } = setup(4);
     const ip = '192.0.2.10';
     await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
     const ends: ((outcome: 'valid' | 'invalid') => void)[] = [];
-    const running = Array.from({ length: 3 }, () =>
+    const pending = () =>
       limiter
         .counting(ip, true, () => new Promise<string>((resolve, reject) => ends.push((outcome) => (outcome === 'valid' ? resolve('principal') : reject(new InvalidApiKeyError())))))
-        .catch((error: unknown) => error),
-    );
-    const refused = await limiter.counting(ip, true, async () => 'never checked').catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(TooManyAuthFailuresError);
-    expect(refused).toMatchObject({ retryAfterSeconds: 1, message: expect.stringMatching(/being checked at once \(at most 4/) });
+        .catch((error: unknown) => error);
+    const running = [pending(), pending(), pending()];
+    let checked = false;
+    const fourth = limiter.counting(ip, true, async () => ((checked = true), 'principal')).catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(checked).toBe(false);
     // Another address is not held by these.
     await expect(limiter.counting('192.0.2.11', true, async () => 'principal')).resolves.toBe('principal');
     ends[0]!('valid');
     expect(await running[0]).toBe('principal');
-    await expect(limiter.counting(ip, true, async () => 'principal')).resolves.toBe('principal');
+    expect(await fourth).toBe('principal');
+    expect(checked).toBe(true);
+    // Two more in flight with 2 running: 1 failure + 2 running + 1 = the limit; the next waits, and is refused once both fail.
+    const fifth = pending();
+    const sixth = limiter.counting(ip, true, async () => 'never checked').catch((error: unknown) => error);
     ends[1]!('invalid');
     ends[2]!('invalid');
-    await Promise.all(running);
-    // 3 failures now, none in flight: one more check, whose failure reaches the limit.
-    await expect(limiter.counting(ip, true, async () => Promise.reject(new InvalidApiKeyError()))).rejects.toBeInstanceOf(InvalidApiKeyError);
-    await expect(limiter.counting(ip, true, async () => 'principal')).rejects.toMatchObject({ retryAfterSeconds: 60 });
+    ends[3]!('invalid');
+    await Promise.all([...running, fifth]);
+    expect(await sixth).toMatchObject({ retryAfterSeconds: 60 });
+    expect(await sixth).toBeInstanceOf(TooManyAuthFailuresError);
   });
 
   it('a limit of 0 turns it off and tracks nothing', () => {
