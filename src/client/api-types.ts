@@ -777,7 +777,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type`, `unsupported_image_format` */
+            /** @description The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP: `unsupported_content_type`, `unsupported_image_format` */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -989,7 +989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type`, `unsupported_image_format` */
+            /** @description The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP: `unsupported_content_type`, `unsupported_image_format` */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1531,7 +1531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            /** @description The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1835,7 +1835,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            /** @description The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2175,7 +2175,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not multipart/form-data, or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
+            /** @description The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP: `unsupported_content_type` */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiAccess } from '../app/api-access.js';
@@ -29,7 +30,7 @@ import { imageRoutes } from './routes/images.js';
 import { recordApiRoutes } from './routes/records.js';
 import { scanApiRoutes } from './routes/scans.js';
 import type { Scans } from '../app/scans/scans.js';
-import { acceptMultipartBodies } from './upload.js';
+import { acceptMultipartBodies, refuseStrayMultipart } from './upload.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 /** Multipart framing around the file: boundary lines and part headers. */
@@ -102,6 +103,16 @@ function listeningAt(app: FastifyInstance): string {
   return `http://${host}:${address.port}`;
 }
 
+/** An answer written on the socket itself, where no request object exists to answer with; the connection then closes. */
+function answerOnSocket(socket: Socket, code: ErrorCode, message: string, headers = ''): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: message, code, requestId });
+  socket.end(
+    `HTTP/1.1 ${STATUS[code]} ${code.replace(/_/g, ' ')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${headers}Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Errors from Node's HTTP parser, before a request exists: answered with JSON and the connection closed. */
 function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (!socket.writable) {
@@ -112,13 +123,19 @@ function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
     error.code === 'HPE_HEADER_OVERFLOW' ? 'header_too_large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'malformed_request';
   const message =
     code === 'header_too_large' ? 'The request headers are too large' : code === 'request_timeout' ? 'The request took too long to arrive' : 'The request is not valid HTTP';
-  const requestId = randomUUID();
-  const body = JSON.stringify({ error: message, code, requestId });
-  const status = STATUS[code];
-  socket.end(
-    `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  answerOnSocket(socket, code, message);
+}
+
+/**
+ * CONNECT (a tunnel through a proxy): Node hands it to a 'connect' listener
+ * and, with none, drops the connection without a word. This is no proxy: 405.
+ */
+function refuseTunnel(_request: IncomingMessage, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  answerOnSocket(socket, 'method_not_allowed', 'CONNECT is not allowed here: this server is not a proxy', 'Allow: GET, HEAD, POST\r\n');
 }
 
 /** The longest path parameter routed (an id, a SHA-256): longer is 404, answered before the route. */
@@ -195,9 +212,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   // them: upload.ts); any other content type is refused (415) without being read.
   app.removeAllContentTypeParsers();
   acceptMultipartBodies(app);
+  refuseStrayMultipart(app);
 
   // "100 Continue" only once a body is wanted (expect-continue.ts).
   holdContinue(app);
+  app.server.on('connect', refuseTunnel);
   // Connections left silent, or half sent, must not hold the stop open (connections.ts).
   const connections = trackConnections(app.server);
   let stopping = false;
@@ -241,9 +260,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     if (request.url.includes('%00') || request.url.includes('\u0000')) {
       return sendError(request, reply, new RequestError('malformed_request', 'The address holds a NUL character (%00), which no path or query of this service takes'), clock);
     }
-    // Refuse an upload whose declared size is over the limit before reading it.
+    // Refuse an upload whose declared size is over the limit before reading it (other bodies: their parser's limit, 413 body_too_large).
     const length = Number(request.headers['content-length']);
-    if (request.method === 'POST' && Number.isFinite(length) && length > config.maxUploadBytes + MULTIPART_OVERHEAD) {
+    if (request.routeOptions.config?.upload && Number.isFinite(length) && length > config.maxUploadBytes + MULTIPART_OVERHEAD) {
       return sendError(request, reply, new ImageTooLargeError(config.maxUploadBytes), clock);
     }
   });

@@ -26,7 +26,7 @@ import { secondsUntil } from '../core/quota/period.js';
 import { errorPage } from '../web/pages/error.js';
 import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
-import { bodyAbandoned, closeGently, LINGER, LINGER_TOLD, lingerOnUnwantedBody } from './upload.js';
+import { bodyAbandoned, bodyWanted, closeGently, LINGER, LINGER_TOLD, lingerOnUnwantedBody } from './upload.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -108,10 +108,10 @@ export interface ErrorBody {
  * Unlisted client errors become 400. (Upload bodies are read by our code,
  * upload.ts, which raises our errors for what the multipart parser finds.)
  */
-function fromFramework(error: FastifyError): OptmarkError {
+function fromFramework(error: FastifyError, request: FastifyRequest): OptmarkError {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new RequestError('unsupported_content_type', 'Send the image as multipart/form-data with one part named "image"');
+      return new RequestError('unsupported_content_type', bodyWanted(request));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       // Only forms and the scans' JSON are parsed whole (uploads stream).
       return new RequestError('body_too_large', 'The body is larger than this request takes (16 KiB)');
@@ -164,12 +164,14 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
 
 /**
  * A dashboard page's failure, for a browser (whose Accept names text/html,
- * or nothing about JSON). A form's refusal shown on its page again, with
- * what was typed, asks this too: a client asking for JSON gets the error.
+ * or nothing about JSON), and a 404 for a browser that names text/html. A
+ * form's refusal shown on its page again, with what was typed, asks this
+ * too: a client asking for JSON gets the error.
  */
 export function wantsPage(request: FastifyRequest): boolean {
-  if (!request.routeOptions?.config?.page) return false;
   const accept = request.headers.accept ?? '';
+  // A path that does not exist (or not for this method), asked for by a browser: a page that says so.
+  if (!request.routeOptions?.config?.page) return request.is404 && accept.includes('text/html');
   return accept.includes('text/html') || !accept.includes('application/json');
 }
 
@@ -177,7 +179,7 @@ export function installErrorHandling(app: FastifyInstance, options: { clock: () 
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     let error: OptmarkError;
     if (raw instanceof OptmarkError) error = raw;
-    else if (typeof raw.statusCode === 'number' && raw.statusCode >= 400 && raw.statusCode < 500) error = fromFramework(raw);
+    else if (typeof raw.statusCode === 'number' && raw.statusCode >= 400 && raw.statusCode < 500) error = fromFramework(raw, request);
     else {
       request.log.error({ err: raw }, 'unhandled error');
       error = new InternalError();

@@ -25,6 +25,10 @@ export function holdContinue(app: FastifyInstance): void {
     waiting.set(request, response);
     app.server.emit('request', request, response);
   });
+  // Any other expectation is ignored, as RFC 9110 §10.1.1 allows a server to: the request is served as usual (Node would answer a bare 417).
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    app.server.emit('request', request, response);
+  });
   app.addHook('preParsing', async (request, _reply, payload) => {
     // Every request passes here; only one that asked has anything to decide.
     if (!waiting.has(request.raw)) return payload;

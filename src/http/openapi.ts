@@ -60,7 +60,7 @@ const STATUS_WORDS: Record<number, string> = {
   404: 'Nothing of the account\'s was found',
   408: 'The request did not arrive in time; the connection is closed',
   413: 'The image, or a JSON body, is over its limit; the connection is closed',
-  415: 'Not multipart/form-data, or the bytes are not JPEG, PNG or WebP',
+  415: 'The body is not of the type the operation takes (multipart/form-data for an image, JSON for a scan), or the bytes are not JPEG, PNG or WebP',
   422: 'A JPEG, PNG or WebP whose container or XMP cannot be used, or an Idempotency-Key used for another image',
   429: 'The monthly limit is reached (quota_exceeded: Retry-After is the seconds to the next UTC month; do not retry before), or too many calls at once or invalid keys from this address (too_many_requests: retry after Retry-After), or the account\'s failed calls cost too much work this minute (too_many_failed_calls: retry after Retry-After)',
   409: 'The scan is not in a state that allows it',

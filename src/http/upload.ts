@@ -72,6 +72,35 @@ const PART_HIGH_WATER_MARK = 1024 * 1024;
 /** Requests whose body fastify let through as multipart/form-data, unread. */
 const multipartRequests = new WeakSet<FastifyRequest>();
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's body is an image upload (multipart/form-data, read by readImagePart): the only routes that take one. */
+    upload?: boolean;
+  }
+}
+
+/** What the route's body must be, in words, for a body of another type (415). */
+export function bodyWanted(request: FastifyRequest): string {
+  if (request.routeOptions.config?.upload) return 'Send the image as multipart/form-data with one part named "image"';
+  if (request.server.hasContentTypeParser('application/x-www-form-urlencoded')) return 'This form takes its fields URL-encoded (application/x-www-form-urlencoded), as a browser sends a form';
+  if (request.server.hasContentTypeParser('application/json')) return 'Send the body as JSON (Content-Type: application/json)';
+  return `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} takes no body`;
+}
+
+/**
+ * A multipart body sent to a route that takes no upload is refused (415)
+ * unread: the body parsers let every multipart body through for the upload
+ * routes to stream, and a form route would otherwise read it as a form with
+ * no fields (a profile form's name then saved as empty).
+ */
+export function refuseStrayMultipart(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    if (multipartRequests.has(request) && !request.routeOptions.config?.upload && !request.is404) {
+      throw new RequestError('unsupported_content_type', bodyWanted(request));
+    }
+  });
+}
+
 /** Request bodies the upload reader has taken (read, or read to nothing to keep the connection). */
 const bodiesTaken = new WeakSet<IncomingMessage>();
 /** Request bodies the upload reader stopped reading (413, 408, the call's place taken away). */

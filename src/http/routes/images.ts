@@ -83,7 +83,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   settleTicketsOnSend(app, clock);
 
   app.post('/api/v1/protect', {
-    config: { access: 'api-key' },
+    config: { access: 'api-key', upload: true },
     schema: { response: { 200: protectResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
     preHandler: reserve('protect'),
@@ -116,7 +116,7 @@ export async function imageRoutes(app: FastifyInstance, options: ImageRouteOptio
   });
 
   app.post('/api/v1/verify', {
-    config: { access: 'api-key' },
+    config: { access: 'api-key', upload: true },
     schema: { response: { 200: verifyResult, ...errors }, consumes: ['multipart/form-data'] },
     onRequest: refuseKeyGuessers,
     // The key first, then the query: a refused query counts nothing, and the body is not read.

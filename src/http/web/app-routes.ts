@@ -97,7 +97,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
 
   app.get('/app/usage', { config: { access: 'signed-in' } }, async (request) => access.accountUsage(request.signedIn!.account.id));
 
-  app.post('/app/mark', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('protect') }, async (request, reply) => {
+  app.post('/app/mark', { config: { access: 'paid', csrf: 'session', upload: true }, preHandler: admit('protect') }, async (request, reply) => {
     const { user, account } = request.signedIn!;
     const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite', 'otherConstraints']);
     let original: string | undefined;
@@ -157,7 +157,7 @@ export function appRoutes(app: FastifyInstance, deps: WebDeps & { readonly repea
       .send(Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength));
   });
 
-  app.post('/app/check', { config: { access: 'paid', csrf: 'session' }, preHandler: admit('verify') }, async (request, reply) => {
+  app.post('/app/check', { config: { access: 'paid', csrf: 'session', upload: true }, preHandler: admit('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload);
     const check = async () => {
       const { result, details } = await runCallWork(request, reply, deps.callSeconds, (signal) =>

@@ -22,6 +22,7 @@ import type { SignedIn, Sessions } from '../../app/people/sessions.js';
 import { SESSION_DAYS } from '../../app/people/sessions.js';
 import { API_PLANS } from '../../app/ports.js';
 import { CrossSiteRequestError, NotSignedInError, PlanNotAllowedError, RoleNotAllowedError } from '../../errors.js';
+import { wantsPage } from '../error-handler.js';
 
 /** Who may call a route: anyone; an API key (the API's own checks); a signed-in user (any plan); a user of a paid plan; an owner; an operator. */
 export type Access = 'public' | 'api-key' | 'signed-in' | 'paid' | 'owner' | 'operator';
@@ -123,8 +124,8 @@ export function createGuard(options: GuardOptions) {
       const signedIn = request.signedIn;
       if (access !== 'public') {
         if (!signedIn) {
-          // A person opening a page is taken to sign in, and back afterwards.
-          if (page && request.method === 'GET') {
+          // A person opening a page is taken to sign in, and back afterwards; a script asking for JSON is told (401).
+          if (page && request.method === 'GET' && wantsPage(request)) {
             const next = request.url.split('?')[0]!;
             return reply.redirect(`/sign-in${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}`, 303);
           }

@@ -79,7 +79,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   };
 
   // One image, without JavaScript: the marked file comes back as a download.
-  app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true }, preHandler: reserve('protect') }, async (request, reply) => {
+  app.post('/mark', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true, upload: true }, preHandler: reserve('protect') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload, ['value', 'fingerprint', 'overwrite', 'otherConstraints']);
     const { fields } = upload;
     const options = {
@@ -120,7 +120,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   });
 
   // One image, without JavaScript: a result page, the verdict in words first.
-  app.post('/check', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true }, preHandler: reserve('verify') }, async (request, reply) => {
+  app.post('/check', { config: { access: 'paid', page: true, csrf: 'session', uploadForm: true, upload: true }, preHandler: reserve('verify') }, async (request, reply) => {
     const upload = await readCallUpload(request, deps.upload);
     let checked;
     try {

@@ -43,6 +43,11 @@ if (section && bar && counts) {
     let progress: Progress;
     try {
       const response = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (response.status === 401) {
+        // Signed out meanwhile (elsewhere, or the session ended): the page itself takes the person to sign in, and back here.
+        window.location.reload();
+        return;
+      }
       if (!response.ok) throw new Error(String(response.status));
       progress = (await response.json()) as Progress;
     } catch {
