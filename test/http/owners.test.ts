@@ -1,6 +1,7 @@
 /**
- * An account always keeps an owner who can sign in (docs/dashboard.md), also
- * when its two owners demote or remove each other at the same moment: the
+ * An account always keeps an owner who can sign in (docs/dashboard.md): one
+ * invited who has not chosen a password does not count; and when its two
+ * owners demote or remove each other at the same moment, the
  * change is decided with the account's row locked, so one goes through and
  * the other is refused in words (422), on both back ends.
  */
@@ -31,6 +32,19 @@ describe.each(BACKENDS)('on %s', (backend) => {
   }
 
   const ownersLeft = async (account: string) => (await t.server.people.listUsers(account)).filter((u) => u.role === 'owner' && u.disabledAt === null).length;
+
+  it('an owner invited who has not chosen a password does not count: the owner who signs in cannot step down to member', async () => {
+    await t.server.admin.createAccount('invited-owner', 'pro');
+    const { user: me } = await t.server.people.createUser({ account: 'invited-owner', email: 'me@invited-owner.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+    const browser = new WebClient(t.url);
+    expect((await browser.signIn(me.email, PASSWORD)).status).toBe(303);
+    const csrf = await browser.csrf();
+    expect((await browser.form('/account/members', { csrf, email: 'next@invited-owner.example', role: 'owner' })).status).toBe(200);
+    const refused = await browser.form('/account/members/role', { csrf, user: me.id, role: 'member' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('The account needs an owner: make someone else owner first');
+    expect((await t.server.people.listUsers('invited-owner')).find((u) => u.id === me.id)!.role).toBe('owner');
+  });
 
   for (const [what, path, fields] of [
     ['demote', '/account/members/role', { role: 'member' }],

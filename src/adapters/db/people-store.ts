@@ -63,9 +63,10 @@ async function disable(tx: Transaction<Database>, userId: string, now: Date): Pr
 }
 
 /**
- * Whether the person is an owner of the account whom no other owner (not
- * disabled) would be left to replace, read with the account's row locked:
- * changes of owners of one account are so decided one after the other.
+ * Whether the person is an owner of the account whom no other owner who can
+ * sign in (not disabled, a password chosen: someone invited has not) would
+ * be left to replace, read with the account's row locked: changes of owners
+ * of one account are so decided one after the other.
  */
 async function lastOwner(tx: Transaction<Database>, accountId: string, userId: string): Promise<boolean> {
   await tx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst();
@@ -77,6 +78,7 @@ async function lastOwner(tx: Transaction<Database>, accountId: string, userId: s
     .where('account_id', '=', accountId)
     .where('role', '=', 'owner')
     .where('disabled_at', 'is', null)
+    .where('password_hash', 'is not', null)
     .where('id', '<>', userId)
     .executeTakeFirstOrThrow();
   return Number(others.n) === 0;

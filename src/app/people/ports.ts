@@ -105,7 +105,8 @@ export interface PeopleStore {
   setDisplayName(userId: string, displayName: string): Promise<void>;
   /**
    * Give the person of the account this role, unless they are an owner and
-   * the account would be left with no other owner who is not disabled:
+   * the account would be left with no other owner who can sign in (not
+   * disabled, a password chosen):
    * 'last owner' then, and nothing changes. Decided with the account's row
    * locked, so two owners demoting or removing each other at once cannot
    * both go.
