@@ -110,3 +110,19 @@ it("revoking a key from the console asks first, naming the key and its account; 
   expect(await revoked.text()).toContain('of revoked-shop: calls with it get 401 from now on');
   expect(await works()).toBe(401);
 });
+
+it("an operator revoking another account's key from the keys page's route is asked the same, on the console", async () => {
+  await t.server.admin.createAccount('asked-shop', 'pro');
+  const issued = await t.server.admin.issueKey('asked-shop');
+  const keyId = (await t.server.apiKeys.allKeys()).find((k) => k.accountName === 'asked-shop')!.id;
+  const works = async () => (await fetch(`${t.url}/api/v1/usage`, { headers: { Authorization: `Bearer ${issued.key}` } })).status;
+  const csrf = await operator.csrf();
+  const asked = await operator.form('/keys/revoke', { csrf, key: keyId });
+  expect(asked.status).toBe(200);
+  const page = await asked.text();
+  expect(page).toMatch(/Revoke the key <code>omk_[^<]+…<\/code> \(account asked-shop\)\?/);
+  expect(page).toContain('action="/operator/keys/revoke"');
+  expect(await works()).toBe(200);
+  expect((await operator.form('/keys/revoke', { csrf, key: keyId, confirm: 'yes' })).status).toBe(200);
+  expect(await works()).toBe(401);
+});

@@ -308,6 +308,9 @@ export function createAccess(deps: AccessDeps) {
 
     allKeys: (): Promise<KeyInfo[]> => accessStore.listKeys(undefined, 1000),
 
+    /** One key by its id, of any account (an operator's confirmation names it; acting on it goes through revoke). */
+    findKey: (id: string): Promise<KeyInfo | undefined> => accessStore.findKey(id),
+
     /** The account's access lines of the audit log (owners), or the whole service's (operators). */
     async auditFor(accountId: string | undefined): Promise<AuditEntry[]> {
       if (accountId === undefined) return deps.people.serviceAuditLog(['access.', 'key.'], 200);

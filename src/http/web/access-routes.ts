@@ -86,6 +86,9 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
       const { user } = request.signedIn!;
       const key = (await apiKeys.keysFor(user)).find((k) => k.id === field(request, 'key'));
       if (key && keyActive(key, deps.clock()) && (user.role === 'owner' || key.userId === user.id)) return showKeys(request, reply, { confirmRevoke: key });
+      // An operator may revoke another account's key here too: asked as on the console, naming its account.
+      const another = !key && user.operator ? await apiKeys.findKey(field(request, 'key')) : undefined;
+      if (another && keyActive(another, deps.clock())) return showConsole(request, reply, { confirmRevoke: another });
     }
     return onKeys(request, reply, async () => {
       const revoked = await apiKeys.revoke(person(request), field(request, 'key'));
@@ -153,7 +156,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
   app.post('/operator/keys/revoke', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
     // As on the keys page: asked first without confirm=yes (a key that cannot be revoked is refused below, in words).
     if (field(request, 'confirm') !== 'yes') {
-      const key = (await apiKeys.allKeys()).find((k) => k.id === field(request, 'key'));
+      const key = await apiKeys.findKey(field(request, 'key'));
       if (key && keyActive(key, deps.clock())) return showConsole(request, reply, { confirmRevoke: key });
     }
     return onConsole(request, reply, async () => {
