@@ -1,7 +1,7 @@
 /**
  * Rolling a key (docs/api-access.md): only its own person rolls it (the new
  * key is shown to whoever rolls, and nobody but its person sees a key of
- * theirs; an owner may revoke it), and the new key ends when the old one was
+ * theirs; an owner may revoke it; another member finds no such key), and the new key ends when the old one was
  * to end: an operator's expiry is not renewed by rolling (it was: each roll
  * gave a new full term, so access never ended). With an injected clock.
  * And of two decisions on one request at once, the loser is told the state
@@ -25,7 +25,7 @@ afterAll(() => t?.close());
 it('only the key’s person rolls it, and the new key ends when the old one was to end', async () => {
   const { admin, people, apiKeys } = t.server;
   await admin.createAccount('rolling', 'pro');
-  for (const [email, role] of [['carol@rolling.example', 'member'], ['olga@rolling.example', 'owner']] as const) {
+  for (const [email, role] of [['carol@rolling.example', 'member'], ['olga@rolling.example', 'owner'], ['mia@rolling.example', 'member']] as const) {
     await people.createUser({ account: 'rolling', email, role, password: 'correct horse battery staple', actor: 'cli' });
   }
   const person = async (email: string) => ({ kind: 'person' as const, user: (await people.listUsers('rolling')).find((u) => u.email === email)!, plan: 'pro' as const, address: null });
@@ -39,6 +39,13 @@ it('only the key’s person rolls it, and the new key ends when the old one was 
 
   // The owner may revoke Carol's key, not roll it (which would show the owner a key of Carol's).
   await expect(apiKeys.roll(olga, revealed.info.id, 1)).rejects.toMatchObject({ code: 'role_not_allowed' });
+  await expect(apiKeys.reveal(olga, made.id)).rejects.toMatchObject({ code: 'role_not_allowed' });
+  // Another member, who never sees Carol's keys or requests, finds none: the answer of an id that does not exist.
+  const mia = await person('mia@rolling.example');
+  for (const attempt of [apiKeys.roll(mia, revealed.info.id, 1), apiKeys.revoke(mia, revealed.info.id), apiKeys.roll(mia, '00000000-0000-4000-8000-000000000000', 1)]) {
+    await expect(attempt).rejects.toMatchObject({ code: 'key_not_found', message: 'There is no such key in your account' });
+  }
+  await expect(apiKeys.reveal(mia, made.id)).rejects.toMatchObject({ code: 'access_request_not_found' });
 
   // On day 29 Carol rolls: the new key still ends on day 30.
   now = new Date(now.getTime() + 29 * DAY);

@@ -149,7 +149,12 @@ export function createAccess(deps: AccessDeps) {
     return request;
   }
 
-  /** A key of the person's account that they may act on: an owner any, a member their own; an operator (from the console) any key of any account. */
+  /**
+   * A key of the person's account that they may act on: an owner any, a
+   * member their own (another person's key, which a member never sees, reads
+   * as unknown, as another account's does); an operator (from the console)
+   * any key of any account.
+   */
   async function keyOf(actor: Actor, id: string, operatorMay: boolean): Promise<KeyInfo> {
     const key = await accessStore.findKey(id);
     const notFound = new AdminError('key_not_found', 'There is no such key in your account');
@@ -158,7 +163,7 @@ export function createAccess(deps: AccessDeps) {
     const { user } = actor;
     if (operatorMay && user.operator) return key;
     if (key.accountId !== user.accountId) throw notFound;
-    if (user.role !== 'owner' && key.userId !== user.id) throw new RoleNotAllowedError("Only the key's own person or an owner of the account may do this");
+    if (user.role !== 'owner' && key.userId !== user.id) throw notFound;
     return key;
   }
 
@@ -262,7 +267,8 @@ export function createAccess(deps: AccessDeps) {
     /** The requester reveals the key of an approved grant: made now, shown in this answer only. */
     async reveal(actor: Extract<Actor, { kind: 'person' }>, id: string): Promise<RevealedKey> {
       const request = await requestOf(actor, id, false);
-      if (request.userId !== actor.user.id) throw new RoleNotAllowedError('Only the person who requested this key may reveal it');
+      // An owner, who sees every request of the account, is told why; a member, who sees only their own, finds no such request.
+      if (request.userId !== actor.user.id) throw actor.user.role === 'owner' ? new RoleNotAllowedError('Only the person who requested this key may reveal it') : new AccessRequestNotFoundError();
       const now = clock.now();
       const state = grantState(request, now);
       if (state !== 'ready') throw new GrantNotAvailableError(state);
