@@ -2,8 +2,8 @@
  * The brakes' counts over SQL (the same statements on PGlite and
  * PostgreSQL). A caller holds its keys' rows for one transaction: a missing
  * row is first made (state null) so that there is a row to lock, then the
- * rows are locked in the order of their keys (no two callers wait on each
- * other), read, decided on and written. Two tries of one brake, in one
+ * rows are locked in the order of their keys (so no two callers can wait on
+ * each other in a circle), read, decided on and written. Two tries of one brake, in one
  * process or two, are thus counted one after the other, never both against
  * the same count.
  */
