@@ -23,6 +23,7 @@ import {
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
+import { formatFor, localeOf } from '../web/format.js';
 import { errorPage } from '../web/pages/error.js';
 import { PAGE_HEADERS } from './page-headers.js';
 import { setRateLimitHeaders } from './rate-limit.js';
@@ -157,9 +158,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
   if (wantsPage(request)) {
     // Also for a page refused before the dashboard's hooks set them (a 413 from Content-Length, a 503 while stopping).
     reply.headers(PAGE_HEADERS);
-    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message: body.error, code: body.code, requestId: body.requestId, signedIn: request.signedIn, fromForm: request.method === 'POST' }));
+    const message = error instanceof QuotaExceededError ? usedUpInWords(error, request) : body.error;
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage({ status, message, code: body.code, requestId: body.requestId, signedIn: request.signedIn, fromForm: request.method === 'POST' }));
   }
   return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** The month's limit as the dashboard's pages say it, in the reader's language's date: as the pages with JavaScript do. */
+function usedUpInWords(error: QuotaExceededError, request: FastifyRequest): string {
+  const what = error.operation === 'protect' ? 'markings' : 'checks';
+  return `This month's ${what} are used up (${error.limit} a month); they start again on ${formatFor(localeOf(request.headers['accept-language'])).date(error.resetsAt)}.`;
 }
 
 /**

@@ -91,7 +91,7 @@ ${main}
  * far down it (at phone width the answer would load scrolled to the top,
  * the message out of sight), so the message takes the focus, and the view.
  */
-export function notice(kind: 'error' | 'success' | 'info', text: Html | string | undefined, options: { readonly focus?: boolean } = {}): Html {
+export function notice(kind: 'error' | 'success' | 'info', text: Html | string | undefined, options: { readonly focus?: boolean; readonly id?: string } = {}): Html {
   if (text === undefined || text === '') return html``;
-  return html`<div class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"${options.focus ? html` tabindex="-1" autofocus` : ''}>${text}</div>`;
+  return html`<div class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}"${options.id ? html` id="${options.id}"` : ''}${options.focus ? html` tabindex="-1" autofocus` : ''}>${text}</div>`;
 }

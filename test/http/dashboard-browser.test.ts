@@ -109,6 +109,8 @@ describe('the people’s pages in a browser', () => {
     await page.waitForSelector('[role="alert"]');
     expect(await page.textContent('[role="alert"]')).toContain('The email or the password is not right');
     expect(await page.inputValue('#email')).toBe('owner@studio.example');
+    // The password field, where the keyboard is, is marked and tied to the words of the refusal.
+    expect(await page.evaluate("[document.activeElement.id, document.activeElement.getAttribute('aria-invalid'), document.activeElement.getAttribute('aria-describedby')]")).toEqual(['password', 'true', 'sign-in-error']);
     await audit(page, 'sign-in-error');
     await page.getByLabel('Password').fill(PASSWORD);
     await Promise.all([page.waitForURL(`${t.url}/overview`), page.getByRole('button', { name: 'Sign in' }).press('Enter')]);
@@ -587,6 +589,88 @@ describe('the people’s pages in a browser', () => {
     await Promise.all([page.waitForURL(`${t.url}/sign-in`), page.getByRole('button', { name: 'Sign out' }).click()]);
     await page.goto(`${t.url}/overview`);
     expect(page.url()).toBe(`${t.url}/sign-in?next=%2Foverview`);
+  });
+
+  /** Sign the owner in, in a page of the browser's, unless the browser is signed in (the test before these signs out). */
+  async function signInOn(p: Page): Promise<void> {
+    await p.goto(`${t.url}/overview`);
+    if (!p.url().includes('/sign-in')) return;
+    await p.getByLabel('Email').fill('owner@studio.example');
+    await p.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([p.waitForURL(`${t.url}/overview`), p.getByRole('button', { name: 'Sign in' }).click()]);
+  }
+
+  it('a session that ends mid-batch stops the run and keeps the files; signed in again in another tab, Mark sends them without a reload', { timeout: 120_000 }, async () => {
+    const paths = await images(join(scratch, 'session-ends'), 6);
+    const p = await context.newPage();
+    const other = await context.newPage();
+    await signInOn(other);
+    const sent: string[] = [];
+    p.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/app/mark')) sent.push(request.url());
+    });
+    // The first files' uploads wait until the session has ended elsewhere: they reach the server signed out.
+    let signOut: Promise<void> | undefined;
+    await p.route('**/app/mark', async (route) => {
+      signOut ??= (async () => {
+        await other.goto(`${t.url}/overview`);
+        await Promise.all([other.waitForURL(`${t.url}/sign-in`), other.getByRole('button', { name: 'Sign out' }).click()]);
+      })();
+      await signOut;
+      await route.continue();
+    });
+    try {
+      await p.goto(`${t.url}/mark`);
+      await p.setInputFiles('#files', paths);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(6);
+      await p.getByRole('button', { name: 'Mark', exact: true }).press('Enter');
+      // The keyboard follows the run to its first file.
+      await expect.poll(() => p.evaluate("document.activeElement?.closest('li')?.querySelector('.name')?.textContent")).toBe('image 01.jpg');
+      await p.waitForSelector('#work-form:not([aria-busy])', { timeout: 60_000 });
+      // Three went before the session's end was known; none after; every file is kept, ready, and says why.
+      expect(sent.length).toBe(3);
+      expect(await p.locator('#rows li[data-state="ready"]').count()).toBe(6);
+      for (const text of await p.$$eval('#rows li .state', (items) => items.map((i) => i.textContent))) expect(text).toBe('Not sent: you are signed out. Sign in again, then press Mark.');
+      expect(await p.textContent('[role="alert"]')).toContain('You are signed out');
+      await audit(p, 'mark-signed-out');
+      await p.unroute('**/app/mark');
+
+      // Still signed out: Mark says so again, and sends nothing.
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.textContent('[role="alert"]')).toContain('You are signed out');
+      expect(sent.length).toBe(3);
+
+      // Signed in again in the other tab: the same page, not reloaded, marks them all.
+      await signInOn(other);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 60_000 }).toBe(6);
+      await audit(p, 'mark-after-sign-in-again');
+    } finally {
+      await p.close();
+      await other.close();
+    }
+  });
+
+  it('the in-page question before a batch the month cannot reach closes with Escape, saying no, the keyboard back on Mark', { timeout: 60_000 }, async () => {
+    const paths = await images(join(scratch, 'escape'), 3);
+    const p = await context.newPage();
+    try {
+      await signInOn(p);
+      await p.goto(`${t.url}/mark`);
+      await t.server.admin.setLimits('studio', { protectPerMonth: (await apiUsage()).protect + 1 });
+      await p.reload();
+      await p.setInputFiles('#files', paths);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(3);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      await p.waitForSelector('.confirm');
+      await p.keyboard.press('Escape');
+      expect(await p.locator('.confirm').count()).toBe(0);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('start');
+      expect(await p.locator('#rows li[data-state="ready"]').count()).toBe(3);
+    } finally {
+      await t.server.admin.setLimits('studio', { protectPerMonth: null });
+      await p.close();
+    }
   });
 
   it('the API key of the account still works, and no page logged an error but the refusals asked for', async () => {

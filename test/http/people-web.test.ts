@@ -375,6 +375,21 @@ describe('marking and checking', () => {
     expect(html).toContain('Signed by this service, and unchanged since');
     expect((await t.server.admin.usage('nojs')).protect.used).toBe(1);
     expect((await t.server.admin.usage('nojs')).verify.used).toBe(1);
+    // At the month's limit the page says it as the pages with JavaScript do: in words, with the day they start again.
+    await t.server.admin.setLimits('nojs', { protectPerMonth: 1 });
+    const refused = await browser.upload('/mark', imageForm(JPEG), csrf);
+    expect(refused.status).toBe(429);
+    const now = new Date();
+    const returns = new Intl.DateTimeFormat('en', { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)));
+    expect(await refused.text()).toContain(`This month&#39;s markings are used up (1 a month); they start again on ${returns}.`);
+  });
+
+  it('a Free account\'s overview shows no meters of nothing and no day they start again', async () => {
+    const free = await user('gratis-meters', 'fee@example.com', 'owner', 'free');
+    const { html } = await free.page('/overview');
+    expect(html).toContain('part of the Pro and Lifetime plans');
+    expect(html).not.toContain('usage-protect');
+    expect(html).not.toContain('The limits start again');
   });
 
   it('a batch takes 25 distinct files; a 26th is 409 batch_full; a file resent with its key counts once and gets the same bytes', async () => {

@@ -226,7 +226,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
       request,
       reply,
       async () => {
-        if (!/^\d{1,9}$/.test(typed)) throw new InvalidOptionError('ceiling', 'a whole number of scans, 0 or more', typed.slice(0, 40), "Type today's ceiling as a whole number of scans, 0 or more");
+        if (!/^\d{1,9}$/.test(typed)) throw new InvalidOptionError('ceiling', 'a whole number of scans, from 0 to 999,999,999', typed.slice(0, 40), "Type today's ceiling as a whole number of scans, from 0 to 999,999,999");
         const perDay = Number(typed);
         const { from, to } = await operations.setCeiling(operator(request), perDay);
         return `Today's ceiling is now ${to} scans for the whole service (it was ${from}).`;

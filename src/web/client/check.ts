@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, upload, usedUp, withinAllowance, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, thumbnail, tooSlow, upload, usedUp, withinAllowance, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -22,6 +22,8 @@ interface Row {
   readonly actions: HTMLElement;
   /** `unsent`: the month's checks ran out before this file was checked; it waits for the next month, without a retry. */
   status: 'ready' | 'queued' | 'working' | 'done' | 'failed' | 'unsent';
+  /** Sent again once, alone, after the server found its upload too slow. */
+  sentAlone?: boolean;
 }
 
 const { form, rows: rowsList, start, maxBytes, batchSize, showErrors } = batchPage(addFiles);
@@ -31,6 +33,10 @@ let running = false;
 let confirming = false;
 /** Set in a run once the server says the month's checks are used up: when they start again. The rest of the batch is not sent. */
 let usedUpUntil: Date | undefined;
+/** Set once the server says the session is over: the rest of the run is not sent, and the next run first takes the new session's form token. */
+let signedOut = false;
+/** Uploads at once: one after an upload too slow for the server. */
+let lanes = PARALLEL;
 
 function setState(row: Row, status: Row['status'], text: string): void {
   row.status = status;
@@ -126,7 +132,7 @@ function recordNote(record: RecordLink | null): Array<Node | string> {
 function remarkButton(row: Row): HTMLElement {
   // Focusable by script: the button gives way to what happens, and the keyboard stays here rather than falling to the page's start.
   const box = element('p', { tabindex: '-1', class: 'remark' });
-  const button = element('button', { type: 'button' }, 'Mark it again');
+  const button = element('button', { type: 'button' }, 'Mark it again', element('span', { class: 'visually-hidden' }, `: ${row.file.name}`));
   button.addEventListener('click', async () => {
     box.replaceChildren('Marking it again…');
     box.focus();
@@ -171,10 +177,29 @@ async function checkOne(row: Row, batch: string): Promise<void> {
       showUsedUp(row, true, usedUpUntil);
       return;
     }
+    if (sessionEnded(refusal)) {
+      signedOut = true;
+      showSignedOut(row);
+      return;
+    }
+    if (tooSlow(refusal) && !row.sentAlone) {
+      lanes = 1;
+      row.sentAlone = true;
+      setState(row, 'working', 'The link is slow: sending this file again, one file at a time…');
+      await checkOne(row, batch);
+      return;
+    }
     setState(row, 'failed', `Not checked: ${refusal.error}`);
     row.progress.value = 0;
     offerRemove(row);
   }
+}
+
+/** A file not sent, or refused, because the session ended: ready to go once the person has signed in again. */
+function showSignedOut(row: Row): void {
+  setState(row, 'ready', 'Not sent: you are signed out. Sign in again, then press Check.');
+  row.progress.value = 0;
+  offerRemove(row);
 }
 
 /** A file the month's checks did not reach (refused, or never sent): a retry would be refused the same until the month's end. */
@@ -204,8 +229,17 @@ form.addEventListener('submit', (event) => {
     if (running || confirming || chosen.length === 0) return;
     const selected = await withinAllowanceOf(chosen);
     if (running || selected.length === 0) return;
+    // Signed out during the last run: the session now (signed in again in another tab) has a form token of its own.
+    if (signedOut) {
+      if (!(await renewFormToken())) {
+        showErrors([SIGNED_OUT]);
+        return;
+      }
+      signedOut = false;
+    }
     running = true;
     usedUpUntil = undefined;
+    lanes = PARALLEL;
     start.disabled = true;
     start.textContent = 'Checking…';
     form.setAttribute('aria-busy', 'true');
@@ -217,9 +251,12 @@ form.addEventListener('submit', (event) => {
     try {
       const batch = String((await postJson('/app/batches')).id);
       const tell = progressTeller(selected.length);
-      await inParallel(selected, PARALLEL, async (row) => {
-        // The month's checks ran out in this batch: the rest would only be refused.
+      // The keyboard follows the run to its first file (the button it pressed is disabled while it runs).
+      selected[0]!.state.focus();
+      await inParallel(selected, () => lanes, async (row) => {
+        // The month's checks ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
         if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+        else if (signedOut) showSignedOut(row);
         else {
           await checkOne(row, batch);
           await refreshUsage();
@@ -230,8 +267,13 @@ form.addEventListener('submit', (event) => {
       const failed = selected.filter((r) => r.status === 'failed').length;
       const unsent = selected.filter((r) => r.status === 'unsent').length;
       announce(`${done} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not checked: ${usedUp('verify', usedUpUntil)}` : ''}.`);
+      if (signedOut) showErrors([SIGNED_OUT]);
+      // After a run of several files, the keyboard, if still where the run put it, goes to the first file that needs a look.
+      else if (selected.length > 1 && [document.body, selected[0]!.state].includes(document.activeElement as HTMLElement)) selected.find((r) => r.status === 'failed')?.state.focus();
     } catch (error) {
-      showErrors([(error as ApiError).error ?? String(error)]);
+      const refusal = error as ApiError;
+      if (sessionEnded(refusal)) signedOut = true;
+      showErrors([sessionEnded(refusal) ? SIGNED_OUT : (refusal.error ?? String(error))]);
     } finally {
       // The batch itself could not be made: nothing of it was sent.
       for (const row of selected) {

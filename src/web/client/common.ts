@@ -6,7 +6,28 @@
  * reader's locale.
  */
 
-export const csrfToken = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
+export let csrfToken = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
+
+/** A refusal that says the page's session is over (signed out elsewhere, ended, or a new session whose form token this page does not hold). */
+export const sessionEnded = (error: ApiError) => error.code === 'not_signed_in' || error.code === 'cross_site_request';
+
+/**
+ * The form token of the browser's session now, read from this page's own
+ * address: after the person signed in again in another tab, the page goes
+ * on without a reload (which would lose its list of files). False while
+ * still signed out.
+ */
+export async function renewFormToken(): Promise<boolean> {
+  const response = await fetch(window.location.pathname, { headers: { Accept: 'text/html' }, cache: 'no-store' }).catch(() => undefined);
+  if (!response?.ok || new URL(response.url).pathname === '/sign-in') return false;
+  const token = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content;
+  if (!token) return false;
+  csrfToken = token;
+  return true;
+}
+
+/** What the pages say when a run stopped because the session ended: what to do, and that nothing is lost. */
+export const SIGNED_OUT = 'You are signed out (here or in another tab, or the session ended). Sign in again in another tab, then press the button again: the files not sent are kept here.';
 const locale = navigator.language || 'en';
 const number = new Intl.NumberFormat(locale);
 const oneDecimal = new Intl.NumberFormat(locale, { maximumFractionDigits: 1 });
@@ -115,14 +136,23 @@ export async function postJson(url: string): Promise<Record<string, unknown>> {
   return body;
 }
 
-/** Run `tasks` with at most `limit` at a time. */
-export async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+/** Run `tasks` with at most `limit` at a time; a limit given as a function may fall while they run (each lane past it stops taking items). */
+export async function inParallel<T>(items: readonly T[], limit: number | (() => number), task: (item: T) => Promise<void>): Promise<void> {
+  const lanes = () => (typeof limit === 'number' ? limit : limit());
   let next = 0;
-  const worker = async () => {
-    while (next < items.length) await task(items[next++]!);
+  const worker = async (lane: number) => {
+    while (next < items.length && lane < lanes()) await task(items[next++]!);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(lanes(), items.length) }, (_, lane) => worker(lane)));
 }
+
+/**
+ * The server refuses an upload slower than its minimum average (a client
+ * that trickles could hold a place for minutes). Several at once share a
+ * slow link: after such a refusal a page sends one file at a time, and
+ * sends the refused file again, once.
+ */
+export const tooSlow = (error: ApiError) => error.code === 'request_timeout';
 
 /** The format by the first bytes, as the server judges it (not the name or the declared type). */
 export async function imageKind(file: File): Promise<'jpeg' | 'png' | 'webp' | undefined> {
@@ -223,6 +253,10 @@ export function confirmInPage(after: Element, question: string, goOn: string): P
     };
     yes.addEventListener('click', () => answer(true));
     no.addEventListener('click', () => answer(false));
+    // Escape says no, as in a dialog.
+    box.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') answer(false);
+    });
     after.after(box);
     yes.focus();
   });
@@ -326,8 +360,10 @@ export function batchPage(onFiles: (files: File[]) => Promise<void>): BatchPage 
   const input = document.getElementById('files') as HTMLInputElement;
   const drop = document.getElementById('drop') as HTMLElement;
   input.required = false;
-  const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '' });
+  const errorBox = element('div', { class: 'notice error', role: 'alert', hidden: '', id: 'batch-errors' });
   form.before(errorBox);
+  // The picker names the box that says what it refused.
+  input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), 'batch-errors'].filter(Boolean).join(' '));
   input.addEventListener('change', () => {
     void onFiles([...(input.files ?? [])]).then(() => (input.value = ''));
   });
@@ -355,6 +391,8 @@ export function batchPage(onFiles: (files: File[]) => Promise<void>): BatchPage 
     showErrors(messages) {
       errorBox.replaceChildren(...(messages.length === 1 ? [messages[0]!] : [element('p', {}, 'These files were not added:'), element('ul', {}, ...messages.map((m) => element('li', {}, m)))]));
       errorBox.hidden = messages.length === 0;
+      // Above the form: at phone width it would be off the screen, over the picker the person is at.
+      if (messages.length > 0) errorBox.scrollIntoView({ block: 'nearest' });
     },
   };
 }

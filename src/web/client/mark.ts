@@ -13,7 +13,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, thumbnail, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, thumbnail, tooSlow, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -36,6 +36,8 @@ interface Row {
   status: State;
   alreadyOptedOut: string | undefined;
   marked?: { blob: Blob; filename: string };
+  /** Sent again once, alone, after the server found its upload too slow. */
+  sentAlone?: boolean;
 }
 
 const page = batchPage(addFiles);
@@ -51,8 +53,12 @@ let running = false;
 let confirming = false;
 /** Set in a run once the server says the month's markings are used up: when they start again. The rest of the batch is not sent. */
 let usedUpUntil: Date | undefined;
+/** Set once the server says the session is over: the rest of the run is not sent, and the next run first takes the new session's form token. */
+let signedOut = false;
+/** Uploads at once: one after an upload too slow for the server (a slow link shared by three is three times as slow). */
+let lanes = PARALLEL;
 /** After a run: what was marked in it, and the certificate of its batch. */
-const summary = element('p', { class: 'batch-summary', hidden: '' });
+const summary = element('p', { class: 'batch-summary', hidden: '', tabindex: '-1' });
 rowsList.after(summary);
 
 /** The constraints text is for "Prohibited, see plus:OtherConstraints" only: shown, and required, when that value is chosen. */
@@ -119,7 +125,7 @@ function remove(row: Row): void {
 function skip(row: Row): void {
   const label = DATA_MINING_LABELS[row.alreadyOptedOut as DataMiningCode] ?? 'opted out';
   setState(row, 'skipped', `Already opted out (${label}): skipped, nothing counted.`);
-  const again = element('button', { type: 'button', class: 'secondary' }, 'Mark it anyway');
+  const again = element('button', { type: 'button', class: 'secondary' }, 'Mark it anyway', element('span', { class: 'visually-hidden' }, `: ${row.file.name}`));
   again.addEventListener('click', () => {
     showReady(row);
     updateStart();
@@ -170,14 +176,14 @@ function showUsedUp(row: Row, sent: boolean, returns: Date): void {
 function showFailure(row: Row, error: ApiError): void {
   setState(row, 'failed', `Not marked: ${error.error}`);
   row.progress.value = 0;
-  const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry');
+  const retry = element('button', { type: 'button', class: 'secondary' }, 'Retry', element('span', { class: 'visually-hidden' }, ` ${row.file.name}`));
   // The buttons go while the file is sent: the keyboard waits on the row's state (an invalid form field takes it instead).
   retry.addEventListener('click', () => {
     row.state.focus();
     void run([row]);
   });
   // A picture that cannot carry the fingerprint gets the same refusal on a Retry: offer what works, this file without it.
-  const without = error.code === 'fingerprint_not_possible' ? [element('button', { type: 'button' }, 'Mark without the fingerprint')] : [];
+  const without = error.code === 'fingerprint_not_possible' ? [element('button', { type: 'button' }, 'Mark without the fingerprint', element('span', { class: 'visually-hidden' }, `: ${row.file.name}`))] : [];
   for (const button of without) {
     button.addEventListener('click', () => {
       row.state.focus();
@@ -209,8 +215,23 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
     if (refusal.code === 'quota_exceeded') {
       usedUpUntil ??= allowanceReturns(refusal);
       showUsedUp(row, true, usedUpUntil);
+    } else if (sessionEnded(refusal)) {
+      signedOut = true;
+      showSignedOut(row);
+    } else if (tooSlow(refusal) && !row.sentAlone) {
+      lanes = 1;
+      row.sentAlone = true;
+      setState(row, 'uploading', 'The link is slow: sending this file again, one file at a time…');
+      await markOne(row, batch, fields);
     } else showFailure(row, refusal);
   }
+}
+
+/** A file not sent, or refused, because the session ended: ready to go once the person has signed in again. */
+function showSignedOut(row: Row): void {
+  setState(row, 'ready', 'Not sent: you are signed out. Sign in again, then press Mark.');
+  row.progress.value = 0;
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
 }
 
 /** The rows of a batch the month's allowance reaches, asking first when the meter says it will not reach them all (common.ts). */
@@ -237,8 +258,17 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
   if (!form.reportValidity()) return;
   const selected = await withinAllowanceOf(chosen);
   if (running || selected.length === 0) return;
+  // Signed out during the last run: the session now (signed in again in another tab) has a form token of its own.
+  if (signedOut) {
+    if (!(await renewFormToken())) {
+      showErrors([SIGNED_OUT]);
+      return;
+    }
+    signedOut = false;
+  }
   running = true;
   usedUpUntil = undefined;
+  lanes = PARALLEL;
   start.disabled = true;
   start.textContent = 'Marking…';
   // Rows on their way lose their Remove button: a file in a batch that runs is sent.
@@ -256,9 +286,12 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
     const batch = String((await postJson('/app/batches')).id);
     const tell = progressTeller(selected.length);
     // The meters follow each file without holding up the next upload.
-    await inParallel(selected, PARALLEL, async (row) => {
-      // The month's markings ran out in this batch: the rest would only be refused.
+    // The keyboard follows the run to its first file (the button it pressed is disabled while it runs).
+    selected[0]!.state.focus();
+    await inParallel(selected, () => lanes, async (row) => {
+      // The month's markings ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
       if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
+      else if (signedOut) showSignedOut(row);
       else {
         await markOne(row, batch, fields);
         void refreshUsage().catch(() => {});
@@ -279,8 +312,17 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
       );
       summary.hidden = false;
     }
+    if (signedOut) showErrors([SIGNED_OUT]);
+    // After a run of several files, the keyboard, if still where the run put it, goes to what it ended with: the
+    // batch's summary, or the first file that needs a look (a row's own Retry keeps it on its row).
+    else if (selected.length > 1 && [document.body, selected[0]!.state].includes(document.activeElement as HTMLElement)) {
+      if (done > 0 && failed === 0) summary.focus();
+      else selected.find((r) => r.status === 'failed')?.state.focus();
+    }
   } catch (error) {
-    showErrors([(error as ApiError).error ?? String(error)]);
+    const refusal = error as ApiError;
+    if (sessionEnded(refusal)) signedOut = true;
+    showErrors([sessionEnded(refusal) ? SIGNED_OUT : (refusal.error ?? String(error))]);
   } finally {
     // The batch itself could not be made: nothing of it was sent.
     for (const row of selected) if (row.status === 'queued') showReady(row);

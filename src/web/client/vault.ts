@@ -9,18 +9,17 @@ const form = document.getElementById('vault-files') as HTMLFormElement | null;
 const count = document.getElementById('chosen-count');
 const download = document.getElementById('download-chosen') as HTMLButtonElement | null;
 const remove = document.getElementById('delete-chosen') as HTMLButtonElement | null;
-const head = document.querySelector<HTMLTableCellElement>('table.vault thead th.pick');
 
 if (form && count && download && remove) {
   const boxes = () => [...document.querySelectorAll<HTMLInputElement>('input[type="checkbox"][name="id"]')];
   const all = document.createElement('input');
   all.type = 'checkbox';
   all.id = 'choose-all';
+  // Beside the buttons it serves, seen at every width (the table's head is hidden at phone width, where rows are cards).
   const label = document.createElement('label');
-  label.htmlFor = 'choose-all';
-  label.className = 'visually-hidden';
-  label.textContent = 'Choose every file listed';
-  head?.replaceChildren(all, label);
+  label.className = 'choose-all';
+  label.append(all, ' Choose every file listed');
+  count.parentElement?.prepend(label);
 
   const update = () => {
     const chosen = boxes().filter((b) => b.checked).length;

@@ -29,14 +29,14 @@ export function signInPage(context: PageContext, view: SignInView): string {
     context,
     { title: 'Sign in' },
     html`<h1>Sign in</h1>
-${notice('error', view.error)}${notice('success', view.message)}
+${notice('error', view.error, { id: 'sign-in-error' })}${notice('success', view.message)}
 <form class="stack narrow" method="post" action="/sign-in">
 <input type="hidden" name="pre" value="${view.pre}">
 ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${view.email ?? ''}"${view.error ? '' : html` autofocus`}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${view.error ? html` autofocus` : ''}>
+<input id="password" name="password" type="password" autocomplete="current-password" required${view.error ? html` autofocus aria-invalid="true" aria-describedby="sign-in-error"` : ''}>
 <button type="submit">Sign in</button>
 </form>
 <p class="note">${

@@ -146,7 +146,7 @@ ${failed ? notice('error', view.error) : ''}
 <form method="post" action="/operator/scans/ceiling" class="stack ceiling">
 <input type="hidden" name="csrf" value="${csrf}">
 <label for="ceiling">Today's ceiling (scans, all accounts together)</label>
-<input id="ceiling" name="ceiling" type="text" inputmode="numeric" pattern="[0-9]*" maxlength="9" required value="${failed?.ceiling ?? String(scans.ceiling)}"${failed ? html` aria-invalid="true"` : ''}>
+<input id="ceiling" name="ceiling" type="text" inputmode="numeric" required value="${failed?.ceiling ?? String(scans.ceiling)}"${failed ? html` aria-invalid="true"` : ''}>
 <button type="submit" class="secondary">Set the ceiling</button>
 </form>
 <p class="note">Operators see only these counts: never an account's scans or reports.</p>

@@ -73,13 +73,18 @@ ${
     : html`<p>What you mark or check here, and what your integrations do with the API, count together against the account's monthly limits.</p>`
 }
 </section>
-<section aria-labelledby="usage" class="usage">
+${
+  // A Free account has no monthly markings or checks: no meters of nothing, nor a date they start again.
+  free
+    ? ''
+    : html`<section aria-labelledby="usage" class="usage">
 <h2 id="usage">This month</h2>
 ${meter('usage-protect', 'Marked', view.usage.protect, f)}
 ${meter('usage-verify', 'Checked', view.usage.verify, f)}
 <p class="note">The limits start again on <time datetime="${view.usage.resetsAt}">${f.dateTime(view.usage.resetsAt)}</time>.</p>
-${free ? '' : html`<p><a class="button" href="/mark">Mark images</a> <a class="button secondary" href="/check">Check images</a></p>`}
-</section>
+<p><a class="button" href="/mark">Mark images</a> <a class="button secondary" href="/check">Check images</a></p>
+</section>`
+}
 <section aria-labelledby="activity">
 <h2 id="activity">Recent activity</h2>
 ${view.activity.length ? html`<ul class="activity">${view.activity.map((e) => activityLine(e, view.members, f))}</ul>` : html`<p>Nothing yet.</p>`}
