@@ -183,10 +183,11 @@ async function checkOne(row: Row, batch: string): Promise<void> {
       return;
     }
     if (tooSlow(refusal) && !row.sentAlone) {
+      // Sent again after the others, alone (the run does): the files still going share the link until they end.
       lanes = 1;
       row.sentAlone = true;
-      setState(row, 'working', 'The link is slow: sending this file again, one file at a time…');
-      await checkOne(row, batch);
+      row.progress.value = 0;
+      setState(row, 'queued', 'The link is slow: this file goes again after the others, one file at a time.');
       return;
     }
     setState(row, 'failed', `Not checked: ${refusal.error}`);
@@ -253,7 +254,7 @@ form.addEventListener('submit', (event) => {
       const tell = progressTeller(selected.length);
       // The keyboard follows the run to its first file (the button it pressed is disabled while it runs).
       selected[0]!.state.focus();
-      await inParallel(selected, () => lanes, async (row) => {
+      const send = async (row: Row) => {
         // The month's checks ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
         if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
         else if (signedOut) showSignedOut(row);
@@ -261,8 +262,16 @@ form.addEventListener('submit', (event) => {
           await checkOne(row, batch);
           await refreshUsage();
         }
-        tell();
+      };
+      await inParallel(selected, () => lanes, async (row) => {
+        await send(row);
+        if (row.status !== 'queued') tell();
       });
+      // The files an upload too slow sent back: now, one at a time.
+      for (const row of selected.filter((r) => r.status === 'queued')) {
+        await send(row);
+        tell();
+      }
       const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;
       const unsent = selected.filter((r) => r.status === 'unsent').length;

@@ -150,7 +150,7 @@ export async function inParallel<T>(items: readonly T[], limit: number | (() => 
  * The server refuses an upload slower than its minimum average (a client
  * that trickles could hold a place for minutes). Several at once share a
  * slow link: after such a refusal a page sends one file at a time, and
- * sends the refused file again, once.
+ * sends the refused file again, once, after the others.
  */
 export const tooSlow = (error: ApiError) => error.code === 'request_timeout';
 

@@ -219,10 +219,11 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
       signedOut = true;
       showSignedOut(row);
     } else if (tooSlow(refusal) && !row.sentAlone) {
+      // Sent again after the others, alone (run() does): the files still going share the link until they end.
       lanes = 1;
       row.sentAlone = true;
-      setState(row, 'uploading', 'The link is slow: sending this file again, one file at a time…');
-      await markOne(row, batch, fields);
+      row.progress.value = 0;
+      setState(row, 'queued', 'The link is slow: this file goes again after the others, one file at a time.');
     } else showFailure(row, refusal);
   }
 }
@@ -288,7 +289,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
     // The meters follow each file without holding up the next upload.
     // The keyboard follows the run to its first file (the button it pressed is disabled while it runs).
     selected[0]!.state.focus();
-    await inParallel(selected, () => lanes, async (row) => {
+    const send = async (row: Row) => {
       // The month's markings ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
       if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
       else if (signedOut) showSignedOut(row);
@@ -296,8 +297,16 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
         await markOne(row, batch, fields);
         void refreshUsage().catch(() => {});
       }
-      tell();
+    };
+    await inParallel(selected, () => lanes, async (row) => {
+      await send(row);
+      if (row.status !== 'queued') tell();
     });
+    // The files an upload too slow sent back: now, one at a time.
+    for (const row of selected.filter((r) => r.status === 'queued')) {
+      await send(row);
+      tell();
+    }
     await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
