@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Tests that wait on the clock of a throttled link (tens of seconds, the CPU idle) run with `npm run test:slow`.
+    exclude: [...configDefaults.exclude, 'test/**/*.slow.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

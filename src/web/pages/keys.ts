@@ -208,7 +208,7 @@ export function keysPage(context: PageContext, view: KeysView): string {
     { title: 'API keys', current: 'keys', scripts: ['copy.js'] },
     html`<h1>API keys</h1>
 <p>Integrations call the <a href="/api">optmark API</a> with a key. You request a key for an integration; the service's team approves it; you reveal the key once and store it. ${owner ? 'As an owner you see every key and request of the account.' : 'You see your own keys and requests.'}</p>
-${notice('error', view.error)}${notice('success', view.message)}
+${notice('error', view.error, { focus: true })}${notice('success', view.message, { focus: true })}
 ${revokeConfirmation(view.confirmRevoke, view.format, csrf)}
 ${revealedNotice(view)}
 ${grantsToReveal(view, user.id, csrf)}

@@ -70,7 +70,7 @@ function pendingCard(r: AccessRequest, view: OperatorView, csrf: string): Html {
 <dt>Scopes asked</dt><dd>${r.scopes.join(', ')}</dd>
 <dt>Earlier requests</dt><dd>${earlier.length ? html`<ul>${earlier.slice(0, 10).map((h) => html`<li>${h.name}: ${decidedState(h, view.now, f)}</li>`)}</ul>` : 'none'}</dd>
 </dl>
-${failed ? notice('error', view.error) : ''}
+${failed ? notice('error', view.error, { focus: true }) : ''}
 <div class="decide">
 <form method="post" action="/operator/requests/approve" class="stack">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="request" value="${r.id}">
@@ -106,7 +106,7 @@ ${
 <p class="copy-row"><input id="setup-link" type="text" readonly value="${view.opened.url}" aria-label="Set-up link of ${view.opened.email}"> <button type="button" class="secondary" data-copy="setup-link">Copy</button></p></div>`
     : ''
 }
-${failed ? notice('error', view.error) : ''}
+${failed ? notice('error', view.error, { focus: true }) : ''}
 <form method="post" action="/operator/accounts" class="stack">
 <input type="hidden" name="csrf" value="${csrf}">
 <label for="account-name">Account name</label>
@@ -142,7 +142,7 @@ function scansSection(view: OperatorView, csrf: string): Html {
 <input type="hidden" name="csrf" value="${csrf}">
 <button type="submit"${scans.paused ? '' : html` class="danger"`}>${scans.paused ? 'Resume scans' : 'Pause scans'}</button>
 </form>
-${failed ? notice('error', view.error) : ''}
+${failed ? notice('error', view.error, { focus: true }) : ''}
 <form method="post" action="/operator/scans/ceiling" class="stack ceiling">
 <input type="hidden" name="csrf" value="${csrf}">
 <label for="ceiling">Today's ceiling (scans, all accounts together)</label>
@@ -160,7 +160,7 @@ export function operatorPage(context: PageContext, view: OperatorView): string {
     context,
     { title: 'Operator console', current: 'operator', scripts: ['copy.js'] },
     html`<h1>Operator console</h1>
-${view.failed ? '' : notice('error', view.error)}${notice('success', view.message)}
+${view.failed ? '' : notice('error', view.error, { focus: true })}${notice('success', view.message, { focus: true })}
 ${revokeConfirmation(view.confirmRevoke, f, csrf, { action: '/operator/keys/revoke', back: '/operator#keys-heading', account: true })}
 <section aria-labelledby="pending-heading">
 <h2 id="pending-heading">Requests waiting for a decision (${f.number(view.pending.length)})</h2>
