@@ -651,6 +651,44 @@ describe('the people’s pages in a browser', () => {
     }
   });
 
+  it('Stop ends a running batch: the files being sent finish, the rest stay, ready; the keyboard is back on Mark, which sends them', { timeout: 120_000 }, async () => {
+    const paths = await images(join(scratch, 'stopped'), 7);
+    const p = await context.newPage();
+    const sent: string[] = [];
+    p.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/app/mark')) sent.push(request.url());
+    });
+    // Each upload waits a moment before it goes: time to press Stop while the first three are on their way.
+    await p.route('**/app/mark', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue();
+    });
+    try {
+      await signInOn(p);
+      await p.goto(`${t.url}/mark`);
+      expect(await p.isVisible('#stop')).toBe(false);
+      await p.setInputFiles('#files', paths);
+      await expect.poll(() => p.locator('#rows li[data-state="ready"]').count()).toBe(7);
+      await p.getByRole('button', { name: 'Mark', exact: true }).click();
+      // Pressed once the first three are on their way.
+      await expect.poll(() => sent.length).toBe(3);
+      await p.getByRole('button', { name: 'Stop' }).focus();
+      await p.keyboard.press('Enter');
+      await p.waitForSelector('#work-form:not([aria-busy])', { timeout: 60_000 });
+      expect(sent.length).toBe(3);
+      expect(await p.locator('#rows li[data-state="done"]').count()).toBe(3);
+      expect(await p.locator('#rows li[data-state="ready"]').count()).toBe(4);
+      for (const text of await p.$$eval('#rows li[data-state="ready"] .state', (items) => items.map((i) => i.textContent))) expect(text).toBe('Not sent: the run was stopped.');
+      expect(await p.isVisible('#stop')).toBe(false);
+      expect(await p.evaluate('document.activeElement?.id')).toBe('start');
+      await p.unroute('**/app/mark');
+      await p.keyboard.press('Enter');
+      await expect.poll(() => p.locator('#rows li[data-state="done"]').count(), { timeout: 60_000 }).toBe(7);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('the in-page question before a batch the month cannot reach closes with Escape, saying no, the keyboard back on Mark', { timeout: 60_000 }, async () => {
     const paths = await images(join(scratch, 'escape'), 3);
     const p = await context.newPage();

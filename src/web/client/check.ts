@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, thumbnail, tooSlow, upload, usedUp, withinAllowance, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, stopControl, thumbnail, tooSlow, upload, usedUp, withinAllowance, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -37,6 +37,8 @@ let usedUpUntil: Date | undefined;
 let signedOut = false;
 /** Uploads at once: one after an upload too slow for the server. */
 let lanes = PARALLEL;
+/** The Stop button of a running batch. */
+const stop = stopControl(start);
 
 function setState(row: Row, status: Row['status'], text: string): void {
   row.status = status;
@@ -243,6 +245,7 @@ form.addEventListener('submit', (event) => {
     lanes = PARALLEL;
     start.disabled = true;
     start.textContent = 'Checking…';
+    stop.begin();
     form.setAttribute('aria-busy', 'true');
     // Rows on their way lose their Remove button: a file in a batch that runs is sent.
     for (const row of selected) {
@@ -258,7 +261,10 @@ form.addEventListener('submit', (event) => {
         // The month's checks ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
         if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
         else if (signedOut) showSignedOut(row);
-        else {
+        else if (stop.stopped) {
+          setState(row, 'ready', 'Not sent: the run was stopped.');
+          offerRemove(row);
+        } else {
           await checkOne(row, batch);
           await refreshUsage();
         }
@@ -275,7 +281,8 @@ form.addEventListener('submit', (event) => {
       const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;
       const unsent = selected.filter((r) => r.status === 'unsent').length;
-      announce(`${done} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not checked: ${usedUp('verify', usedUpUntil)}` : ''}.`);
+      const held = stop.stopped ? selected.filter((r) => r.status === 'ready').length : 0;
+      announce(`${done} checked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not checked: ${usedUp('verify', usedUpUntil)}` : ''}${held ? `; stopped: ${held} not sent, still in the list` : ''}.`);
       if (signedOut) showErrors([SIGNED_OUT]);
       // After a run of several files, the keyboard, if still where the run put it, goes to the first file that needs a look.
       else if (selected.length > 1 && [document.body, selected[0]!.state].includes(document.activeElement as HTMLElement)) selected.find((r) => r.status === 'failed')?.state.focus();
@@ -293,6 +300,7 @@ form.addEventListener('submit', (event) => {
       running = false;
       start.textContent = 'Check';
       updateStart();
+      stop.end();
       form.removeAttribute('aria-busy');
     }
   })();

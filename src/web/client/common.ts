@@ -26,6 +26,42 @@ export async function renewFormToken(): Promise<boolean> {
   return true;
 }
 
+/**
+ * A Stop button beside the page's Start while a run goes on: pressed, the
+ * files being sent finish and no other is sent; those stay in the list,
+ * ready. The keyboard goes back to Start when the run ends.
+ */
+export function stopControl(start: HTMLButtonElement): { begin(): void; end(): void; readonly stopped: boolean } {
+  const stop = element('button', { type: 'button', class: 'secondary', id: 'stop', hidden: '' }, 'Stop');
+  start.after(stop);
+  start.after(' ');
+  let stopped = false;
+  stop.addEventListener('click', () => {
+    if (stopped) return;
+    stopped = true;
+    // Not disabled: a disabled button drops the keyboard's focus to the page's start.
+    stop.setAttribute('aria-disabled', 'true');
+    stop.textContent = 'Stopping…';
+    announce('Stopping: the files being sent finish, and the rest stay here.');
+  });
+  return {
+    begin() {
+      stopped = false;
+      stop.removeAttribute('aria-disabled');
+      stop.textContent = 'Stop';
+      stop.hidden = false;
+    },
+    end() {
+      const hadFocus = document.activeElement === stop;
+      stop.hidden = true;
+      if (hadFocus) start.focus();
+    },
+    get stopped() {
+      return stopped;
+    },
+  };
+}
+
 /** What the pages say when a run stopped because the session ended: what to do, and that nothing is lost. */
 export const SIGNED_OUT = 'You are signed out (here or in another tab, or the session ended). Sign in again in another tab, then press the button again: the files not sent are kept here.';
 const locale = navigator.language || 'en';

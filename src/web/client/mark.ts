@@ -13,7 +13,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, thumbnail, tooSlow, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, stopControl, thumbnail, tooSlow, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -57,6 +57,8 @@ let usedUpUntil: Date | undefined;
 let signedOut = false;
 /** Uploads at once: one after an upload too slow for the server (a slow link shared by three is three times as slow). */
 let lanes = PARALLEL;
+/** The Stop button of a running batch. */
+const stop = stopControl(start);
 /** After a run: what was marked in it, and the certificate of its batch. */
 const summary = element('p', { class: 'batch-summary', hidden: '', tabindex: '-1' });
 rowsList.after(summary);
@@ -228,6 +230,13 @@ async function markOne(row: Row, batch: string, fields: FormData): Promise<void>
   }
 }
 
+/** A file the person stopped the run before: ready, as it was. */
+function showStopped(row: Row): void {
+  setState(row, 'ready', 'Not sent: the run was stopped.');
+  row.progress.value = 0;
+  row.actions.replaceChildren(removeButton(row.file.name, () => remove(row)));
+}
+
 /** A file not sent, or refused, because the session ended: ready to go once the person has signed in again. */
 function showSignedOut(row: Row): void {
   setState(row, 'ready', 'Not sent: you are signed out. Sign in again, then press Mark.');
@@ -272,6 +281,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
   lanes = PARALLEL;
   start.disabled = true;
   start.textContent = 'Marking…';
+  stop.begin();
   // Rows on their way lose their Remove button: a file in a batch that runs is sent.
   for (const row of selected) {
     setState(row, 'queued', 'Waiting to be sent…');
@@ -293,6 +303,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
       // The month's markings ran out in this batch: the rest would only be refused. Nor is anything sent once signed out.
       if (usedUpUntil) showUsedUp(row, false, usedUpUntil);
       else if (signedOut) showSignedOut(row);
+      else if (stop.stopped) showStopped(row);
       else {
         await markOne(row, batch, fields);
         void refreshUsage().catch(() => {});
@@ -311,7 +322,8 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
     const unsent = selected.filter((r) => r.status === 'unsent').length;
-    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not marked: ${usedUp('protect', usedUpUntil)}` : ''}.`);
+    const held = stop.stopped ? selected.filter((r) => r.status === 'ready').length : 0;
+    announce(`${done} marked${failed ? `, ${failed} failed: see each file for the reason` : ''}${unsent && usedUpUntil ? `; ${unsent} not marked: ${usedUp('protect', usedUpUntil)}` : ''}${held ? `; stopped: ${held} not sent, still in the list` : ''}.`);
     if (done > 0) {
       summary.replaceChildren(
         `${done} file${done === 1 ? '' : 's'} marked in this batch, each with a dated service record. `,
@@ -338,6 +350,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
     running = false;
     start.textContent = 'Mark';
     updateStart();
+    stop.end();
     form.removeAttribute('aria-busy');
     downloadAll.disabled = !rows.some((r) => r.marked);
   }
