@@ -6,7 +6,7 @@
  * signature and the fingerprint in words, other signals named, the SHA-256
  * with a copy button, and the API's JSON in a disclosure.
  */
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, json, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, stopControl, thumbnail, tooSlow, upload, usedUp, withinAllowance, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, json, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, sendRun, stopControl, thumbnail, tooSlow, upload, usedUp, withinAllowance, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -269,15 +269,7 @@ form.addEventListener('submit', (event) => {
           await refreshUsage();
         }
       };
-      await inParallel(selected, () => lanes, async (row) => {
-        await send(row);
-        if (row.status !== 'queued') tell();
-      });
-      // The files an upload too slow sent back: now, one at a time.
-      for (const row of selected.filter((r) => r.status === 'queued')) {
-        await send(row);
-        tell();
-      }
+      await sendRun(selected, () => lanes, send, tell);
       const done = selected.filter((r) => r.status === 'done').length;
       const failed = selected.filter((r) => r.status === 'failed').length;
       const unsent = selected.filter((r) => r.status === 'unsent').length;

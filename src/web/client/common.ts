@@ -190,6 +190,22 @@ export async function inParallel<T>(items: readonly T[], limit: number | (() => 
  */
 export const tooSlow = (error: ApiError) => error.code === 'request_timeout';
 
+/**
+ * A run's rows sent, at most `lanes()` at once; those an upload too slow
+ * sent back (left 'queued') go again after the others, one at a time.
+ * `tell` once per row finished.
+ */
+export async function sendRun<R extends { readonly status: string }>(rows: readonly R[], lanes: () => number, send: (row: R) => Promise<void>, tell: () => void): Promise<void> {
+  await inParallel(rows, lanes, async (row) => {
+    await send(row);
+    if (row.status !== 'queued') tell();
+  });
+  for (const row of rows.filter((r) => r.status === 'queued')) {
+    await send(row);
+    tell();
+  }
+}
+
 /** The format by the first bytes, as the server judges it (not the name or the declared type). */
 export async function imageKind(file: File): Promise<'jpeg' | 'png' | 'webp' | undefined> {
   const b = new Uint8Array(await file.slice(0, 16).arrayBuffer());

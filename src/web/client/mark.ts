@@ -13,7 +13,7 @@ import { describeEncoding, sizeChange, type FingerprintEncoding } from '../../co
 import { readOptOut } from '../../core/opt-out-reader.js';
 import { SEE_CONSTRAINT } from '../../core/xmp/other-constraints.js';
 import { DATA_MINING_LABELS, type DataMiningCode } from '../../core/xmp/vocabulary.js';
-import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, inParallel, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, stopControl, thumbnail, tooSlow, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
+import { admissible, allowanceReturns, announce, batchPage, progressTeller, download, element, formatBytes, markFacts, postJson, refreshUsage, removeButton, removeRow, renewFormToken, sessionEnded, SIGNED_OUT, sendRun, stopControl, thumbnail, tooSlow, uniqueNames, upload, usedUp, withinAllowance, type Admitted, type ApiError } from './common.js';
 
 const PARALLEL = 3;
 
@@ -309,15 +309,7 @@ async function run(chosen: Row[], options: RunOptions = {}): Promise<void> {
         void refreshUsage().catch(() => {});
       }
     };
-    await inParallel(selected, () => lanes, async (row) => {
-      await send(row);
-      if (row.status !== 'queued') tell();
-    });
-    // The files an upload too slow sent back: now, one at a time.
-    for (const row of selected.filter((r) => r.status === 'queued')) {
-      await send(row);
-      tell();
-    }
+    await sendRun(selected, () => lanes, send, tell);
     await refreshUsage().catch(() => {});
     const done = selected.filter((r) => r.status === 'done').length;
     const failed = selected.filter((r) => r.status === 'failed').length;
