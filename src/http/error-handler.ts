@@ -23,6 +23,7 @@ import {
   type ErrorCode,
 } from '../errors.js';
 import { secondsUntil } from '../core/quota/period.js';
+import { usedUpWords } from '../core/quota/used-up.js';
 import { formatFor, localeOf } from '../web/format.js';
 import { errorPage } from '../web/pages/error.js';
 import { PAGE_HEADERS } from './page-headers.js';
@@ -166,8 +167,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: O
 
 /** The month's limit as the dashboard's pages say it, in the reader's language's date: as the pages with JavaScript do. */
 function usedUpInWords(error: QuotaExceededError, request: FastifyRequest): string {
-  const what = error.operation === 'protect' ? 'markings' : 'checks';
-  return `This month's ${what} are used up (${error.limit} a month); they start again on ${formatFor(localeOf(request.headers['accept-language'])).date(error.resetsAt)}.`;
+  const words = usedUpWords(error.operation, formatFor(localeOf(request.headers['accept-language'])).date(error.resetsAt), error.limit);
+  return `${words[0]!.toUpperCase()}${words.slice(1)}.`;
 }
 
 /**

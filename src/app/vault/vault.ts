@@ -219,7 +219,6 @@ export function createVault(deps: VaultDeps) {
     while (settling.size > 0) await Promise.all([...settling]);
   };
 
-
   /** The ids of a choice, each once; a choice of none is refused in words. */
   const chosenIds = (ids: readonly string[]): string[] => {
     const wanted = [...new Set(ids)];

@@ -84,11 +84,13 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     // revoked (not found, not theirs, already stopped) is refused by revoke below, in words, without asking.
     if (field(request, 'confirm') !== 'yes') {
       const { user } = request.signedIn!;
-      const key = (await apiKeys.keysFor(user)).find((k) => k.id === field(request, 'key'));
-      if (key && keyActive(key, deps.clock()) && (user.role === 'owner' || key.userId === user.id)) return showKeys(request, reply, { confirmRevoke: key });
-      // An operator may revoke another account's key here too: asked as on the console, naming its account.
-      const another = !key && user.operator ? await apiKeys.findKey(field(request, 'key')) : undefined;
-      if (another && keyActive(another, deps.clock())) return showConsole(request, reply, { confirmRevoke: another });
+      const key = await apiKeys.findKey(field(request, 'key'));
+      if (key && keyActive(key, deps.clock())) {
+        // A key the person sees on this page: an owner's account's, a member's own.
+        if (key.accountId === user.accountId && (user.role === 'owner' || key.userId === user.id)) return showKeys(request, reply, { confirmRevoke: key });
+        // An operator may revoke any other key here too: asked as on the console, naming its account.
+        if (user.operator) return showConsole(request, reply, { confirmRevoke: key });
+      }
     }
     return onKeys(request, reply, async () => {
       const revoked = await apiKeys.revoke(person(request), field(request, 'key'));

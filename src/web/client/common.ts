@@ -5,6 +5,7 @@
  * anything is sent, thumbnails, the usage meters, and numbers in the
  * reader's locale.
  */
+import { usedUpWords } from '../../core/quota/used-up.js';
 
 export let csrfToken = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
 
@@ -284,7 +285,7 @@ export function allowanceReturns(error?: ApiError): Date {
 
 /** The month's allowance used up, in words: "this month's markings are used up; they start again on 1 December 2026". */
 export function usedUp(operation: 'protect' | 'verify', returns: Date): string {
-  return `this month's ${operation === 'protect' ? 'markings' : 'checks'} are used up; they start again on ${day.format(returns)}`;
+  return usedUpWords(operation, day.format(returns));
 }
 
 /**

@@ -2,9 +2,10 @@
  * The account page: the person's own profile and password; the account's
  * members (owners invite, send an invited person a new link, change roles
  * and remove; members see who is there); and the API keys (a member sees
- * their own, an owner every key of the account). Each form says what happened, or what was wrong while
- * keeping what was typed. Removing a person, which cannot be undone, asks
- * first, on this page, without JavaScript.
+ * their own, an owner every key of the account). Each form says what
+ * happened, or what was wrong while keeping what was typed. Removing a
+ * person, which cannot be undone, asks first, on this page, without
+ * JavaScript.
  */
 import type { KeyView } from '../../app/admin.js';
 import type { User } from '../../app/people/ports.js';
