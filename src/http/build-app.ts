@@ -237,6 +237,15 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   // out for one client's guesses: said once, at the first request that shows it.
   let proxyNoted = config.authFailuresPerMinute === 0;
   app.addHook('onRequest', async (request, reply) => {
+    // A request that arrives on a connection this server has already closed its side of (a 408 sent to a
+    // connection idle past the headers timeout, which a browser had just picked to send on): no answer can
+    // reach its client, who sends it again on a new connection. Its work must not run: it would count for
+    // nobody, and an Idempotency-Key would keep its failure as the outcome the retry gets.
+    if (request.raw.socket?.writableEnded) {
+      reply.hijack();
+      request.raw.socket.destroy();
+      return;
+    }
     if (!proxyNoted && request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress) {
       proxyNoted = true;
       request.log.warn(

@@ -39,8 +39,9 @@ export async function idempotent<T>(request: FastifyRequest, reply: FastifyReply
     return undefined;
   }
   // An answer its client never gets is no outcome: the key stays free for the retry that follows.
-  let unread = false;
   const response = reply.raw;
+  // The connection may have closed already, before the call got here (its upload read whole): no 'close' is still to come.
+  let unread = response.destroyed && !response.writableFinished;
   const noteUnread = () => {
     unread = !response.writableFinished;
   };

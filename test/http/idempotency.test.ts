@@ -121,6 +121,24 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
     // Now answered: a repeat is a replay.
     expect((await call(t, key, slowPng(), '/api/v1/protect', 'left')).replayed).toBe('true');
   });
+
+  it('a repeat whose connection closed while it waited for the first call, which its client left, leaves the key free too', async () => {
+    const key = await t.key('pro', `gone-waiting-${backend}`);
+    const body = multipartBody([{ name: 'image', filename: 'slow.png', type: 'image/png', data: slowPng() }]);
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=optmark-boundary', 'Idempotency-Key': 'waited' };
+    // The first call's client leaves while protect reads the long XMP; the repeat, sent meanwhile, waits for it
+    // and leaves too. When the first lets the key go, the repeat takes it up on a connection already closed.
+    const first = rawExchange(t.url, [rawPost('/api/v1/protect', headers, body)], 250);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const repeat = rawExchange(t.url, [rawPost('/api/v1/protect', headers, body)], 100);
+    expect((await first).text).toBe('');
+    expect((await repeat).text).toBe('');
+    const retry = await call(t, key, slowPng(), '/api/v1/protect', 'waited');
+    expect(retry.json).toMatchObject({ sha256: expect.any(String) });
+    expect(retry.status).toBe(200);
+    expect(retry.replayed).toBeNull();
+    expect((await t.server.admin.usage(`gone-waiting-${backend}`)).protect.used).toBe(1);
+  });
 });
 
 // The admission of repeats is the same code on both back ends: one is enough here.

@@ -6,6 +6,7 @@
  * what is asserted, and the row says so.
  */
 import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   afterIhdr,
@@ -316,6 +317,35 @@ describe('the request (rows 3-15)', () => {
 
   it('14: headers not finished within the headers timeout (1 s here): 408 request_timeout', () =>
     row(() => raw(`POST /api/v1/protect HTTP/1.1\r\nHost: x\r\n`, 5000), 408, 'request_timeout'));
+
+  it('14: a request sent on a connection after its 408 (a browser picks an idle connection as the server closes it) is not run: its retry under the same Idempotency-Key runs anew, counted once', async () => {
+    const before = await usage();
+    const late = rawPost('/api/v1/protect', { Authorization: `Bearer ${key}`, 'Content-Type': MULTIPART, 'Idempotency-Key': 'after-408' }, multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]));
+    const { port } = new URL(t.url);
+    // Half open, as a browser's connection is: it still sends after the server's FIN.
+    const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    socket.setEncoding('latin1');
+    socket.on('error', () => {});
+    let text = '';
+    const answered408 = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (text.includes('request_timeout')) resolve();
+      }),
+    );
+    await answered408;
+    socket.write(late);
+    // Time for the server to run it, if it ran it (it would then keep its outcome under the key).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    socket.destroy();
+    expect(parseResponse(text).status).toBe(408);
+    // Only the 408: nothing answered the request sent after it.
+    expect(text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    const retry = await post(JPEG, '/api/v1/protect', 'application/octet-stream', { 'Idempotency-Key': 'after-408' });
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    expect(await usage()).toEqual({ protect: before.protect + 1, verify: before.verify });
+  });
 
   it('15: a body slower than the minimum rate (64 KiB per window; 1 s here): 408 request_timeout, connection closed', async () => {
     const body = multipartBody([{ name: 'image', filename: 'a.jpg', data: JPEG }]);
