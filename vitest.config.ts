@@ -8,6 +8,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll retries until its matcher holds; a second (the default) is short for a page on a loaded
+    // 2-core machine (25 files listed took longer), and a poll that holds returns at once whatever the limit.
+    expect: { poll: { timeout: 15_000 } },
     // Tests spawn ExifTool, exiv2 and the CLI; two workers match the machine's two cores.
     maxWorkers: 2,
   },

@@ -67,13 +67,15 @@ export async function auditPage(p: Page, name: string, options: AuditOptions = {
       await p.emulateMedia({ colorScheme: scheme, ...(options.reducedMotion ? { reducedMotion: 'reduce' as const } : {}) });
       await p.setViewportSize({ width, height: 900 });
       await options.settled?.(scheme);
-      await p.evaluate(AXE);
+      // axe once per document (it stays loaded across the four runs); only violations are collected in full.
+      if (await p.evaluate("typeof axe === 'undefined'")) await p.evaluate(AXE);
       const [passed, ...violations] = (await p.evaluate(
-        `axe.run(document).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact !== 'minor' && !(v.impact === 'moderate' && ${JSON.stringify(options.moderateAllowed ?? [])}.includes(v.id))).map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])`,
+        `axe.run(document, { resultTypes: ['violations'] }).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact !== 'minor' && !(v.impact === 'moderate' && ${JSON.stringify(options.moderateAllowed ?? [])}.includes(v.id))).map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])`,
       )) as [number, ...string[]];
       // axe ran its rules (contrast, names, labels, landmarks...) on this page.
       expect(passed, `${name}: rules axe passed`).toBeGreaterThan(10);
-      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: true });
+      // JPEG: a long page's full-length PNG took Chromium about twice as long to encode.
+      await p.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.jpg`), fullPage: true, type: 'jpeg', quality: 80 });
       expect(violations, `${name}, ${scheme}, ${width} px`).toEqual([]);
       // Nothing wider than the window: at 375 px every control stays reachable.
       const overflow = (await p.evaluate(options.overflowInside === 'any-scroller' ? OVERFLOW_IN_SCROLLERS : OVERFLOW_IN_TABLES)) as [number, ...string[]];
