@@ -107,6 +107,12 @@ export interface Config {
   readonly signup: boolean;
   /** The From of those mails (OPTMARK_MAIL_FROM, default "optmark <no-reply@HOST>"). */
   readonly mailFrom: string;
+  /**
+   * Seconds before a reset or sign-up link's mail that the SMTP server did not
+   * take is tried again; the waits then double, 6 tries in all
+   * (OPTMARK_MAIL_RETRY_SECONDS, default 30: the last try about half an hour on).
+   */
+  readonly mailRetrySeconds: number;
   /** The Ed25519 key ring file (OPTMARK_SIGNING_KEYS; default DATA_DIR/signing-keys.json). Share it between servers. */
   readonly signingKeysPath: string;
   /** Repository scans (docs/scans.md). */
@@ -318,6 +324,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, 'OPTMARK_SCAN_CONCURRENCY', 1, 1, 64),
     }),
     mailFrom: env.OPTMARK_MAIL_FROM?.trim() || `optmark <no-reply@${baseUrl ? new URL(baseUrl).hostname : 'localhost'}>`,
+    mailRetrySeconds: integer(env, 'OPTMARK_MAIL_RETRY_SECONDS', 30, 1, 3600),
   });
 }
 

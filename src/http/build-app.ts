@@ -141,28 +141,32 @@ function refuseTunnel(_request: IncomingMessage, socket: Socket): void {
 /** The longest path parameter routed (an id, a SHA-256): longer is 404, answered before the route. */
 const MAX_PATH_PARAMETER = 1024;
 
+/** What every log line leaves out, whoever gives the logger. */
+const LOGGED = {
+  // Keys travel in Authorization, dashboard sessions in Cookie. Neither
+  // fastify nor our code logs request headers; should anything log them
+  // (at debug or trace level), they are redacted wherever they appear.
+  redact: {
+    paths: ['authorization', 'cookie'].flatMap((h) => [`req.headers.${h}`, `headers.${h}`, `*.${h}`, `*.headers.${h}`]),
+    censor: '[redacted]',
+  },
+  // Log paths without their query string: a one-time link carries its token
+  // there (/link?token=…, /sign-up/confirm?token=…), and a client may put a
+  // key in one by mistake.
+  serializers: {
+    req: (req: { method: string; url: string; socket?: { remoteAddress?: string } }) => ({
+      method: req.method,
+      url: req.url.split('?')[0],
+      remoteAddress: req.socket?.remoteAddress,
+    }),
+  },
+};
+
 export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const { config, clock } = deps;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      // Keys travel in Authorization, dashboard sessions in Cookie. Neither
-      // fastify nor our code logs request headers; should anything log them
-      // (at debug or trace level), they are redacted wherever they appear.
-      redact: {
-        paths: ['authorization', 'cookie'].flatMap((h) => [`req.headers.${h}`, `headers.${h}`, `*.${h}`, `*.headers.${h}`]),
-        censor: '[redacted]',
-      },
-      // Log paths without their query string: nothing secret is ever expected
-      // there, but a client may put a key in one by mistake.
-      serializers: {
-        req: (req: { method: string; url: string; socket?: { remoteAddress?: string } }) => ({
-          method: req.method,
-          url: req.url.split('?')[0],
-          remoteAddress: req.socket?.remoteAddress,
-        }),
-      },
-    },
+    // A logger given (the tests give a level and a stream) leaves out what every line does.
+    logger: deps.logger === false ? false : { level: config.logLevel, ...(typeof deps.logger === 'object' ? deps.logger : {}), ...LOGGED },
     genReqId: (req) => {
       const given = req.headers['request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

@@ -51,6 +51,7 @@ import { createScans, type Scans } from '../app/scans/scans.js';
 import { SqlScanStore } from '../adapters/db/scan-store.js';
 import { fetchRepository } from '../adapters/git/repository.js';
 import { openJobQueue, type JobQueue } from '../adapters/jobs/queue.js';
+import { createLinkMails, type LinkMails } from '../app/people/link-mails.js';
 import { inspectWithFingerprint } from '../app/verify-image.js';
 import { protectOffLoop } from '../app/protect-image.js';
 import { VaultKeys } from '../adapters/vault-keys.js';
@@ -218,6 +219,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const scanStore = new SqlScanStore(database.db);
   const scanWork = join(config.dataDir, 'scans');
   let jobs: JobQueue | undefined;
+  let linkMails: LinkMails | undefined;
   const scans = createScans({
     store: scanStore,
     accounts: store,
@@ -284,6 +286,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       queueErrorAt = now;
       queueErrorsUnsaid = 0;
     });
+    const signUps = config.signup ? createSignUps({ store: signupStore, peopleStore, people, admin, clock, baseUrl: () => config.baseUrl ?? url }) : undefined;
+    const queue = jobs;
+    linkMails = createLinkMails({
+      jobs: { send: (name, data, options) => queue.send(name, data, options), work: (name, concurrency, handler) => queue.work(name, concurrency, handler) },
+      people,
+      signUps,
+      mailer,
+      retrySeconds: config.mailRetrySeconds,
+      // The error of the SMTP server or the database, never the link.
+      failed: (kind, error) => app?.log.warn({ err: error, kind }, 'could not make or mail a link; the job tries again later'),
+    });
     const web = {
       people,
       peopleStore,
@@ -293,7 +306,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       admin,
       apiKeys,
       mailer,
-      signUps: config.signup ? createSignUps({ store: signupStore, peopleStore, people, admin, clock, baseUrl: () => config.baseUrl ?? url }) : undefined,
+      signUps,
+      linkMails,
       repeats: createRepeats({ store: repeatStore, clock, requestTimeoutMs: config.requestTimeoutSeconds * 1000 }),
     };
     app = await buildHttpApp({ config, access, web, records, scans, vault, provenance, fingerprint, workers: pool, jwks: () => keys.jwks(), ping: () => store.ping(), clock: () => clock.now(), logger: options.logger });
@@ -327,6 +341,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (database.kind === 'pglite' && options.adminSocket !== false) socket = await startAdminSocket(config.dataDir, { admin, people, apiKeys, scans: scans.control }, server.log);
     url = await server.listen({ port: config.port, host: config.host, ...(options.reusePort ? { exclusive: true, reusePort: true } : {}) });
     await scans.start();
+    await linkMails.start((error) => server.log.warn({ err: error }, 'could not start working on the queued mails; trying again in 30 s'));
     // Only now that the server listens: a start that fails before creates nothing.
     const start = options.firstStart === false ? { local: undefined, ownerLinks: [], handedOver: async () => {} } : await firstStart({ store, admin, people });
     let handedOver: RunningServer['firstStart'];
@@ -358,7 +373,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           clearInterval(housekeeping);
           clearInterval(heartbeat);
           clearInterval(vaultChecks);
-          mailer.close();
+          linkMails?.stop();
           thumbnails.close();
           // Every step runs even when one before it fails (a read-only data
           // directory, a database that stopped): a step skipped would leave a
@@ -372,6 +387,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             // Scans running stop first (what they checked is saved; they resume on a later start).
             ['the repository scans', () => scans.stop(), true],
             ['the job queue', () => jobs?.stop(CLOSE_STEP_TIMEOUT_MS - 1000), true],
+            // After the queue: a mail its jobs are sending goes out.
+            ['the mailer', () => void mailer.close(), true],
             ['the HTTP server', () => server.close(), false],
             ['the admin socket', () => socket?.close(), true],
             ['the usage writes still pending', () => store.flush(), true],
@@ -399,6 +416,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clearInterval(heartbeat);
     clearInterval(vaultChecks);
     mailer.close();
+    linkMails?.stop();
     thumbnails.close();
     await scans.stop().catch(() => {});
     await jobs?.stop(1000).catch(() => {});

@@ -6,6 +6,7 @@
  * email, answering the same.
  */
 import { rmSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { linkIn as linkInMail, startSmtp, type ReceivedMail, type TestSmtp } from '../support/smtp.js';
 import { freshDataDir, startTestServer, type TestServer } from '../support/server.js';
@@ -86,4 +87,46 @@ it('an account an operator opens from the console mails its owner the set-up lin
   const path = new URL(link).pathname + new URL(link).search;
   expect((await boss.form('/link', { pre: await boss.preToken(path), token: linkToken(link), password: PASSWORD })).status).toBe(303);
   expect((await t.server.people.listUsers('mailed-shop')).map((u) => [u.email, u.role])).toEqual([['boss@shop.example', 'owner']]);
+});
+
+it('a reset link the SMTP server did not take is mailed once it does, by the server started after this one stopped; no link reaches the log', { timeout: 60_000 }, async () => {
+  // A port where no SMTP server listens yet: the first tries are refused.
+  const away = await startSmtp();
+  const port = Number(new URL(away.url).port);
+  await away.close();
+  const ownDir = freshDataDir();
+  const env = { OPTMARK_SMTP_URL: `smtp://127.0.0.1:${port}`, OPTMARK_MAIL_RETRY_SECONDS: '1' };
+  const log = new PassThrough();
+  let logged = '';
+  log.on('data', (chunk: Buffer) => (logged += chunk.toString('utf8')));
+  let first: TestServer | undefined = await startTestServer({ dataDir: ownDir, env, logTo: log });
+  let second: TestServer | undefined;
+  let back: TestSmtp | undefined;
+  try {
+    await first.server.admin.createAccount('retried', 'pro');
+    await first.server.people.createUser({ account: 'retried', email: 'late@mail.example', role: 'owner', password: PASSWORD, actor: 'cli' });
+    const visitor = new WebClient(first.url);
+    const answer = await visitor.form('/forgot-password', { pre: await visitor.preToken('/forgot-password'), email: 'late@mail.example' });
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain('If this email belongs to a user, a link to choose a new password is on its way');
+    // The first try fails (and says so), then the server stops with the mail still owed.
+    await expect.poll(() => logged.includes('ECONNREFUSED'), { timeout: 20_000 }).toBe(true);
+    await first.close();
+    first = undefined;
+
+    back = await startSmtp(port);
+    second = await startTestServer({ dataDir: ownDir, env, logTo: log });
+    await expect.poll(() => back!.received.filter((m) => m.to.includes('late@mail.example')).length, { timeout: 30_000, interval: 250 }).toBe(1);
+    const link = linkIn(back.received[0]!.text);
+    const reset = new WebClient(second.url);
+    const path = new URL(link).pathname + new URL(link).search;
+    expect((await reset.form('/link', { pre: await reset.preToken(path), token: linkToken(link), password: 'a password after the outage' })).status).toBe(303);
+    expect(logged).not.toContain(linkToken(link));
+    expect(logged).not.toMatch(/\/link\?/);
+  } finally {
+    await first?.close();
+    await second?.close();
+    await back?.close();
+    rmSync(ownDir, { recursive: true, force: true });
+  }
 });

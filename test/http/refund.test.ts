@@ -30,6 +30,7 @@ import { createInviteLimits } from '../../src/app/people/invite-limits.js';
 import { SqlBrakeStore } from '../../src/adapters/db/brake-store.js';
 import { createPeople } from '../../src/app/people/users.js';
 import { createRepeats } from '../../src/app/repeats.js';
+import { createLinkMails } from '../../src/app/people/link-mails.js';
 import { createMailer } from '../../src/adapters/mailer.js';
 import { createPasswordHasher } from '../../src/adapters/password-hasher.js';
 import { SqlRepeatStore } from '../../src/adapters/db/repeat-store.js';
@@ -307,6 +308,8 @@ function webOf(database: DatabaseHandle, store: Store, admin: Admin) {
     inviteLimits: createInviteLimits(brakes, () => systemClock.now()),
     admin,
     mailer,
+    // Mail is off here: the public forms that would queue a link's mail send the visitor to sign in instead.
+    linkMails: createLinkMails({ jobs: { send: () => Promise.reject(new Error('no job queue in this test')), work: async () => {} }, people, signUps: undefined, mailer, retrySeconds: 30, failed: () => {} }),
     repeats: createRepeats({ store: new SqlRepeatStore(database.db), clock: systemClock, requestTimeoutMs: 120_000 }),
   };
 }

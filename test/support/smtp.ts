@@ -19,7 +19,8 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-export async function startSmtp(): Promise<TestSmtp> {
+/** `port`: a given one (a server that comes back where it was), else any free one. */
+export async function startSmtp(port = 0): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
   const smtp = new SMTPServer({
     authOptional: true,
@@ -33,10 +34,10 @@ export async function startSmtp(): Promise<TestSmtp> {
       });
     },
   });
-  smtp.listen(0, '127.0.0.1');
+  smtp.listen(port, '127.0.0.1');
   await once(smtp.server, 'listening');
-  const port = (smtp.server.address() as AddressInfo).port;
-  return { received, url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => smtp.close(() => resolve())) };
+  const bound = (smtp.server.address() as AddressInfo).port;
+  return { received, url: `smtp://127.0.0.1:${bound}`, close: () => new Promise<void>((resolve) => smtp.close(() => resolve())) };
 }
 
 /**

@@ -7,9 +7,20 @@
 import { PgBoss } from 'pg-boss';
 import type { DatabaseHandle } from '../db/open.js';
 
+/** pg-boss's own options of a job, those this service sets (its defaults otherwise, but no retry). */
+export interface SendOptions {
+  readonly expireInSeconds?: number;
+  readonly retryLimit?: number;
+  /** Seconds before a failed job is tried again; with `retryBackoff`, the first of waits that double. */
+  readonly retryDelay?: number;
+  readonly retryBackoff?: boolean;
+  /** How long a finished job stays in the table. */
+  readonly deleteAfterSeconds?: number;
+}
+
 export interface JobQueue {
   /** Queue a job; resolves once it is stored. */
-  send(name: string, data: Record<string, unknown>, options?: { readonly expireInSeconds?: number; readonly retryLimit?: number }): Promise<void>;
+  send(name: string, data: Record<string, unknown>, options?: SendOptions): Promise<void>;
   /** Run `handler` for the jobs of `name`, at most `concurrency` at once on this server. */
   work(name: string, concurrency: number, handler: (data: Record<string, unknown>) => Promise<void>): Promise<void>;
   /** Stop fetching; wait up to `timeoutMs` for handlers running. */
@@ -43,7 +54,7 @@ export async function openJobQueue(database: DatabaseHandle, databaseUrl: string
   return {
     async send(name, data, options = {}) {
       await ensure(name);
-      await boss.send(name, data, { expireInSeconds: options.expireInSeconds, retryLimit: options.retryLimit ?? 0 });
+      await boss.send(name, data, { ...options, retryLimit: options.retryLimit ?? 0 });
       // A job queued here is started here at once when this server has room, rather than at the next poll.
       const worker = workers.get(name);
       if (worker) boss.notifyWorker(worker);

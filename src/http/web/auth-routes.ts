@@ -7,11 +7,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidCredentialsError, isOptmarkError, LinkNotValidError, TooManySignInsError } from '../../errors.js';
 import { forgotPasswordPage, linkNotValidPage, linkPage, signInPage } from '../../web/pages/auth.js';
 import { wantsPage } from '../error-handler.js';
-import type { AfterAnswer } from './after-answer.js';
 import type { Guard } from './guard.js';
 import { field, pageContext, safeNext, sendPage, type WebDeps } from './context.js';
 
-export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, later: AfterAnswer): void {
+export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard): void {
   const { people, sessions, signInLimits } = deps;
   const context = (request: FastifyRequest) => pageContext(deps, request);
 
@@ -103,24 +102,8 @@ export function authRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, la
     const email = field(request, 'email').trim();
     // The same answer whether or not the email has a user; the same brake as sign-in.
     await signInLimits.admit(request.ip, email);
-    // After the answer: it must not take longer for an email that has a user.
-    later('could not make or mail a password reset link', async () => {
-      let link;
-      try {
-        link = await people.resetUser(email, 'self-service');
-      } catch (error) {
-        if (isOptmarkError(error) && ['user_not_found', 'invalid_option'].includes(error.code)) return;
-        throw error;
-      }
-      // Not awaited: a slow mail server holds up no other link.
-      deps.mailer
-        .send({
-          to: email.toLowerCase(),
-          subject: 'Choose a new optmark password',
-          text: `Someone (we hope you) asked for a link to choose a new password for ${email.toLowerCase()}.\n\n${link.url}\n\nIt works once, for 24 hours. If you did not ask, ignore this mail: your password stays as it is.\n`,
-        })
-        .catch((error: unknown) => request.log.warn({ err: error }, 'could not mail a password reset link'));
-    });
+    // Only queued here, the same for every email: the lookup and the link would take longer for an email that has a user.
+    await deps.linkMails.queue('password-reset', email);
     return sendPage(reply, forgotPasswordPage(context(request), { pre: guard.preSession(request, reply), sent: true }));
   });
 }

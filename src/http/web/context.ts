@@ -18,6 +18,7 @@ import type { Records } from '../../app/records/records.js';
 import type { Vault } from '../../app/vault/vault.js';
 import type { Mailer } from '../../adapters/mailer.js';
 import type { InviteLimits } from '../../app/people/invite-limits.js';
+import type { LinkMails } from '../../app/people/link-mails.js';
 import type { SignUps } from '../../app/people/signup.js';
 import { formatFor, localeOf, type Format } from '../../web/format.js';
 import type { PageContext } from '../../web/layout.js';
@@ -50,6 +51,8 @@ export interface WebDeps {
   readonly mailer: Mailer;
   /** Visitors' own sign-ups (OPTMARK_SIGNUP=open); none when operators open every account. */
   readonly signUps?: SignUps | undefined;
+  /** The reset and sign-up links' mails, queued by the public forms and sent by a job. */
+  readonly linkMails: LinkMails;
   readonly upload: UploadLimits;
   readonly maxImagePixels: number;
   readonly clock: () => Date;

@@ -12,11 +12,10 @@ import type { SignUps } from '../../app/people/signup.js';
 import { normaliseEmail } from '../../app/people/users.js';
 import { linkNotValidPage, signUpConfirmPage, signUpPage } from '../../web/pages/auth.js';
 import { wantsPage } from '../error-handler.js';
-import type { AfterAnswer } from './after-answer.js';
 import { field, pageContext, sendPage, type WebDeps } from './context.js';
 import type { Guard } from './guard.js';
 
-export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, later: AfterAnswer): void {
+export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard): void {
   const context = (request: FastifyRequest) => pageContext(deps, request);
   /** The sign-ups, or 404 where the deployment does not take them. */
   const open = (): SignUps => {
@@ -44,26 +43,8 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard, 
       }
       throw error;
     }
-    // After the answer: it must not take longer for one kind of address than the other (a lookup, or a lookup and a write).
-    later('could not make or mail a sign-up link', async () => {
-      const mail = await signUps.request(address);
-      // Not awaited: a slow mail server holds up no other link.
-      deps.mailer
-        .send(
-          mail.kind === 'link'
-            ? {
-                to: mail.email,
-                subject: 'Confirm your email to create your optmark account',
-                text: `Someone (we hope you) asked to create an optmark account with ${mail.email}.\n\nOpen this link to choose the account's name and your password:\n${mail.url}\n\nIt works once, for 24 hours. If you did not ask, ignore this mail: nothing is made.\n`,
-              }
-            : {
-                to: mail.email,
-                subject: 'You have an optmark account already',
-                text: `Someone (we hope you) asked to create an optmark account with ${mail.email}, which has one already.\n\nSign in at ${mail.signInUrl}; if you forgot your password, ask there for a link to choose a new one.\n\nIf you did not ask, ignore this mail.\n`,
-              },
-        )
-        .catch((error: unknown) => request.log.warn({ err: error }, 'could not mail a sign-up link'));
-    });
+    // Only queued here, the same for every address: the lookup (and for a new one, the link's write) would take longer for one kind than the other.
+    await deps.linkMails.queue('sign-up', address);
     return sendPage(reply, signUpPage(context(request), { pre: guard.preSession(request, reply), email: address, sent: true }));
   });
 
