@@ -8,7 +8,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,6 +158,12 @@ describe('optmark scan', () => {
       ['caf\\xE9.jpg', 'optedOut'],
     ]);
     expect((await optmark('scan', latin)).stdout).toContain('no opt-out: caf\\xE8.png');
+    // --fix leaves it, saying why: a copy named with the \xNN text would not be the same name.
+    const out = join(dir, 'latin-fixed');
+    const fix = await optmark('scan', latin, '--fix', '--out', out);
+    expect(fix.code).toBe(1);
+    expect(fix.stdout).toContain('not marked: caf\\xE8.png (its name is not UTF-8: rename it in UTF-8 to take it');
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
   });
 
   it('--fix --out DIR writes a marked copy of each image without the opt-out at its path, and never overwrites', async () => {
