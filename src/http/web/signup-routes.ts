@@ -30,7 +30,7 @@ export function signupRoutes(app: FastifyInstance, deps: WebDeps, guard: Guard):
   });
 
   app.post('/sign-up', { config: { access: 'public', page: true, csrf: 'pre-session' } }, async (request, reply) => {
-    const signUps = open();
+    open();
     const email = field(request, 'email').trim();
     // The brake of sign-in and "forgot your password": per address, and per address and email.
     await deps.signInLimits.admit(request.ip, email);
