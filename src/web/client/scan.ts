@@ -39,7 +39,14 @@ function milestone(p: Progress): string {
 if (section && bar && counts) {
   const url = section.dataset.progress!;
   let said = '';
+  // A form sent from this page (Cancel the scan) takes the person to its answer: a reload of this page,
+  // when a poll sees the scan ended (by that very form), must not overtake it and drop what it says.
+  let leaving = false;
+  document.addEventListener('submit', () => {
+    leaving = true;
+  });
   const poll = async (): Promise<void> => {
+    if (leaving) return;
     let progress: Progress;
     try {
       const response = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
@@ -55,6 +62,7 @@ if (section && bar && counts) {
       window.setTimeout(() => void poll(), POLL_MS * 3);
       return;
     }
+    if (leaving) return;
     if (['done', 'failed', 'cancelled'].includes(progress.status)) {
       if (announcer) announcer.textContent = `The scan has ended (${progress.status}). Loading its report…`;
       window.location.reload();
