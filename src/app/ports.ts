@@ -216,3 +216,21 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** The durable job queue (adapters/jobs/queue.ts): jobs survive restarts and are shared by the servers of one database. */
+export interface JobPort {
+  send(
+    name: string,
+    data: Record<string, unknown>,
+    options?: {
+      readonly expireInSeconds?: number;
+      readonly retryLimit?: number;
+      /** Seconds before a failed job is tried again; with `retryBackoff`, the first of waits that double. */
+      readonly retryDelay?: number;
+      readonly retryBackoff?: boolean;
+      /** How long a finished job stays in the table. */
+      readonly deleteAfterSeconds?: number;
+    },
+  ): Promise<void>;
+  work(name: string, concurrency: number, handler: (data: Record<string, unknown>) => Promise<void>): Promise<void>;
+}

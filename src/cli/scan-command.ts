@@ -181,12 +181,13 @@ async function fixInto(
     }
     // A name that is not UTF-8 is reported with \xNN for its bytes; a copy under that text would be
     // another name than the original's. Refused, as `optmark protect` refuses such a file.
-    if (byPath.get(item.path)?.pathBytes) {
+    const entry = byPath.get(item.path)!;
+    if (entry.pathBytes) {
       failed.push({ path: item.path, error: 'its name is not UTF-8: rename it in UTF-8 to take it (convmv -f latin1 -t utf8 does)' });
       continue;
     }
     try {
-      const bytes = await source.read(byPath.get(item.path)!, MAX_SCAN_FILE_BYTES);
+      const bytes = await source.read(entry, MAX_SCAN_FILE_BYTES);
       const there = await readFile(destination).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return undefined;
         throw error;

@@ -27,7 +27,7 @@ import { SqlBrakeStore } from '../adapters/db/brake-store.js';
 import { SqlSignupStore } from '../adapters/db/signup-store.js';
 import { createSignUps } from '../app/people/signup.js';
 import { ignoredLimitSettings } from '../app/limit-settings.js';
-import { systemClock, type Clock } from '../app/ports.js';
+import { systemClock, type Clock, type JobPort } from '../app/ports.js';
 import type { Config } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../adapters/db/open.js';
 import { EmbeddedStore } from '../adapters/db/embedded-store.js';
@@ -220,13 +220,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const scanWork = join(config.dataDir, 'scans');
   let jobs: JobQueue | undefined;
   let linkMails: LinkMails | undefined;
+  // The queue opens once the server is built; its users hold this port to it from the start.
+  const jobPort: JobPort = {
+    send: (name, data, options) => jobs!.send(name, data, options),
+    work: (name, concurrency, handler) => jobs!.work(name, concurrency, handler),
+  };
   const scans = createScans({
     store: scanStore,
     accounts: store,
-    jobs: {
-      send: (name, data, options) => jobs!.send(name, data, options),
-      work: (name, concurrency, handler) => jobs!.work(name, concurrency, handler),
-    },
+    jobs: jobPort,
     fetch: (request, limits) => fetchRepository({ ...request, workRoot: scanWork }, limits),
     sources: {
       resolve: async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address),
@@ -287,9 +289,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       queueErrorsUnsaid = 0;
     });
     const signUps = config.signup ? createSignUps({ store: signupStore, peopleStore, people, admin, clock, baseUrl: () => config.baseUrl ?? url }) : undefined;
-    const queue = jobs;
     linkMails = createLinkMails({
-      jobs: { send: (name, data, options) => queue.send(name, data, options), work: (name, concurrency, handler) => queue.work(name, concurrency, handler) },
+      jobs: jobPort,
       people,
       signUps,
       mailer,

@@ -5,22 +5,12 @@
  * on the same database; each server works on at most `concurrency` at once.
  */
 import { PgBoss } from 'pg-boss';
+import type { JobPort } from '../../app/ports.js';
 import type { DatabaseHandle } from '../db/open.js';
-
-/** pg-boss's own options of a job, those this service sets (its defaults otherwise, but no retry). */
-export interface SendOptions {
-  readonly expireInSeconds?: number;
-  readonly retryLimit?: number;
-  /** Seconds before a failed job is tried again; with `retryBackoff`, the first of waits that double. */
-  readonly retryDelay?: number;
-  readonly retryBackoff?: boolean;
-  /** How long a finished job stays in the table. */
-  readonly deleteAfterSeconds?: number;
-}
 
 export interface JobQueue {
   /** Queue a job; resolves once it is stored. */
-  send(name: string, data: Record<string, unknown>, options?: SendOptions): Promise<void>;
+  send: JobPort['send'];
   /** Run `handler` for the jobs of `name`, at most `concurrency` at once on this server. */
   work(name: string, concurrency: number, handler: (data: Record<string, unknown>) => Promise<void>): Promise<void>;
   /** Stop fetching; wait up to `timeoutMs` for handlers running. */

@@ -16,6 +16,7 @@
  * an hour.
  */
 import { isOptmarkError } from '../../errors.js';
+import type { JobPort } from '../ports.js';
 import type { People } from './users.js';
 import type { SignUps } from './signup.js';
 
@@ -23,18 +24,8 @@ export const LINK_MAIL_QUEUE = 'link-mail';
 
 export type LinkMailKind = 'password-reset' | 'sign-up';
 
-/** The durable queue, as far as these mails need it. */
-export interface LinkMailJobs {
-  send(
-    name: string,
-    data: Record<string, unknown>,
-    options: { readonly expireInSeconds: number; readonly retryLimit: number; readonly retryDelay: number; readonly retryBackoff: boolean; readonly deleteAfterSeconds: number },
-  ): Promise<void>;
-  work(name: string, concurrency: number, handler: (data: Record<string, unknown>) => Promise<void>): Promise<void>;
-}
-
 export interface LinkMailDeps {
-  readonly jobs: LinkMailJobs;
+  readonly jobs: JobPort;
   readonly people: Pick<People, 'resetUser'>;
   readonly signUps: Pick<SignUps, 'request'> | undefined;
   readonly mailer: { send(mail: { to: string; subject: string; text: string }): Promise<void> };

@@ -10,7 +10,7 @@
  * If that server stops first, the scan ends failed and uncounted.
  */
 import { randomUUID } from 'node:crypto';
-import { API_PLANS, type Plan, type Store } from '../ports.js';
+import { API_PLANS, type JobPort, type Plan, type Store } from '../ports.js';
 import { InvalidOptionError, PlanNotAllowedError, QuotaExceededError, ScanLimitReachedError, ScanNotCancellableError, ScanNotFoundError, ScansPausedError, ServerBusyError, ServiceUnavailableError, SourceNotAllowedError } from '../../errors.js';
 import type { VerifyDetails, VerifyResult } from '../verify-image.js';
 import { FINISHED_STATES, ScanSourceError, type Scan, type ScanItem, type ScanSource, type ScanStore } from './ports.js';
@@ -33,11 +33,6 @@ export interface ScanLimits {
 
 export interface FetchPort {
   (request: { url: string; ref: string | null; commit: string | null; token: string | null; pin: CheckedSource['pin'] }, limits: { maxBytes: number; maxFiles: number; signal: AbortSignal }): Promise<ScanSource>;
-}
-
-export interface JobPort {
-  send(name: string, data: Record<string, unknown>, options?: { readonly expireInSeconds?: number; readonly retryLimit?: number }): Promise<void>;
-  work(name: string, concurrency: number, handler: (data: Record<string, unknown>) => Promise<void>): Promise<void>;
 }
 
 export interface ScanDeps {
