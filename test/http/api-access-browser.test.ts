@@ -11,7 +11,7 @@
  * request is denied and the requester reads the reason; a Free account is
  * told why it cannot ask. Every decision is in the audit log, with the
  * address it came from; no key is in the database files, the log or a mail.
- * Each page is checked with axe-core and photographed.
+ * Each page is checked with axe-core (and photographed by `npm run test:screenshots`).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

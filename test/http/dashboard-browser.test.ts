@@ -9,7 +9,7 @@
  * survives a restart; a sign-out forged by another site refused; what a
  * member may not do. Every page is checked with axe-core in light and dark
  * mode at 1280 and 375 pixels, and photographed into test-output/screenshots
- * (not committed) for a person to look at.
+ * by `npm run test:screenshots` for a person to look at.
  */
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';

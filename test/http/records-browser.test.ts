@@ -7,7 +7,7 @@
  * the owner turns the public lookup on and a browser of nobody signed in
  * reads the marked file's page; the check page links a marked file to its
  * record. Each page is checked with axe-core in light and dark at 1280 and
- * 375 pixels and photographed into test-output/screenshots.
+ * 375 pixels (photographed by `npm run test:screenshots`).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

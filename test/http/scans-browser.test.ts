@@ -12,7 +12,7 @@
  * account's member sees the owner's scans, another account gets 404, and a
  * fix pushed as a branch leaves a record per marked file. Each page is
  * checked with axe-core in light and dark at 1280 and 375 pixels and
- * photographed into test-output/screenshots.
+ * photographed by `npm run test:screenshots`.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';

@@ -6,7 +6,7 @@
  * typed kept, and lands on their Free account's overview; an operator opens
  * an account for a customer on the console and hands over its link. Every
  * page is checked with axe-core in light and dark mode at 1280 and 375
- * pixels and photographed into test-output/screenshots.
+ * pixels (photographed by `npm run test:screenshots`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

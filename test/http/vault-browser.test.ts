@@ -6,8 +6,8 @@
  * two files, opens a preview (both images load), chooses every file and
  * downloads them as one ZIP, deletes one after confirming, and turns the
  * vault off with its files deleted. Each state is checked with axe-core in
- * light and dark at 1280 and 375 pixels and photographed into
- * test-output/screenshots.
+ * light and dark at 1280 and 375 pixels (photographed into
+ * test-output/screenshots by `npm run test:screenshots`).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
