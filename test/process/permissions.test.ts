@@ -7,10 +7,11 @@
  * read starts with a warning in the log.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { copyMigratedDatabase } from '../support/data-dir.js';
 import { BIN, Child, childEnv, firstStartKey, killAll, postImage, type Server } from './support.js';
 
 const work = mkdtempSync(join(tmpdir(), 'optmark-permissions-'));
@@ -106,7 +107,7 @@ describe('paths other users can write', () => {
     const dataDir = join(work, 'keys-data');
     // A data directory holding a copy of the migrated database (the test above covers what PGlite's initdb creates; it costs seconds of CPU).
     mkdirSync(dataDir, { mode: 0o700 });
-    cpSync(join(inject('pgliteTemplate'), 'pgdata'), join(dataDir, 'pgdata'), { recursive: true });
+    copyMigratedDatabase(dataDir);
     const keys = join(work, 'keys');
     mkdirSync(keys, { mode: 0o700 });
     const signing = join(keys, 'signing-keys.json');

@@ -18,7 +18,7 @@ import { expect } from 'vitest';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 export const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
 /** Whether audits photograph the states they check (`npm run test:screenshots`). */
-export const SCREENSHOTS = process.env.OPTMARK_TEST_SCREENSHOTS === '1';
+const SCREENSHOTS = process.env.OPTMARK_TEST_SCREENSHOTS === '1';
 
 export async function launchBrowser(scratch: string, options: { acceptDownloads?: boolean; javaScriptEnabled?: boolean } = {}): Promise<BrowserContext> {
   return chromium.launchPersistentContext(mkdtempSync(join(scratch, 'profile-')), {

@@ -4,25 +4,18 @@
  * template) or on a throwaway PostgreSQL database of their own.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { freshDataDir } from './data-dir.js';
 import type { AccountLimits, Clock } from '../../src/app/ports.js';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
 
 export type Backend = 'pglite' | 'postgres';
 export const BACKENDS: readonly Backend[] = ['pglite', 'postgres'];
-
-/** A fresh data directory holding the migrated embedded database. */
-export function freshDataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'optmark-data-'));
-  cpSync(join(inject('pgliteTemplate'), 'pgdata'), join(dir, 'pgdata'), { recursive: true });
-  return dir;
-}
+export { freshDataDir };
 
 /** A new, empty PostgreSQL database; `drop` removes it. */
 export async function freshPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
