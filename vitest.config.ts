@@ -13,5 +13,7 @@ export default defineConfig({
     expect: { poll: { timeout: 15_000 } },
     // Tests spawn ExifTool, exiv2 and the CLI; two workers match the machine's two cores.
     maxWorkers: 2,
+    // Memory tests collect garbage before they measure (test/support/gc.ts); the flag is given at the start.
+    execArgv: ['--expose-gc'],
   },
 });
