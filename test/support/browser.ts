@@ -52,8 +52,6 @@ export interface AuditOptions {
   readonly settled?: (scheme: 'light' | 'dark') => Promise<void>;
   /** What may be wider than the window: inside a `.table-scroll` (the default), or inside any box that scrolls sideways. */
   readonly overflowInside?: 'table-scroll' | 'any-scroller';
-  /** Moderate rules a page may break, each for a reason its caller gives (a third party's markup). */
-  readonly moderateAllowed?: readonly string[];
   /**
    * The part of the page axe checks (a CSS selector), when the rest was audited unchanged in an
    * earlier state: an operation just opened, a dialog. The width check and the picture cover the whole page.
@@ -82,7 +80,7 @@ export async function auditPage(p: Page, name: string, options: AuditOptions = {
       // axe once per document (it stays loaded across the four runs); only violations are collected in full.
       if (await p.evaluate("typeof axe === 'undefined'")) await p.evaluate(AXE);
       const [passed, ...violations] = (await p.evaluate(
-        `axe.run(${context}, { resultTypes: ['violations'] }).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact !== 'minor' && !(v.impact === 'moderate' && ${JSON.stringify(options.moderateAllowed ?? [])}.includes(v.id))).map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])`,
+        `axe.run(${context}, { resultTypes: ['violations'] }).then((r) => [r.passes.length, ...r.violations.filter((v) => v.impact !== 'minor').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))])`,
       )) as [number, ...string[]];
       // axe ran its rules (contrast, names, labels, landmarks...) on this page.
       expect(passed, `${name}: rules axe passed`).toBeGreaterThan(options.within ? 5 : 10);

@@ -40,6 +40,51 @@ function nameControls(root: HTMLElement): void {
   }
 }
 
+/**
+ * The reference's title (Swagger UI writes it as an h1) is a heading of the
+ * page's "Reference" section (an h2): level 3, as the operations' groups
+ * under it are, so the page keeps one outline (axe-core's heading-order).
+ */
+function levelHeadings(root: HTMLElement): void {
+  for (const title of root.querySelectorAll<HTMLElement>('.info .title:not([aria-level])')) title.setAttribute('aria-level', '3');
+}
+
+/** What a Swagger UI plugin is given: the React it renders with. */
+interface SwaggerSystem {
+  React: { createElement: (type: unknown, props?: object | null, ...children: unknown[]) => unknown };
+}
+/** What Swagger UI hands a layout: its components, and the document's selectors. */
+interface LayoutProps {
+  getComponent: (name: string, container?: boolean) => unknown;
+  specSelectors: { securityDefinitions: () => unknown };
+}
+
+/**
+ * The reference's layout: Swagger UI's parts (its document's description,
+ * the Authorize button, the operations, the schemas) in the page's own
+ * landmarks. Its base layout puts the operations in a <main> of their own,
+ * which would sit inside the page's <main> (axe-core: a second main, not at
+ * the top level); here they are in a <div>.
+ */
+function referenceLayout({ React }: SwaggerSystem) {
+  const h = React.createElement;
+  function ReferenceLayout({ getComponent, specSelectors }: LayoutProps) {
+    const part = (name: string, container = true) => getComponent(name, container);
+    const [Row, Col] = [part('Row', false), part('Col', false)];
+    const whole = (child: unknown) => h(Row, null, h(Col, { mobile: 12, desktop: 12 }, child));
+    return h(
+      'div',
+      { className: 'swagger-ui' },
+      h(part('SvgAssets', false)),
+      h(part('errors')),
+      h(Row, { className: 'information-container' }, h(Col, { mobile: 12 }, h(part('InfoContainer')))),
+      specSelectors.securityDefinitions() ? h('div', { className: 'scheme-container' }, h(Col, { className: 'schemes wrapper', mobile: 12 }, h(part('AuthorizeBtnContainer')))) : null,
+      h('div', { id: 'operations' }, whole(h(part('operations'))), whole(h(part('Models')))),
+    );
+  }
+  return { components: { ReferenceLayout } };
+}
+
 const mount = document.getElementById('reference');
 const status = document.getElementById('reference-status');
 
@@ -67,7 +112,8 @@ async function start(into: HTMLElement): Promise<void> {
   SwaggerUI({
     domNode: into,
     spec,
-    layout: 'BaseLayout',
+    plugins: [referenceLayout],
+    layout: 'ReferenceLayout',
     deepLinking: false,
     validatorUrl: null,
     queryConfigEnabled: false,
@@ -84,8 +130,12 @@ async function start(into: HTMLElement): Promise<void> {
 }
 
 if (mount) {
-  nameControls(mount);
-  new MutationObserver(() => nameControls(mount)).observe(mount, { childList: true, subtree: true });
+  const fit = () => {
+    nameControls(mount);
+    levelHeadings(mount);
+  };
+  fit();
+  new MutationObserver(fit).observe(mount, { childList: true, subtree: true });
   start(mount).catch((error: unknown) => {
     mount.setAttribute('aria-busy', 'false');
     if (status) {

@@ -8,7 +8,10 @@ declare module 'swagger-ui-dist/swagger-ui-es-bundle.js' {
     domNode: HTMLElement;
     /** The OpenAPI document, already fetched (so that Swagger UI itself fetches nothing). */
     spec: object;
-    layout?: 'BaseLayout';
+    /** Plugins: functions of Swagger UI's system returning what they add (here, a layout of components). */
+    plugins?: Array<(system: never) => { components?: Record<string, unknown> }>;
+    /** The name of the layout component to render. */
+    layout?: string;
     deepLinking?: boolean;
     /** null: no badge from an online validator (it would call another site). */
     validatorUrl?: string | null;
