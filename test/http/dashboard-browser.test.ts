@@ -161,6 +161,18 @@ describe('the people’s pages in a browser', () => {
     } finally {
       await other.close();
     }
+
+    // A form done sends the browser back to its page (Post/Redirect/Get), which says so once: a reload sends nothing again.
+    const requests: string[] = [];
+    page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    await page.getByLabel('Name', { exact: true }).fill('Olga O.');
+    await Promise.all([page.waitForURL(`${t.url}/account`), page.getByRole('button', { name: 'Save the name' }).click()]);
+    expect(await page.textContent('[role="status"]')).toContain('Your name is now Olga O.');
+    expect(await page.evaluate('document.activeElement?.textContent')).toContain('Your name is now Olga O.');
+    await page.reload();
+    expect(page.url()).toBe(`${t.url}/account`);
+    expect(await page.locator('text=Your name is now').count()).toBe(0);
+    expect(requests.filter((r) => r.startsWith('POST '))).toEqual(['POST /account/profile']);
   });
 
   it('marks a batch of 25 mixed images with progress, and the zip holds every file marked, read back by ExifTool', { timeout: 180_000 }, async () => {

@@ -646,3 +646,83 @@ describe('marking and checking', () => {
     expect(plain).toMatchObject({ kind: 'not-opted-out', headline: 'Not opted out', fingerprint: 'Not found.' });
   });
 });
+
+describe("a form done, sent by a browser's navigation (Post/Redirect/Get)", () => {
+  /** A form as a browser's navigation sends it: Fetch Metadata's Sec-Fetch-Dest says `document`. */
+  const navigate = (browser: WebClient, path: string, fields: Record<string, string>) =>
+    browser.request(path, {
+      method: 'POST',
+      site: 'same-origin',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Dest': 'document' },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  it('is sent to its page with 303, which says what was done once: reloading it repeats neither the form nor the message', async () => {
+    const browser = await user('prg', 'prg@example.com');
+    const csrf = await browser.csrf();
+    const done = await navigate(browser, '/account/profile', { csrf, displayName: 'Grace' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/account');
+    const first = await browser.page('/account');
+    expect(first.status).toBe(200);
+    expect(first.html).toContain('Your name is now Grace.');
+    expect(first.html).toContain('role="status"');
+    const reloaded = await browser.page('/account');
+    expect(reloaded.status).toBe(200);
+    expect(reloaded.html).not.toContain('Your name is now');
+
+    // The notice is its page's and its session's: another page, and the same person's other session, do not show or take it.
+    const elsewhere = new WebClient(t.url);
+    expect((await elsewhere.signIn('prg@example.com', PASSWORD)).status).toBe(303);
+    expect((await navigate(browser, '/account/profile', { csrf, displayName: 'Grace H.' })).status).toBe(303);
+    expect((await browser.page('/overview')).html).not.toContain('Your name is now');
+    expect((await elsewhere.page('/account')).html).not.toContain('Your name is now');
+    expect((await browser.page('/account')).html).toContain('Your name is now Grace H.');
+
+    // A refusal is the page itself, with what was typed (nothing to repeat).
+    const refused = await navigate(browser, '/account/password', { csrf, current: 'not the password', password: 'another fine password' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('role="alert"');
+    // A client without Fetch Metadata (a program, an older browser) gets the page itself, as before.
+    const plain = await browser.form('/account/profile', { csrf, displayName: 'Ada' });
+    expect(plain.status).toBe(200);
+    expect(await plain.text()).toContain('Your name is now Ada.');
+  });
+
+  it('on the keys page, the console, the records and the vault alike; a key made is shown in its answer only, never left for a later page', async () => {
+    const owner = await user('prg-keys', 'prg-owner@example.com');
+    const csrf = await owner.csrf();
+    await t.server.people.createUser({ account: 'prg-keys', email: 'prg-ops@example.com', role: 'member', operator: true, password: PASSWORD, actor: 'cli' });
+    const operator = new WebClient(t.url);
+    expect((await operator.signIn('prg-ops@example.com', PASSWORD)).status).toBe(303);
+    const operatorCsrf = await operator.csrf();
+
+    const requested = await navigate(owner, '/keys/requests', { csrf, name: 'Uploads', purpose: 'Marks our uploads', monthlyVolume: '1000', scopes: 'protect', contact: 'prg-owner@example.com' });
+    expect(requested.status).toBe(303);
+    expect(requested.headers.get('location')).toBe('/keys');
+    expect((await owner.page('/keys')).html).toContain('Your request for Uploads is sent');
+
+    const request = (await t.server.apiKeys.listAll()).find((r) => r.name === 'Uploads' && r.accountName === 'prg-keys')!;
+    const approved = await navigate(operator, '/operator/requests/approve', { csrf: operatorCsrf, request: request.id, scopes: 'protect', expiresInDays: '' });
+    expect(approved.status).toBe(303);
+    expect(approved.headers.get('location')).toBe('/operator');
+    expect((await operator.page('/operator')).html).toContain('Approved Uploads for prg-keys');
+
+    // The key is in the reveal's own answer (no redirect), and no later page says it again.
+    const revealed = await navigate(owner, '/keys/reveal', { csrf, request: request.id });
+    expect(revealed.status).toBe(200);
+    const key = /omk_[A-Za-z0-9]{38}/.exec(await revealed.text())?.[0];
+    expect(key).toBeDefined();
+    expect((await owner.page('/keys')).html).not.toContain(key!);
+
+    const lookup = await navigate(owner, '/history/public-lookup', { csrf, enabled: 'on' });
+    expect(lookup.status).toBe(303);
+    expect(lookup.headers.get('location')).toBe('/history');
+    expect((await owner.page('/history')).html).toContain('The public lookup is on');
+
+    const vault = await navigate(owner, '/vault/settings', { csrf, enabled: 'on' });
+    expect(vault.status).toBe(303);
+    expect(vault.headers.get('location')).toBe('/vault');
+    expect((await owner.page('/vault')).html).toContain('The Private Vault is on');
+  });
+});

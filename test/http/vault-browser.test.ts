@@ -112,13 +112,14 @@ describe('the Private Vault in a browser', () => {
     await Promise.all([page.waitForURL(/\/vault\?q=HARBOUR$/), page.getByRole('button', { name: 'Search' }).click()]);
     await sees(page.getByRole('heading', { level: 2 }), '1 marking found');
     await page.getByLabel('Choose harbour wall.png').check();
-    await Promise.all([page.waitForURL(`${t.url}/vault/delete`), page.getByRole('button', { name: 'Delete chosen' }).click()]);
+    // Done, the browser is sent back to the vault (Post/Redirect/Get), which says what was deleted.
+    await Promise.all([page.waitForURL(`${t.url}/vault`), page.getByRole('button', { name: 'Delete chosen' }).click()]);
     await sees(page.getByRole('status'), 'Deleted 1 marking from the vault');
     await sees(page.getByRole('heading', { level: 2 }), '1 marking kept');
     await auditPage(page, 'vault-deleted');
 
     await page.getByLabel(/Are deleted now/).check();
-    await Promise.all([page.waitForURL(`${t.url}/vault/settings`), page.getByRole('button', { name: 'Turn the vault off' }).click()]);
+    await Promise.all([page.waitForURL(`${t.url}/vault`), page.getByRole('button', { name: 'Turn the vault off' }).click()]);
     await sees(page.getByRole('status'), 'everything it held is deleted');
     await sees(page.getByRole('heading', { level: 2 }), '0 markings kept');
     expect(storedFiles(join(dataDir, 'vault')).files).toEqual([]);
@@ -144,7 +145,7 @@ describe('the Private Vault in a browser', () => {
     expect(storedFiles(join(dataDir, 'vault')).files).not.toEqual([]);
     await auditPage(page, 'vault-free-confirm');
     await page.getByRole('button', { name: 'Delete 1 marking' }).focus();
-    await Promise.all([page.waitForURL(`${t.url}/vault/settings`), page.keyboard.press('Enter')]);
+    await Promise.all([page.waitForURL(`${t.url}/vault`), page.keyboard.press('Enter')]);
     await sees(page.getByRole('status'), 'everything it held is deleted (1 marking)');
     expect(storedFiles(join(dataDir, 'vault')).files).toEqual([]);
     expect(await page.getByRole('button', { name: /Delete the/ }).count()).toBe(0);

@@ -430,6 +430,10 @@ const migrations = (seeds: LimitSeeds): Record<string, Migration> => ({
      )`,
     `create index brakes_forget_at on brakes (forget_at)`,
   ),
+  // What a dashboard form did, kept with the session for the page its
+  // browser is sent to (Post/Redirect/Get, app/people/sessions.ts): shown
+  // once, by that page's next load. JSON: {path, form?, message}.
+  '013-session-notices': statements(`alter table sessions add column notice text`),
 });
 
 export function migrationProvider(seeds: LimitSeeds = DEFAULT_LIMIT_SEEDS): MigrationProvider {

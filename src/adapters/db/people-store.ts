@@ -52,6 +52,7 @@ const toSession = (row: Selectable<SessionsTable>): SessionRecord => ({
   createdAt: row.created_at,
   lastSeenAt: row.last_seen_at,
   expiresAt: row.expires_at,
+  notice: row.notice,
 });
 
 /** Disabled, keys revoked, sessions ended: the keys revoked. */
@@ -326,6 +327,12 @@ export class SqlPeopleStore implements PeopleStore {
   touchSession(id: string, now: Date): Promise<void> {
     return guarded(async () => {
       await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
+    });
+  }
+
+  setSessionNotice(id: string, notice: string | null): Promise<void> {
+    return guarded(async () => {
+      await this.db.updateTable('sessions').set({ notice }).where('id', '=', id).execute();
     });
   }
 

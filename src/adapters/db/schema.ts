@@ -219,6 +219,8 @@ export interface SessionsTable {
   created_at: Timestamp;
   last_seen_at: Timestamp;
   expires_at: Timestamp;
+  /** What a form did, for the page the browser is sent to next (JSON), or null. */
+  notice: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyTable {

@@ -79,6 +79,8 @@ export interface SessionRecord {
   readonly lastSeenAt: Date;
   /** The absolute end, whatever the use. */
   readonly expiresAt: Date;
+  /** What a form did, left for the next page (JSON, see sessions.ts's Notice); null or absent when there is none. */
+  readonly notice?: string | null;
 }
 
 /** A key revoked with its person (disabled or removed): what its audit line names. */
@@ -136,6 +138,8 @@ export interface PeopleStore {
   insertSession(session: SessionRecord & { readonly tokenDigest: Uint8Array }): Promise<void>;
   findSession(tokenDigest: Uint8Array): Promise<SessionRecord | undefined>;
   touchSession(id: string, now: Date): Promise<void>;
+  /** Leave (or, with null, clear) the session's notice. */
+  setSessionNotice(id: string, notice: string | null): Promise<void>;
   deleteSession(id: string): Promise<void>;
   /** End every session of the user, but `exceptId`'s. */
   deleteUserSessions(userId: string, exceptId?: string): Promise<void>;

@@ -26,6 +26,20 @@ export interface LiveSession extends SessionRecord {
   readonly formToken: string;
 }
 
+/**
+ * What a dashboard form did, said once by the page its browser is sent to
+ * (Post/Redirect/Get: the form's answer is a redirect, so reloading that
+ * page does not send the form again). Kept with the session, so it works
+ * across several servers and never travels in an address or a cookie.
+ */
+export interface Notice {
+  /** The page that says it (a path of this site). */
+  readonly path: string;
+  /** The form of that page it belongs to, where a page has several. */
+  readonly form?: string;
+  readonly message: string;
+}
+
 /** A live session with the user and the account behind it. */
 export interface SignedIn {
   readonly session: LiveSession;
@@ -43,6 +57,10 @@ export interface Sessions {
   endOthers(userId: string, exceptId?: string): Promise<void>;
   /** Whether a form token is the session's own, compared in constant time. */
   formTokenMatches(session: LiveSession, candidate: string | undefined): boolean;
+  /** Leave a notice for the session's next load of `notice.path` (one at a time: a newer one replaces it). */
+  leaveNotice(session: LiveSession, notice: Notice): Promise<void>;
+  /** The notice the session holds for `path`, taken (the page shows it once); undefined when it holds none for that page. */
+  takeNotice(session: LiveSession, path: string): Promise<Notice | undefined>;
   /** Remove ended sessions; how many. */
   sweep(): Promise<number>;
 }
@@ -110,9 +128,30 @@ export function createSessions(deps: { people: PeopleStore; store: Pick<Store, '
       return a.length === b.length && timingSafeEqual(a, b);
     },
 
+    leaveNotice: (session, notice) => people.setSessionNotice(session.id, JSON.stringify(notice)),
+
+    async takeNotice(session, path) {
+      if (!session.notice) return undefined;
+      const notice = parseNotice(session.notice);
+      if (notice?.path !== path) return undefined;
+      await people.setSessionNotice(session.id, null);
+      return notice;
+    },
+
     sweep() {
       const now = clock.now();
       return people.deleteStaleSessions(now, new Date(now.getTime() - idleMs));
     },
   };
+}
+
+/** A stored notice, or undefined when it is not one (a value this version did not write). */
+function parseNotice(stored: string): Notice | undefined {
+  try {
+    const value = JSON.parse(stored) as Partial<Notice>;
+    if (typeof value.path !== 'string' || typeof value.message !== 'string' || (value.form !== undefined && typeof value.form !== 'string')) return undefined;
+    return { path: value.path, message: value.message, ...(value.form !== undefined ? { form: value.form } : {}) };
+  } catch {
+    return undefined;
+  }
 }

@@ -15,7 +15,7 @@ import { keysPage, type KeysView, type RequestForm } from '../../web/pages/keys.
 import { planName } from '../../web/layout.js';
 import { operatorPage, type OperatorView } from '../../web/pages/operator.js';
 import { STATUS, wantsPage } from '../error-handler.js';
-import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+import { field, formatOf, formDone, pageContext, sendPage, takeNotice, type WebDeps } from './context.js';
 
 const FORM_ERRORS = new Set(['invalid_option', 'access_request_exists', 'access_request_not_pending', 'grant_not_available', 'too_many_keys', 'account_exists', 'user_exists']);
 const formError = (error: unknown): error is OptmarkError => isOptmarkError(error) && FORM_ERRORS.has(error.code);
@@ -35,17 +35,30 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     return sendPage(reply, keysPage(pageContext(deps, request), { requests, keys, activity, format: formatOf(request), now: deps.clock(), ...extra }), status);
   }
 
-  /** Run a form's action; a refusal the person can act on is shown on the page, with what they typed. */
+  /**
+   * Run a form's action; a refusal the person can act on is shown on the
+   * page, with what they typed. What was done is said on the keys page (after
+   * a redirect, for a browser's navigation: context.ts's formDone), but a key
+   * made (reveal, roll) is shown in this answer only.
+   */
   async function onKeys(request: FastifyRequest, reply: FastifyReply, action: () => Promise<Partial<KeysView>>, form?: RequestForm): Promise<FastifyReply> {
     try {
-      return await showKeys(request, reply, await action());
+      const done = await action();
+      if (done.message !== undefined && done.revealed === undefined) {
+        const message = done.message;
+        return await formDone(deps, request, reply, { path: '/keys', message }, () => showKeys(request, reply, done));
+      }
+      return await showKeys(request, reply, done);
     } catch (error) {
       if (formError(error) && wantsPage(request)) return showKeys(request, reply, { error: error.message, ...(form ? { form } : {}) }, STATUS[error.code]);
       throw error;
     }
   }
 
-  app.get('/keys', { config: { access: 'signed-in', page: true } }, async (request, reply) => showKeys(request, reply));
+  app.get('/keys', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
+    const notice = await takeNotice(deps, request, '/keys');
+    return showKeys(request, reply, notice ? { message: notice.message } : {});
+  });
 
   app.post('/keys/requests', { config: { access: 'paid', page: true, csrf: 'session' } }, async (request, reply) => {
     const form: RequestForm = { name: field(request, 'name'), purpose: field(request, 'purpose'), monthlyVolume: field(request, 'monthlyVolume'), scopes: all(request, 'scopes'), contact: field(request, 'contact') };
@@ -114,16 +127,24 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     return sendPage(reply, operatorPage(pageContext(deps, request), view), status);
   }
 
+  /** As onKeys, for the console: what was done is said on it (after a redirect, for a browser's navigation). */
   async function onConsole(request: FastifyRequest, reply: FastifyReply, action: () => Promise<string>, failed?: OperatorView['failed']): Promise<FastifyReply> {
     try {
-      return await showConsole(request, reply, { message: await action() });
+      const message = await action();
+      return await consoleDone(request, reply, message);
     } catch (error) {
       if (formError(error) && wantsPage(request)) return showConsole(request, reply, { error: error.message, ...(failed ? { failed } : {}) }, STATUS[error.code]);
       throw error;
     }
   }
 
-  app.get('/operator', { config: { access: 'operator', page: true } }, async (request, reply) => showConsole(request, reply));
+  const consoleDone = (request: FastifyRequest, reply: FastifyReply, message: string) =>
+    formDone(deps, request, reply, { path: '/operator', message }, () => showConsole(request, reply, { message }));
+
+  app.get('/operator', { config: { access: 'operator', page: true } }, async (request, reply) => {
+    const notice = await takeNotice(deps, request, '/operator');
+    return showConsole(request, reply, notice ? { message: notice.message } : {});
+  });
 
   app.post('/operator/requests/approve', { config: { access: 'operator', page: true, csrf: 'session' } }, async (request, reply) => {
     const id = field(request, 'request');
@@ -192,8 +213,9 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
             },
           ));
       if (mailed) {
-        return showConsole(request, reply, { message: `The account ${account.name} (${planName(account.plan)}) is open; its owner ${owner.email} was sent a set-up link by mail (it works once, for 24 hours).` });
+        return await consoleDone(request, reply, `The account ${account.name} (${planName(account.plan)}) is open; its owner ${owner.email} was sent a set-up link by mail (it works once, for 24 hours).`);
       }
+      // The set-up link itself is shown in this answer only: never left in a notice.
       return showConsole(request, reply, { opened: { account: account.name, plan: account.plan, email: owner.email, url: link.url } });
     } catch (error) {
       if (formError(error) && wantsPage(request)) return showConsole(request, reply, { error: error.message, failed: { request: 'new-account', account: typed } }, STATUS[error.code]);

@@ -9,7 +9,7 @@ import type { ApiAccess } from '../../app/api-access.js';
 import type { Fingerprinting } from '../../app/fingerprint.js';
 import type { MetadataWorkers } from '../../app/off-loop.js';
 import type { PeopleStore } from '../../app/people/ports.js';
-import type { Sessions } from '../../app/people/sessions.js';
+import type { Notice, Sessions } from '../../app/people/sessions.js';
 import type { SignInLimits } from '../../app/people/sign-in-limits.js';
 import type { People } from '../../app/people/users.js';
 import type { Provenance } from '../../app/provenance.js';
@@ -62,6 +62,26 @@ export interface WebDeps {
 
 export function pageContext(deps: WebDeps, request: FastifyRequest): PageContext {
   return { asset: deps.asset, signedIn: request.signedIn };
+}
+
+/**
+ * A form's work done, Post/Redirect/Get: a browser's navigation (its
+ * `Sec-Fetch-Dest: document`) is sent to the form's page with 303, which
+ * says what was done once (the notice is kept with the session), so that
+ * reloading that page shows it and does not send the form again. Any other
+ * client (a page script's fetch, a program, a browser without Fetch
+ * Metadata) gets the page itself, from `show`, as before. Refusals are
+ * always the page itself, with what was typed.
+ */
+export async function formDone(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, notice: Notice, show: () => Promise<FastifyReply>): Promise<FastifyReply> {
+  if (request.headers['sec-fetch-dest'] !== 'document' || !request.signedIn) return show();
+  await deps.sessions.leaveNotice(request.signedIn.session, notice);
+  return reply.redirect(notice.path, 303);
+}
+
+/** The notice a form left for the page at `path`, taken: shown by this load only (a HEAD, which shows nothing, leaves it). */
+export async function takeNotice(deps: WebDeps, request: FastifyRequest, path: string): Promise<Notice | undefined> {
+  return request.signedIn && request.method === 'GET' ? deps.sessions.takeNotice(request.signedIn.session, path) : undefined;
 }
 
 export function formatOf(request: FastifyRequest): Format {

@@ -20,7 +20,7 @@ import { holdTicket, readCallUpload } from '../reservation.js';
 import { C2PA_HEADER, FINGERPRINT_HEADER, OPT_OUT_HEADER, optOutHeader, RECORD_HEADER } from '../schemas.js';
 import { sha256Hex } from '../../core/bytes/digest.js';
 import { recordLink } from './app-routes.js';
-import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+import { field, formatOf, formDone, pageContext, sendPage, takeNotice, type WebDeps } from './context.js';
 import { keepMarking, VAULT_HEADER } from './vault-routes.js';
 
 /** `attachment` with the name twice: plain for old clients, RFC 5987 UTF-8 for the rest. */
@@ -145,13 +145,20 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   const showAccount = async (request: FastifyRequest, reply: FastifyReply, extra: Partial<AccountView> = {}, status = 200) =>
     sendPage(reply, accountPage(context(request), await accountView(request, extra)), status);
 
-  app.get('/account', { config: { access: 'signed-in', page: true } }, async (request, reply) => showAccount(request, reply));
+  /** A form of the account page done: its message there (after a redirect, for a browser's navigation: context.ts's formDone). */
+  const accountDone = (request: FastifyRequest, reply: FastifyReply, form: NonNullable<AccountView['form']>, message: string) =>
+    formDone(deps, request, reply, { path: '/account', form, message }, () => showAccount(request, reply, { form, message }));
+
+  app.get('/account', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
+    const notice = await takeNotice(deps, request, '/account');
+    return showAccount(request, reply, notice ? { form: notice.form as AccountView['form'], message: notice.message } : {});
+  });
 
   app.post('/account/profile', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
     const displayName = field(request, 'displayName');
     const user = await people.setDisplayName(request.signedIn!.user, displayName);
     request.signedIn = { ...request.signedIn!, user };
-    return showAccount(request, reply, { form: 'profile', message: user.displayName ? `Your name is now ${user.displayName}.` : 'Your name is removed.' });
+    return accountDone(request, reply, 'profile', user.displayName ? `Your name is now ${user.displayName}.` : 'Your name is removed.');
   });
 
   app.post('/account/password', { config: { access: 'signed-in', page: true, csrf: 'session' } }, async (request, reply) => {
@@ -163,7 +170,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
       throw error;
     }
     await sessions.endOthers(user.id, session.id);
-    return showAccount(request, reply, { form: 'password', message: 'Your password is changed. Your other sessions have ended.' });
+    return accountDone(request, reply, 'password', 'Your password is changed. Your other sessions have ended.');
   });
 
   app.post('/account/members', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
@@ -199,8 +206,9 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
         subject: `${from.displayName || from.email} invites you to ${request.signedIn!.account.name} on optmark`,
         text: `${from.displayName || from.email} invites you to the account ${request.signedIn!.account.name} on optmark, as ${user.role}.\n\nChoose your password here (the link works once, for 24 hours):\n${link.url}\n`,
       });
-      return showAccount(request, reply, { form, message: `An invitation is mailed to ${user.email}. Its link works once, for 24 hours${form === 'members' ? '; the link sent before no longer works' : ''}.` });
+      return accountDone(request, reply, form, `An invitation is mailed to ${user.email}. Its link works once, for 24 hours${form === 'members' ? '; the link sent before no longer works' : ''}.`);
     }
+    // The link itself is shown in this answer only: never left in a notice.
     return showAccount(request, reply, { form, invitation: { email: user.email, url: link.url } });
   }
 
@@ -219,7 +227,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
   app.post('/account/members/role', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
     try {
       const changed = await people.changeRole(request.signedIn!.user, field(request, 'user'), field(request, 'role'));
-      return showAccount(request, reply, { form: 'members', message: `${changed.email} is now ${changed.role === 'owner' ? 'an owner' : 'a member'}.` });
+      return await accountDone(request, reply, 'members', `${changed.email} is now ${changed.role === 'owner' ? 'an owner' : 'a member'}.`);
     } catch (error) {
       if (formError(error) && wantsPage(request)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
       throw error;
@@ -240,7 +248,7 @@ export function pageRoutes(app: FastifyInstance, deps: WebDeps): void {
     }
     try {
       const removed = await people.removeMember(request.signedIn!.user, field(request, 'user'));
-      return showAccount(request, reply, { form: 'members', message: `${removed.email} is removed from the account: their sessions have ended and their API keys are revoked.` });
+      return await accountDone(request, reply, 'members', `${removed.email} is removed from the account: their sessions have ended and their API keys are revoked.`);
     } catch (error) {
       if (formError(error) && wantsPage(request)) return showAccount(request, reply, { form: 'members', error: error.message }, 422);
       throw error;

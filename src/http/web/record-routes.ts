@@ -16,7 +16,7 @@ import { STATUS, wantsPage } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { attachment } from './page-routes.js';
 import { csvField } from '../../core/csv.js';
-import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+import { field, formatOf, formDone, pageContext, sendPage, takeNotice, type WebDeps } from './context.js';
 
 const CSV_COLUMNS = ['recordId', 'createdAt', 'fileName', 'user', 'sha256Original', 'sha256Marked', 'value', 'layers', 'kid', 'batchId', 'publicJws', 'privateJws'] as const;
 
@@ -72,7 +72,10 @@ export function recordRoutes(app: FastifyInstance, deps: WebDeps): void {
     return sendPage(reply, recordsPage(pageContext(deps, request), view), status);
   }
 
-  app.get('/history', { config: { access: 'signed-in', page: true } }, async (request, reply) => showRecords(request, reply));
+  app.get('/history', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
+    const notice = await takeNotice(deps, request, '/history');
+    return showRecords(request, reply, notice ? { message: notice.message } : {});
+  });
 
   app.get('/history/export.csv', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
     const { account } = request.signedIn!;
@@ -90,9 +93,8 @@ export function recordRoutes(app: FastifyInstance, deps: WebDeps): void {
     const wanted = field(request, 'enabled');
     if (wanted !== 'on' && wanted !== 'off') throw new InvalidOptionError('enabled', '"on" or "off"', wanted);
     await records.setPublicLookup(request.signedIn!.user, wanted === 'on', request.ip);
-    return showRecords(request, reply, {
-      message: wanted === 'on' ? 'The public lookup is on: anyone with a file your account marked can look its SHA-256 up.' : 'The public lookup is off: nobody outside the account can look your records up.',
-    });
+    const message = wanted === 'on' ? 'The public lookup is on: anyone with a file your account marked can look its SHA-256 up.' : 'The public lookup is off: nobody outside the account can look your records up.';
+    return formDone(deps, request, reply, { path: '/history', message }, () => showRecords(request, reply, { message }));
   });
 
   app.get('/history/:recordId/certificate.pdf', { config: { access: 'signed-in', page: true } }, async (request, reply) => {

@@ -18,7 +18,7 @@ import { vaultPage, type VaultView } from '../../web/pages/vault.js';
 import { STATUS, wantsPage } from '../error-handler.js';
 import { PAGE_HEADERS } from '../page-headers.js';
 import { attachment } from './page-routes.js';
-import { field, formatOf, pageContext, sendPage, type WebDeps } from './context.js';
+import { field, formatOf, formDone, pageContext, sendPage, takeNotice, type WebDeps } from './context.js';
 
 /** The header of the page without JavaScript's marking: what the vault did with the file (stored, full, not_stored), when it is on. */
 export const VAULT_HEADER = 'Optmark-Vault';
@@ -83,7 +83,14 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
     return sendPage(reply, vaultPage(pageContext(deps, request), view), status);
   }
 
-  app.get('/vault', { config: { access: 'signed-in', page: true } }, async (request, reply) => showVault(request, reply));
+  /** What a form of the vault page did: said there (after a redirect, for a browser's navigation: context.ts's formDone). */
+  const vaultDone = (request: FastifyRequest, reply: FastifyReply, message: string) =>
+    formDone(deps, request, reply, { path: '/vault', message }, () => showVault(request, reply, { message }));
+
+  app.get('/vault', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
+    const notice = await takeNotice(deps, request, '/vault');
+    return showVault(request, reply, notice ? { message: notice.message } : {});
+  });
 
   app.post('/vault/settings', { config: { access: 'owner', page: true, csrf: 'session' } }, async (request, reply) => {
     const { user, account } = request.signedIn!;
@@ -103,7 +110,7 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
         : removeFiles
           ? `The Private Vault is off, and everything it held is deleted (${f.number(removed)} marking${removed === 1 ? '' : 's'}).`
           : 'The Private Vault is off: nothing new is kept. The files already kept stay until you delete them.';
-    return showVault(request, reply, { message });
+    return vaultDone(request, reply, message);
   });
 
   app.get('/vault/:fileId/:which', { config: { access: 'signed-in', page: true } }, async (request, reply) => {
@@ -138,7 +145,7 @@ export function vaultRoutes(app: FastifyInstance, deps: WebDeps): void {
     }
     const removed = await vault.remove(viewerOf(request), ids, user, request.ip);
     const f = formatOf(request);
-    return showVault(request, reply, { message: `Deleted ${f.number(removed)} marking${removed === 1 ? '' : 's'} from the vault: the originals and the marked files, and their bytes in storage.` });
+    return vaultDone(request, reply, `Deleted ${f.number(removed)} marking${removed === 1 ? '' : 's'} from the vault: the originals and the marked files, and their bytes in storage.`);
   });
 
 }
