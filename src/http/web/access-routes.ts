@@ -45,8 +45,7 @@ export function accessRoutes(app: FastifyInstance, deps: WebDeps): void {
     try {
       const done = await action();
       if (done.message !== undefined && done.revealed === undefined) {
-        const message = done.message;
-        return await formDone(deps, request, reply, { path: '/keys', message }, () => showKeys(request, reply, done));
+        return await formDone(deps, request, reply, { path: '/keys', message: done.message }, () => showKeys(request, reply, done));
       }
       return await showKeys(request, reply, done);
     } catch (error) {
