@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sniff } from '../../src/core/formats/sniff.js';
@@ -164,7 +164,8 @@ describe('the people’s pages in a browser', () => {
 
     // A form done sends the browser back to its page (Post/Redirect/Get), which says so once: a reload sends nothing again.
     const requests: string[] = [];
-    page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    const listen = (request: Request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    page.on('request', listen);
     await page.getByLabel('Name', { exact: true }).fill('Olga O.');
     await Promise.all([page.waitForURL(`${t.url}/account`), page.getByRole('button', { name: 'Save the name' }).click()]);
     expect(await page.textContent('[role="status"]')).toContain('Your name is now Olga O.');
@@ -172,6 +173,7 @@ describe('the people’s pages in a browser', () => {
     await page.reload();
     expect(page.url()).toBe(`${t.url}/account`);
     expect(await page.locator('text=Your name is now').count()).toBe(0);
+    page.off('request', listen);
     expect(requests.filter((r) => r.startsWith('POST '))).toEqual(['POST /account/profile']);
   });
 
